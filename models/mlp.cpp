@@ -1,0 +1,28 @@
+#include "kiln/error.h"
+#include "kiln/models.h"
+
+namespace kiln {
+
+Tensor dense(const Tensor& x, int64_t units, const std::string& name, int64_t seed, bool relu_after) {
+  Graph& g = x.graph();
+  const Tensor w = variable(g, name + "/kernel", x.dtype(), {x.dim(-1), units}, Init::he_uniform(seed));
+  const Tensor b = variable(g, name + "/bias", x.dtype(), {units}, Init::zeros());
+  const Tensor y = matmul(x, w) + b;
+  return relu_after ? relu(y) : y;
+}
+
+ModelFn mlp_model(std::vector<int64_t> hidden, int64_t classes, int64_t seed) {
+  return [hidden, classes, seed](const Tensor& x) {
+    Tensor h = x;
+    for (size_t i = 0; i < hidden.size(); ++i)
+      h = dense(h, hidden[i], "dense" + std::to_string(i), seed * 1000 + static_cast<int64_t>(i), true);
+    return dense(h, classes, "logits", seed * 1000 + static_cast<int64_t>(hidden.size()), false);
+  };
+}
+
+ModelFn make_model(const std::string& name, int64_t seed) {
+  if (name == "mlp") return mlp_model({1024, 1024}, 10, seed);
+  KILN_THROW(ConfigError) << "[model] unknown model '" << name << "'; valid: mlp";
+}
+
+}  // namespace kiln

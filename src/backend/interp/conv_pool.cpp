@@ -1,0 +1,201 @@
+// Convolution and pooling, NCHW / OIHW, written as the textbook loops (accumulating in
+// double). They are the oracle, not the fast path.
+#include <cmath>
+#include <limits>
+
+#include "backend/interp/kernels.h"
+
+namespace kiln::interp {
+namespace {
+
+struct Geom {
+  int64_t n, c, h, w;      // input
+  int64_t o, kh, kw;       // output channels and window
+  int64_t oh, ow;          // output spatial
+  int64_t sh, sw, ph, pw;  // stride, padding
+};
+
+Geom geom(const Node& node, const Shape& x, const Shape& y, int64_t kh, int64_t kw) {
+  const auto& st = node.attrs.ints("stride");
+  const auto& pd = node.attrs.ints("padding");
+  return {x[0], x[1], x[2], x[3], y[1], kh, kw, y[2], y[3], st[0], st[1], pd[0], pd[1]};
+}
+
+Shape window_of(const Node& node) {
+  const auto& k = node.attrs.ints("window");
+  return {k[0], k[1]};
+}
+
+}  // namespace
+
+Array interp_conv2d(const Node& node, Inputs in) {
+  const Shape& ws = in[1]->shape();
+  const Geom g = geom(node, in[0]->shape(), node.shape, ws[2], ws[3]);
+  FloatIn x(*in[0]), w(*in[1]);
+  FloatOut out(node.dtype, node.shape);
+  float* y = out.data();
+#pragma omp parallel for collapse(2)
+  for (int64_t b = 0; b < g.n; ++b)
+    for (int64_t o = 0; o < g.o; ++o)
+      for (int64_t i = 0; i < g.oh; ++i)
+        for (int64_t j = 0; j < g.ow; ++j) {
+          double acc = 0;
+          for (int64_t c = 0; c < g.c; ++c)
+            for (int64_t p = 0; p < g.kh; ++p) {
+              const int64_t hi = i * g.sh - g.ph + p;
+              if (hi < 0 || hi >= g.h) continue;
+              for (int64_t q = 0; q < g.kw; ++q) {
+                const int64_t wi = j * g.sw - g.pw + q;
+                if (wi < 0 || wi >= g.w) continue;
+                acc += double(x[((b * g.c + c) * g.h + hi) * g.w + wi]) * w[((o * g.c + c) * g.kh + p) * g.kw + q];
+              }
+            }
+          y[((b * g.o + o) * g.oh + i) * g.ow + j] = static_cast<float>(acc);
+        }
+  return out.finish();
+}
+
+// dx[b,c,hi,wi] = sum over (o,i,j,p,q) with hi = i*sh-ph+p, wi = j*sw-pw+q of dy[b,o,i,j]*w[o,c,p,q]
+Array interp_conv2d_backward_input(const Node& node, Inputs in) {
+  const Shape& ws = in[1]->shape();
+  const Geom g = geom(node, node.shape, in[0]->shape(), ws[2], ws[3]);
+  FloatIn dy(*in[0]), w(*in[1]);
+  std::vector<double> acc(numel(node.shape), 0.0);
+#pragma omp parallel for
+  for (int64_t b = 0; b < g.n; ++b)
+    for (int64_t o = 0; o < g.o; ++o)
+      for (int64_t i = 0; i < g.oh; ++i)
+        for (int64_t j = 0; j < g.ow; ++j) {
+          const double gy = dy[((b * g.o + o) * g.oh + i) * g.ow + j];
+          for (int64_t c = 0; c < g.c; ++c)
+            for (int64_t p = 0; p < g.kh; ++p) {
+              const int64_t hi = i * g.sh - g.ph + p;
+              if (hi < 0 || hi >= g.h) continue;
+              for (int64_t q = 0; q < g.kw; ++q) {
+                const int64_t wi = j * g.sw - g.pw + q;
+                if (wi < 0 || wi >= g.w) continue;
+                acc[((b * g.c + c) * g.h + hi) * g.w + wi] += gy * w[((o * g.c + c) * g.kh + p) * g.kw + q];
+              }
+            }
+        }
+  FloatOut out(node.dtype, node.shape);
+  for (size_t i = 0; i < acc.size(); ++i) out.data()[i] = static_cast<float>(acc[i]);
+  return out.finish();
+}
+
+// dw[o,c,p,q] = sum over (b,i,j) of dy[b,o,i,j] * x[b,c,i*sh-ph+p,j*sw-pw+q]
+Array interp_conv2d_backward_filter(const Node& node, Inputs in) {
+  const Shape& ws = node.shape;
+  const Geom g = geom(node, in[0]->shape(), in[1]->shape(), ws[2], ws[3]);
+  FloatIn x(*in[0]), dy(*in[1]);
+  FloatOut out(node.dtype, node.shape);
+  float* dw = out.data();
+#pragma omp parallel for collapse(2)
+  for (int64_t o = 0; o < g.o; ++o)
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t p = 0; p < g.kh; ++p)
+        for (int64_t q = 0; q < g.kw; ++q) {
+          double acc = 0;
+          for (int64_t b = 0; b < g.n; ++b)
+            for (int64_t i = 0; i < g.oh; ++i) {
+              const int64_t hi = i * g.sh - g.ph + p;
+              if (hi < 0 || hi >= g.h) continue;
+              for (int64_t j = 0; j < g.ow; ++j) {
+                const int64_t wi = j * g.sw - g.pw + q;
+                if (wi < 0 || wi >= g.w) continue;
+                acc += double(dy[((b * g.o + o) * g.oh + i) * g.ow + j]) * x[((b * g.c + c) * g.h + hi) * g.w + wi];
+              }
+            }
+          dw[((o * g.c + c) * g.kh + p) * g.kw + q] = static_cast<float>(acc);
+        }
+  return out.finish();
+}
+
+namespace {
+// Calls f(out_index, in_index) for every in-bounds window position of every output.
+template <class F>
+void for_windows(const Geom& g, F f) {
+  for (int64_t b = 0; b < g.n; ++b)
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t i = 0; i < g.oh; ++i)
+        for (int64_t j = 0; j < g.ow; ++j) {
+          const int64_t oi = ((b * g.c + c) * g.oh + i) * g.ow + j;
+          for (int64_t p = 0; p < g.kh; ++p) {
+            const int64_t hi = i * g.sh - g.ph + p;
+            if (hi < 0 || hi >= g.h) continue;
+            for (int64_t q = 0; q < g.kw; ++q) {
+              const int64_t wi = j * g.sw - g.pw + q;
+              if (wi < 0 || wi >= g.w) continue;
+              f(oi, ((b * g.c + c) * g.h + hi) * g.w + wi);
+            }
+          }
+        }
+}
+}  // namespace
+
+Array interp_max_pool2d(const Node& node, Inputs in) {
+  const Shape k = window_of(node);
+  const Geom g = geom(node, in[0]->shape(), node.shape, k[0], k[1]);
+  FloatIn x(*in[0]);
+  FloatOut out(node.dtype, node.shape);
+  float* y = out.data();
+  for (int64_t i = 0; i < numel(node.shape); ++i) y[i] = -std::numeric_limits<float>::infinity();
+  for_windows(g, [&](int64_t oi, int64_t ii) {
+    if (x[ii] > y[oi] || std::isnan(x[ii])) y[oi] = x[ii];
+  });
+  return out.finish();
+}
+
+// The gradient goes to the first position of each window that holds the maximum.
+Array interp_max_pool2d_grad(const Node& node, Inputs in) {
+  const Shape k = window_of(node);
+  const Geom g = geom(node, in[0]->shape(), in[1]->shape(), k[0], k[1]);
+  FloatIn x(*in[0]), dy(*in[1]);
+  const int64_t outs = numel(in[1]->shape());
+  std::vector<int64_t> arg(outs, -1);
+  std::vector<float> best(outs, -std::numeric_limits<float>::infinity());
+  for_windows(g, [&](int64_t oi, int64_t ii) {
+    if (arg[oi] < 0 || x[ii] > best[oi]) {
+      best[oi] = x[ii];
+      arg[oi] = ii;
+    }
+  });
+  std::vector<double> acc(numel(node.shape), 0.0);
+  for (int64_t o = 0; o < outs; ++o)
+    if (arg[o] >= 0) acc[arg[o]] += dy[o];
+  FloatOut out(node.dtype, node.shape);
+  for (size_t i = 0; i < acc.size(); ++i) out.data()[i] = static_cast<float>(acc[i]);
+  return out.finish();
+}
+
+Array interp_avg_pool2d(const Node& node, Inputs in) {
+  const Shape k = window_of(node);
+  const Geom g = geom(node, in[0]->shape(), node.shape, k[0], k[1]);
+  FloatIn x(*in[0]);
+  const int64_t outs = numel(node.shape);
+  std::vector<double> sum(outs, 0.0);
+  std::vector<int64_t> cnt(outs, 0);
+  for_windows(g, [&](int64_t oi, int64_t ii) {
+    sum[oi] += x[ii];
+    ++cnt[oi];
+  });
+  FloatOut out(node.dtype, node.shape);
+  for (int64_t o = 0; o < outs; ++o) out.data()[o] = static_cast<float>(sum[o] / cnt[o]);
+  return out.finish();
+}
+
+Array interp_avg_pool2d_grad(const Node& node, Inputs in) {
+  const Shape k = window_of(node);
+  const Geom g = geom(node, node.attrs.ints("input_shape"), in[0]->shape(), k[0], k[1]);
+  FloatIn dy(*in[0]);
+  const int64_t outs = numel(in[0]->shape());
+  std::vector<int64_t> cnt(outs, 0);
+  for_windows(g, [&](int64_t oi, int64_t) { ++cnt[oi]; });
+  std::vector<double> acc(numel(node.shape), 0.0);
+  for_windows(g, [&](int64_t oi, int64_t ii) { acc[ii] += double(dy[oi]) / cnt[oi]; });
+  FloatOut out(node.dtype, node.shape);
+  for (size_t i = 0; i < acc.size(); ++i) out.data()[i] = static_cast<float>(acc[i]);
+  return out.finish();
+}
+
+}  // namespace kiln::interp

@@ -1,0 +1,203 @@
+// Elementwise kernels: unary, binary, comparisons, select, cast, constant.
+#include <cmath>
+#include <cstdint>
+
+#include "kiln/error.h"
+#include "backend/interp/kernels.h"
+
+namespace kiln::interp {
+namespace {
+
+template <class F>
+Array unary_float(const Node& n, const Array& x, F f) {
+  FloatIn a(x);
+  FloatOut out(n.dtype, n.shape);
+  float* o = out.data();
+  const int64_t count = x.numel();
+#pragma omp parallel for if (count > 65536)
+  for (int64_t i = 0; i < count; ++i) o[i] = f(a[i]);
+  return out.finish();
+}
+
+template <class F>
+Array unary_int(const Node& n, const Array& x, F f) {
+  Array out(n.dtype, n.shape);
+  for (int64_t i = 0; i < x.numel(); ++i) out.set(i, static_cast<double>(f(static_cast<int64_t>(x.get(i)))));
+  return out;
+}
+
+template <class FF, class FI>
+Array unary(const Node& n, Inputs in, FF ff, FI fi) {
+  return is_float(n.dtype) ? unary_float(n, *in[0], ff) : unary_int(n, *in[0], fi);
+}
+
+template <class F>
+Array binary_float(const Node& n, const Array& x, const Array& y, F f, DType out_dtype) {
+  FloatIn a(x), b(y);
+  BroadcastIndex ia(x.shape(), n.shape), ib(y.shape(), n.shape);
+  FloatOut out(out_dtype, n.shape);
+  float* o = out.data();
+  const int64_t count = numel(n.shape);
+  if (ia.identity() && ib.identity()) {
+#pragma omp parallel for if (count > 65536)
+    for (int64_t i = 0; i < count; ++i) o[i] = f(a[i], b[i]);
+  } else {
+#pragma omp parallel for if (count > 16384)
+    for (int64_t i = 0; i < count; ++i) o[i] = f(a[ia(i)], b[ib(i)]);
+  }
+  return out.finish();
+}
+
+template <class F>
+Array binary_int(const Node& n, const Array& x, const Array& y, F f) {
+  BroadcastIndex ia(x.shape(), n.shape), ib(y.shape(), n.shape);
+  Array out(n.dtype, n.shape);
+  for (int64_t i = 0; i < out.numel(); ++i)
+    out.set(i, static_cast<double>(f(static_cast<int64_t>(x.get(ia(i))), static_cast<int64_t>(y.get(ib(i))))));
+  return out;
+}
+
+template <class FF, class FI>
+Array binary(const Node& n, Inputs in, FF ff, FI fi) {
+  if (is_float(n.dtype)) return binary_float(n, *in[0], *in[1], ff, n.dtype);
+  return binary_int(n, *in[0], *in[1], fi);
+}
+
+template <class F>
+Array compare(const Node& n, Inputs in, F f) {
+  const Array& x = *in[0];
+  const Array& y = *in[1];
+  BroadcastIndex ia(x.shape(), n.shape), ib(y.shape(), n.shape);
+  Array out(DType::boolean, n.shape);
+  auto* o = out.data<uint8_t>();
+  if (is_float(x.dtype())) {
+    FloatIn a(x), b(y);
+    for (int64_t i = 0; i < out.numel(); ++i) o[i] = f(double(a[ia(i)]), double(b[ib(i)]));
+  } else {
+    for (int64_t i = 0; i < out.numel(); ++i) o[i] = f(x.get(ia(i)), y.get(ib(i)));
+  }
+  return out;
+}
+
+float gelu_f(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+float sign_f(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f); }
+int64_t sign_i(int64_t x) { return x > 0 ? 1 : (x < 0 ? -1 : 0); }
+
+int64_t int_div(int64_t a, int64_t b) {
+  if (b == 0) KILN_THROW(Error) << "[div] integer division by zero";
+  return a / b;
+}
+
+}  // namespace
+
+Array interp_stop_gradient(const Node&, Inputs in) { return *in[0]; }
+Array interp_neg(const Node& n, Inputs in) {
+  return unary(n, in, [](float x) { return -x; }, [](int64_t x) { return -x; });
+}
+Array interp_abs(const Node& n, Inputs in) {
+  return unary(n, in, [](float x) { return std::fabs(x); }, [](int64_t x) { return x < 0 ? -x : x; });
+}
+Array interp_sign(const Node& n, Inputs in) { return unary(n, in, sign_f, sign_i); }
+Array interp_exp(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::exp(x); }); }
+Array interp_log(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::log(x); }); }
+Array interp_sqrt(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::sqrt(x); }); }
+Array interp_rsqrt(const Node& n, Inputs in) {
+  return unary_float(n, *in[0], [](float x) { return 1.0f / std::sqrt(x); });
+}
+Array interp_tanh(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::tanh(x); }); }
+Array interp_sigmoid(const Node& n, Inputs in) {
+  return unary_float(n, *in[0], [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
+}
+Array interp_relu(const Node& n, Inputs in) {
+  return unary(n, in, [](float x) { return x > 0 ? x : 0.0f; }, [](int64_t x) { return x > 0 ? x : int64_t{0}; });
+}
+Array interp_gelu(const Node& n, Inputs in) { return unary_float(n, *in[0], gelu_f); }
+Array interp_erf(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::erf(x); }); }
+
+Array interp_add(const Node& n, Inputs in) {
+  return binary(n, in, [](float a, float b) { return a + b; }, [](int64_t a, int64_t b) { return a + b; });
+}
+Array interp_sub(const Node& n, Inputs in) {
+  return binary(n, in, [](float a, float b) { return a - b; }, [](int64_t a, int64_t b) { return a - b; });
+}
+Array interp_mul(const Node& n, Inputs in) {
+  return binary(n, in, [](float a, float b) { return a * b; }, [](int64_t a, int64_t b) { return a * b; });
+}
+Array interp_div(const Node& n, Inputs in) {
+  return binary(n, in, [](float a, float b) { return a / b; }, int_div);
+}
+Array interp_maximum(const Node& n, Inputs in) {
+  // NaN propagates, as in NumPy's maximum.
+  return binary(
+      n, in, [](float a, float b) { return std::isnan(a) || a > b ? a : b; },
+      [](int64_t a, int64_t b) { return a > b ? a : b; });
+}
+Array interp_minimum(const Node& n, Inputs in) {
+  return binary(
+      n, in, [](float a, float b) { return std::isnan(a) || a < b ? a : b; },
+      [](int64_t a, int64_t b) { return a < b ? a : b; });
+}
+Array interp_pow(const Node& n, Inputs in) {
+  return binary(
+      n, in, [](float a, float b) { return std::pow(a, b); },
+      [](int64_t a, int64_t b) { return static_cast<int64_t>(std::pow(double(a), double(b))); });
+}
+
+Array interp_equal(const Node& n, Inputs in) { return compare(n, in, [](double a, double b) { return a == b; }); }
+Array interp_not_equal(const Node& n, Inputs in) { return compare(n, in, [](double a, double b) { return a != b; }); }
+Array interp_less(const Node& n, Inputs in) { return compare(n, in, [](double a, double b) { return a < b; }); }
+Array interp_less_equal(const Node& n, Inputs in) { return compare(n, in, [](double a, double b) { return a <= b; }); }
+Array interp_greater(const Node& n, Inputs in) { return compare(n, in, [](double a, double b) { return a > b; }); }
+Array interp_greater_equal(const Node& n, Inputs in) {
+  return compare(n, in, [](double a, double b) { return a >= b; });
+}
+
+Array interp_select(const Node& n, Inputs in) {
+  const Array& c = *in[0];
+  const Array& a = *in[1];
+  const Array& b = *in[2];
+  BroadcastIndex ic(c.shape(), n.shape), ia(a.shape(), n.shape), ib(b.shape(), n.shape);
+  const auto* cp = c.data<uint8_t>();
+  if (is_float(n.dtype)) {
+    FloatIn x(a), y(b);
+    FloatOut out(n.dtype, n.shape);
+    float* o = out.data();
+    const int64_t count = numel(n.shape);
+#pragma omp parallel for if (count > 16384)
+    for (int64_t i = 0; i < count; ++i) o[i] = cp[ic(i)] ? x[ia(i)] : y[ib(i)];
+    return out.finish();
+  }
+  Array out(n.dtype, n.shape);
+  for (int64_t i = 0; i < out.numel(); ++i) out.set(i, cp[ic(i)] ? a.get(ia(i)) : b.get(ib(i)));
+  return out;
+}
+
+Array interp_cast(const Node& n, Inputs in) {
+  const Array& x = *in[0];
+  Array out(n.dtype, n.shape);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    double v = x.get(i);
+    if (!is_float(n.dtype)) {  // float -> integer: truncate; NaN -> 0; saturate
+      if (std::isnan(v)) v = 0;
+      v = std::trunc(v);
+      if (n.dtype == DType::i32) v = std::fmin(std::fmax(v, -2147483648.0), 2147483647.0);
+      if (n.dtype == DType::i64) v = std::fmin(std::fmax(v, -9.2233720368547758e18), 9.2233720368547748e18);
+    }
+    out.set(i, v);
+  }
+  return out;
+}
+
+Array interp_constant(const Node& n, Inputs) {
+  Array out(n.dtype, n.shape);
+  const double v = n.attrs.f("value");
+  for (int64_t i = 0; i < out.numel(); ++i) out.set(i, v);
+  return out;
+}
+
+Array interp_placeholder(const Node& n, Inputs) { not_a_kernel(n); }
+Array interp_variable(const Node& n, Inputs) { not_a_kernel(n); }
+// The value to be written; the interpreter commits it at the end of the step.
+Array interp_assign(const Node&, Inputs in) { return *in[1]; }
+
+}  // namespace kiln::interp

@@ -1,0 +1,66 @@
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "backend/onednn/onednn.h"
+#include "kiln/error.h"
+
+namespace kiln::onednn {
+namespace {
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool>;
+
+struct Prim {
+  dnnl::memory::desc a, b, c;
+  dnnl::matmul prim;
+};
+
+// Strides that describe op(X) for a row-major stored X: a transposed operand is just the
+// stored matrix read with swapped strides.
+dnnl::memory::desc desc(int64_t batch, int64_t rows, int64_t cols, bool transposed) {
+  using dt = dnnl::memory::data_type;
+  if (!transposed) return dnnl::memory::desc({batch, rows, cols}, dt::f32, {rows * cols, cols, 1});
+  return dnnl::memory::desc({batch, rows, cols}, dt::f32, {rows * cols, 1, rows});
+}
+
+Prim& primitive(const Key& key) {
+  static std::mutex mu;
+  static std::map<Key, Prim> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  const auto [batch, m, n, k, ta, tb] = key;
+  Prim p;
+  p.a = desc(batch, m, k, ta);
+  p.b = desc(batch, k, n, tb);
+  p.c = desc(batch, m, n, false);
+  p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.c), engine()));
+  return cache.emplace(key, std::move(p)).first->second;
+}
+
+}  // namespace
+
+void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                bool transpose_a, bool transpose_b) {
+  try {
+    Prim& p = primitive({batch, m, n, k, transpose_a, transpose_b});
+    dnnl::stream s(engine());
+    dnnl::memory ma(p.a, engine(), const_cast<float*>(a));
+    dnnl::memory mb(p.b, engine(), const_cast<float*>(b));
+    dnnl::memory mc(p.c, engine(), c);
+    p.prim.execute(s, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+    s.wait();
+  } catch (const dnnl::error& e) {
+    KILN_THROW(SystemError) << "[onednn] matmul " << batch << "x" << m << "x" << k << " * " << k << "x" << n
+                            << " failed: " << e.what() << " (status " << int(e.status) << ")";
+  }
+}
+
+}  // namespace kiln::onednn

@@ -1,0 +1,14 @@
+// kiln's one door to oneDNN: an engine and stream per process, primitive caches, and
+// the conversion of oneDNN failures into kiln::SystemError.
+#pragma once
+#include <cstdint>
+
+namespace kiln::onednn {
+
+// C[b] = op(A[b]) x op(B[b]) for b < batch, float32 row-major, where op transposes when
+// the flag is set. A is [batch, M, K] (or [batch, K, M] if transpose_a), B is
+// [batch, K, N] (or [batch, N, K]), C is [batch, M, N].
+void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                bool transpose_a, bool transpose_b);
+
+}  // namespace kiln::onednn

@@ -1,0 +1,255 @@
+#include "kiln/error.h"
+#include "kiln/ops.h"
+
+namespace kiln {
+namespace {
+
+Tensor make(Graph& g, Op op, std::vector<ValueId> inputs, Attrs attrs = {}) {
+  return Tensor(&g, g.add(op, std::move(inputs), std::move(attrs)));
+}
+
+Graph& same_graph(const Tensor& a, const Tensor& b, const char* op) {
+  KILN_CHECK(a.valid() && b.valid()) << op << ": uninitialised Tensor";
+  if (&a.graph() != &b.graph()) KILN_THROW(GraphError) << "[" << op << "] inputs belong to different graphs";
+  return a.graph();
+}
+
+Tensor unary(Op op, const Tensor& x) {
+  KILN_CHECK(x.valid()) << op_name(op) << ": uninitialised Tensor";
+  return make(x.graph(), op, {x.id()});
+}
+
+Tensor binary(Op op, const Tensor& a, const Tensor& b) {
+  Graph& g = same_graph(a, b, std::string(op_name(op)).c_str());
+  return make(g, op, {a.id(), b.id()});
+}
+
+std::vector<int64_t> all_axes_if_empty(const Tensor& x, std::vector<int64_t> axes) {
+  if (axes.empty())
+    for (size_t i = 0; i < x.rank(); ++i) axes.push_back(static_cast<int64_t>(i));
+  return axes;
+}
+
+Tensor reduce(Op op, const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return make(x.graph(), op, {x.id()},
+              {{"axes", all_axes_if_empty(x, std::move(axes))}, {"keepdims", int64_t{keepdims}}});
+}
+
+Attrs init_attrs(DType dtype, const Shape& shape, const Init& init) {
+  static const char* kKinds[] = {"zeros", "constant", "uniform", "normal", "glorot_uniform", "glorot_normal",
+                                 "he_uniform", "he_normal"};
+  bool ok = false;
+  for (const char* k : kKinds) ok = ok || init.kind == k;
+  if (!ok)
+    KILN_THROW(GraphError) << "[variable] unknown initialiser '" << init.kind
+                           << "'; valid: zeros, constant, uniform, normal, glorot_uniform, glorot_normal, he_uniform, "
+                              "he_normal";
+  Attrs a{{"dtype", std::string(dtype_name(dtype))}, {"shape", shape}, {"init", init.kind}};
+  if (init.kind == "constant") a.set("value", init.a);
+  if (init.kind == "uniform") {
+    a.set("low", init.a);
+    a.set("high", init.b);
+  }
+  if (init.kind == "normal") {
+    a.set("mean", init.a);
+    a.set("stddev", init.b);
+  }
+  if (init.kind != "zeros" && init.kind != "constant") a.set("seed", init.seed);
+  return a;
+}
+
+}  // namespace
+
+int64_t Tensor::dim(int64_t axis) const {
+  const auto r = static_cast<int64_t>(rank());
+  if (axis < -r || axis >= r) KILN_THROW(GraphError) << "[dim] axis " << axis << " out of range for rank " << r;
+  return shape()[axis < 0 ? axis + r : axis];
+}
+
+Tensor Tensor::named(const std::string& name) const {
+  g_->set_name(id_, name);
+  return *this;
+}
+
+Tensor placeholder(Graph& g, const std::string& name, DType dtype, Shape shape) {
+  return Tensor(&g, g.add(Op::placeholder, {}, {{"dtype", std::string(dtype_name(dtype))}, {"shape", shape}}, name));
+}
+
+Tensor variable(Graph& g, const std::string& name, DType dtype, Shape shape, Init init) {
+  if (name.empty()) KILN_THROW(GraphError) << "[variable] variables must be named";
+  return Tensor(&g, g.add(Op::variable, {}, init_attrs(dtype, shape, init), name));
+}
+
+Tensor constant(Graph& g, double value, DType dtype, Shape shape) {
+  return make(g, Op::constant, {}, {{"dtype", std::string(dtype_name(dtype))}, {"shape", shape}, {"value", value}});
+}
+
+Tensor scalar_like(const Tensor& x, double value) { return constant(x.graph(), value, x.dtype()); }
+
+Tensor cast(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype) return x;
+  return make(x.graph(), Op::cast, {x.id()}, {{"dtype", std::string(dtype_name(dtype))}});
+}
+Tensor stop_gradient(const Tensor& x) { return unary(Op::stop_gradient, x); }
+
+Tensor neg(const Tensor& x) { return unary(Op::neg, x); }
+Tensor abs(const Tensor& x) { return unary(Op::abs, x); }
+Tensor sign(const Tensor& x) { return unary(Op::sign, x); }
+Tensor exp(const Tensor& x) { return unary(Op::exp, x); }
+Tensor log(const Tensor& x) { return unary(Op::log, x); }
+Tensor sqrt(const Tensor& x) { return unary(Op::sqrt, x); }
+Tensor rsqrt(const Tensor& x) { return unary(Op::rsqrt, x); }
+Tensor tanh(const Tensor& x) { return unary(Op::tanh, x); }
+Tensor sigmoid(const Tensor& x) { return unary(Op::sigmoid, x); }
+Tensor relu(const Tensor& x) { return unary(Op::relu, x); }
+Tensor gelu(const Tensor& x) { return unary(Op::gelu, x); }
+Tensor erf(const Tensor& x) { return unary(Op::erf, x); }
+Tensor square(const Tensor& x) { return mul(x, x); }
+
+Tensor add(const Tensor& a, const Tensor& b) { return binary(Op::add, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { return binary(Op::sub, a, b); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(Op::mul, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary(Op::div, a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary(Op::maximum, a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary(Op::minimum, a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) { return binary(Op::pow, a, b); }
+Tensor equal(const Tensor& a, const Tensor& b) { return binary(Op::equal, a, b); }
+Tensor not_equal(const Tensor& a, const Tensor& b) { return binary(Op::not_equal, a, b); }
+Tensor less(const Tensor& a, const Tensor& b) { return binary(Op::less, a, b); }
+Tensor less_equal(const Tensor& a, const Tensor& b) { return binary(Op::less_equal, a, b); }
+Tensor greater(const Tensor& a, const Tensor& b) { return binary(Op::greater, a, b); }
+Tensor greater_equal(const Tensor& a, const Tensor& b) { return binary(Op::greater_equal, a, b); }
+Tensor select(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Graph& g = same_graph(cond, a, "select");
+  same_graph(a, b, "select");
+  return make(g, Op::select, {cond.id(), a.id(), b.id()});
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+Tensor operator+(const Tensor& a, double b) { return add(a, scalar_like(a, b)); }
+Tensor operator-(const Tensor& a, double b) { return sub(a, scalar_like(a, b)); }
+Tensor operator*(const Tensor& a, double b) { return mul(a, scalar_like(a, b)); }
+Tensor operator/(const Tensor& a, double b) { return div(a, scalar_like(a, b)); }
+Tensor operator+(double a, const Tensor& b) { return add(scalar_like(b, a), b); }
+Tensor operator-(double a, const Tensor& b) { return sub(scalar_like(b, a), b); }
+Tensor operator*(double a, const Tensor& b) { return mul(scalar_like(b, a), b); }
+Tensor operator/(double a, const Tensor& b) { return div(scalar_like(b, a), b); }
+
+Tensor reduce_sum(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce(Op::reduce_sum, x, std::move(axes), keepdims);
+}
+Tensor reduce_mean(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce(Op::reduce_mean, x, std::move(axes), keepdims);
+}
+Tensor reduce_max(const Tensor& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce(Op::reduce_max, x, std::move(axes), keepdims);
+}
+
+Tensor reshape(const Tensor& x, Shape shape) {
+  if (shape == x.shape()) return x;
+  return make(x.graph(), Op::reshape, {x.id()}, {{"shape", shape}});
+}
+Tensor transpose(const Tensor& x, std::vector<int64_t> perm) {
+  return make(x.graph(), Op::transpose, {x.id()}, {{"perm", perm}});
+}
+Tensor broadcast_to(const Tensor& x, Shape shape) {
+  if (shape == x.shape()) return x;
+  return make(x.graph(), Op::broadcast_to, {x.id()}, {{"shape", shape}});
+}
+Tensor slice(const Tensor& x, std::vector<int64_t> begin, std::vector<int64_t> end) {
+  return make(x.graph(), Op::slice, {x.id()}, {{"begin", begin}, {"end", end}});
+}
+Tensor pad(const Tensor& x, std::vector<int64_t> low, std::vector<int64_t> high) {
+  return make(x.graph(), Op::pad, {x.id()}, {{"low", low}, {"high", high}});
+}
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
+  if (xs.empty()) KILN_THROW(GraphError) << "[concat] needs at least one input";
+  std::vector<ValueId> ids;
+  for (const Tensor& x : xs) {
+    same_graph(xs[0], x, "concat");
+    ids.push_back(x.id());
+  }
+  return make(xs[0].graph(), Op::concat, ids, {{"axis", axis}});
+}
+
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  const Shape& xs = x.shape();
+  if (xs.size() < shape.size())
+    KILN_THROW(GraphError) << "[sum_to] cannot sum " << shape_str(xs) << " to the larger rank " << shape_str(shape);
+  const size_t lead = xs.size() - shape.size();
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (i < lead || (shape[i - lead] == 1 && xs[i] != 1)) axes.push_back(static_cast<int64_t>(i));
+  Tensor r = axes.empty() ? x : reduce_sum(x, axes, true);
+  return reshape(r, shape);
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
+  Graph& g = same_graph(a, b, "matmul");
+  return make(g, Op::matmul, {a.id(), b.id()},
+              {{"transpose_a", int64_t{transpose_a}}, {"transpose_b", int64_t{transpose_b}}});
+}
+
+Tensor conv2d(const Tensor& x, const Tensor& w, std::vector<int64_t> stride, std::vector<int64_t> padding) {
+  Graph& g = same_graph(x, w, "conv2d");
+  return make(g, Op::conv2d, {x.id(), w.id()}, {{"stride", stride}, {"padding", padding}});
+}
+Tensor max_pool2d(const Tensor& x, std::vector<int64_t> window, std::vector<int64_t> stride,
+                  std::vector<int64_t> padding) {
+  return make(x.graph(), Op::max_pool2d, {x.id()}, {{"window", window}, {"stride", stride}, {"padding", padding}});
+}
+Tensor avg_pool2d(const Tensor& x, std::vector<int64_t> window, std::vector<int64_t> stride,
+                  std::vector<int64_t> padding) {
+  return make(x.graph(), Op::avg_pool2d, {x.id()}, {{"window", window}, {"stride", stride}, {"padding", padding}});
+}
+
+Tensor softmax(const Tensor& x, int64_t axis) {
+  Tensor shifted = x - stop_gradient(reduce_max(x, {axis}, true));
+  Tensor e = exp(shifted);
+  return e / reduce_sum(e, {axis}, true);
+}
+
+Tensor log_softmax(const Tensor& x, int64_t axis) {
+  Tensor shifted = x - stop_gradient(reduce_max(x, {axis}, true));
+  return shifted - log(reduce_sum(exp(shifted), {axis}, true));
+}
+
+Tensor sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
+  if (logits.rank() != 2 || labels.rank() != 1 || labels.dim(0) != logits.dim(0))
+    KILN_THROW(GraphError) << "[sparse_softmax_cross_entropy] needs logits [N,C] and labels [N], got "
+                           << shape_str(logits.shape()) << " and " << shape_str(labels.shape());
+  Tensor picked = reduce_sum(one_hot(labels, logits.dim(1), logits.dtype()) * log_softmax(logits, 1), {1});
+  return -picked;
+}
+
+Tensor one_hot(const Tensor& indices, int64_t depth, DType dtype) {
+  return make(indices.graph(), Op::one_hot, {indices.id()},
+              {{"depth", depth}, {"dtype", std::string(dtype_name(dtype))}});
+}
+Tensor argmax(const Tensor& x, int64_t axis) { return make(x.graph(), Op::argmax, {x.id()}, {{"axis", axis}}); }
+
+Tensor assign(const Tensor& var, const Tensor& value) {
+  Graph& g = same_graph(var, value, "assign");
+  return make(g, Op::assign, {var.id(), value.id()});
+}
+
+Tensor global_step(Graph& g) {
+  if (auto id = g.find("global_step")) {
+    if (g.node(*id).op != Op::variable)
+      KILN_THROW(GraphError) << "[global_step] 'global_step' already names a " << op_name(g.node(*id).op);
+    return Tensor(&g, *id);
+  }
+  return variable(g, "global_step", DType::i64, {}, Init::zeros());
+}
+
+Tensor increment_global_step(Graph& g) {
+  Tensor step = global_step(g);
+  return assign(step, step + 1.0);
+}
+
+}  // namespace kiln

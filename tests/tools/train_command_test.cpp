@@ -1,0 +1,111 @@
+// Runs the built `kiln` binary as a user would and checks exit codes and output.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int status;
+  std::string output;  // stdout and stderr
+};
+
+Result run_kiln(const std::string& args) {
+  const std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(TrainCommand, DryRunValidConfigurationsExitZero) {
+  const char* valid[] = {
+      "--accelerate-train-mode 'fast|step|0.9' --steps 10000",
+      "--accelerate-train-mode 'fast1|loss' --precision-mode must_keep_origin_dtype",
+      "--accelerate-train-mode 'fast|step' --precision-mode-v2 origin --iterations-per-loop 10",
+      "--precision-mode allow_mix_precision_bf16",
+      "--graph-compiler-cache-dir /tmp/kiln-cache --cache-size-cap 512M",
+  };
+  for (const char* args : valid) {
+    const Result r = run_kiln(std::string("train --dry-run ") + args);
+    EXPECT_EQ(r.status, 0) << args << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "configuration is valid")) << r.output;
+  }
+  const Result r = run_kiln("train --dry-run --accelerate-train-mode 'fast|step|0.9' --steps 10000");
+  EXPECT_TRUE(contains(r.output, "step 9000 of 10000")) << r.output;
+}
+
+TEST(TrainCommand, DryRunInvalidConfigurationsExitTwoAndNameTheOption) {
+  const std::pair<const char*, const char*> invalid[] = {
+      {"--accelerate-train-mode 'fast|step|0.95'", "[accelerate_train_mode] ratio '0.95' is out of range 0.2..0.9"},
+      {"--accelerate-train-mode 'fast|step' --precision-mode allow_mix_precision", "[accelerate_train_mode]"},
+      {"--precision-mode fp8", "[precision_mode]"},
+      {"--precision-mode force_fp32 --precision-mode-v2 origin", "precision_mode_v2"},
+      {"--iterations-per-loop 0", "[iterations_per_loop]"},
+      {"--accelerate-train-mode 'turbo|step'", "[accelerate_train_mode]"},
+  };
+  for (const auto& [args, message] : invalid) {
+    const Result r = run_kiln(std::string("train --dry-run ") + args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, message)) << args << "\n" << r.output;
+  }
+}
+
+TEST(TrainCommand, UsageErrorsExitTwo) {
+  for (const char* args : {"train --bogus", "train --steps abc", "train --batch-size 0", "train --learning-rate -1",
+                           "train --optimizer rmsprop", "train --model resnet", "train --backend gpu", "frobnicate"}) {
+    const Result r = run_kiln(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+  }
+}
+
+TEST(TrainCommand, MissingDataIsAClearErrorNamingThePackage) {
+  const Result r = run_kiln("train --steps 1 --data /nonexistent/kiln-data");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "/nonexistent/kiln-data")) << r.output;
+  EXPECT_TRUE(contains(r.output, "dataset-fashion-mnist")) << r.output;
+}
+
+TEST(TrainCommand, ShortRunWritesMetrics) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const auto path = std::filesystem::temp_directory_path() / ("kiln-metrics-" + std::to_string(getpid()) + ".jsonl");
+  const Result r = run_kiln("train --steps 20 --batch-size 32 --log-every 10 --train-limit 2000 --metrics-out " +
+                            path.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(path);
+  std::string line;
+  std::vector<nlohmann::json> records;
+  while (std::getline(in, line)) records.push_back(nlohmann::json::parse(line));
+  std::filesystem::remove(path);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0]["event"], "progress");
+  EXPECT_EQ(records[1]["step"], 20);
+  const auto& f = records.back();
+  EXPECT_EQ(f["event"], "final");
+  EXPECT_EQ(f["steps"], 20);
+  for (const char* key : {"train_seconds", "steps_per_second", "final_loss", "test_accuracy"})
+    EXPECT_TRUE(f.contains(key)) << key;
+  EXPECT_GT(f["test_accuracy"].get<double>(), 0.3);
+}
+
+TEST(TrainCommand, FeaturesNotBuiltYetAreRefusedNotIgnored) {
+  const Result r = run_kiln("train --steps 1 --accelerate-train-mode 'fast1|step'");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "[accelerate_train_mode]")) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,44 @@
+// The kiln command: `kiln train`, and later `kiln cache`, `kiln bench`.
+#include <malloc.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "kiln/error.h"
+#include "kiln/train_command.h"
+
+int main(int argc, char** argv) {
+  // A training step allocates and frees the same large buffers every step. Keep them in
+  // the heap instead of mapping fresh (page-faulting, zeroed) memory each time.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  CLI::App app{"kiln: a graph compiler and training runtime for neural networks on CPUs"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
+  kiln::cli::TrainCommand train(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors (unknown option, bad value) exit 2, like other Unix tools.
+    app.exit(e);
+    return 2;
+  }
+  try {
+    if (train.selected()) return train.run();
+  } catch (const kiln::ConfigError& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return 2;
+  } catch (const kiln::Error& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
