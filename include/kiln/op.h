@@ -30,6 +30,7 @@ struct OpInfo {
   bool differentiable;
   bool fusible;
   OpPrecision precision;
+  std::string_view attributes;  // e.g. "transpose_a transpose_b"; '?' = optional
 };
 
 const OpInfo& op_info(Op op);

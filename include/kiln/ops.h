@@ -24,7 +24,8 @@ class Tensor {
   ValueId id() const { return id_; }
   const Node& node() const { return g_->node(id_); }
   DType dtype() const { return node().dtype; }
-  const Shape& shape() const { return node().shape; }
+  // A copy: references into a graph do not survive the graph growing.
+  Shape shape() const { return node().shape; }
   int64_t dim(int64_t axis) const;  // negative counts from the end
   size_t rank() const { return shape().size(); }
   // Names this value so hooks and outputs can refer to it; returns *this.
@@ -122,7 +123,7 @@ Tensor slice(const Tensor& x, std::vector<int64_t> begin, std::vector<int64_t> e
 Tensor pad(const Tensor& x, std::vector<int64_t> low, std::vector<int64_t> high);
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
 // Sums x down to `shape` over broadcast axes (the inverse of broadcasting).
-Tensor sum_to(const Tensor& x, const Shape& shape);
+Tensor sum_to(const Tensor& x, Shape shape);  // by value: callers pass shapes of graph nodes
 
 // Linear algebra and convolution. matmul: [..., M, K] x [..., K, N], equal batch dims.
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);

@@ -176,9 +176,9 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
   return make(xs[0].graph(), Op::concat, ids, {{"axis", axis}});
 }
 
-Tensor sum_to(const Tensor& x, const Shape& shape) {
+Tensor sum_to(const Tensor& x, Shape shape) {
   if (x.shape() == shape) return x;
-  const Shape& xs = x.shape();
+  const Shape xs = x.shape();
   if (xs.size() < shape.size())
     KILN_THROW(GraphError) << "[sum_to] cannot sum " << shape_str(xs) << " to the larger rank " << shape_str(shape);
   const size_t lead = xs.size() - shape.size();

@@ -33,6 +33,9 @@ ValueId Graph::add(Op op, std::vector<ValueId> inputs, Attrs attrs, std::string 
     if (in < 0 || static_cast<size_t>(in) >= nodes_.size())
       KILN_THROW(GraphError) << "[" << op_name(op) << "] input %" << in << " does not exist in this graph";
   infer(*this, n);
+  // Checked before appending, so that a failed add leaves the graph unchanged.
+  if (!name.empty() && names_.count(name))
+    KILN_THROW(GraphError) << "[name] '" << name << "' already names " << describe_node(*this, names_.at(name));
   nodes_.push_back(std::move(n));
   const auto id = static_cast<ValueId>(nodes_.size() - 1);
   if (!name.empty()) set_name(id, name);

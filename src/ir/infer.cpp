@@ -344,11 +344,32 @@ void cast(Ctx& c) {
   c.n.shape = c.in(0).shape;
 }
 
+// Every attribute the op table requires is present and no other is.
+void check_attributes(const Ctx& c, std::string_view spec) {
+  std::set<std::string, std::less<>> allowed;
+  while (!spec.empty()) {
+    const size_t sp = spec.find(' ');
+    std::string_view word = spec.substr(0, sp);
+    spec = sp == std::string_view::npos ? std::string_view() : spec.substr(sp + 1);
+    const bool optional = !word.empty() && word.back() == '?';
+    if (optional) word.remove_suffix(1);
+    allowed.emplace(word);
+    if (!optional && !c.n.attrs.has(std::string(word))) c.fail() << "missing attribute '" << word << "'";
+  }
+  for (const auto& [key, value] : c.n.attrs.items())
+    if (!allowed.count(key)) {
+      std::string valid;
+      for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
+      c.fail() << "unknown attribute '" << key << "'; valid: " << (valid.empty() ? "none" : valid);
+    }
+}
+
 }  // namespace
 
 void infer(const Graph& g, Node& n) {
   Ctx c{g, n};
   const OpInfo& info = op_info(n.op);
+  check_attributes(c, info.attributes);
   if (info.arity >= 0 && n.inputs.size() != static_cast<size_t>(info.arity))
     c.fail() << "takes " << info.arity << " input(s), got " << n.inputs.size();
   for (ValueId in : n.inputs)

@@ -5,8 +5,8 @@
 namespace kiln {
 namespace {
 constexpr std::array<OpInfo, kNumOps> kTable = {{
-#define KILN_X(name, arity, family, diff, fusible, prec) \
-  {#name, arity, OpFamily::family, diff, fusible, OpPrecision::prec},
+#define KILN_X(name, arity, family, diff, fusible, prec, attrs) \
+  {#name, arity, OpFamily::family, diff, fusible, OpPrecision::prec, attrs},
     KILN_OPS(KILN_X)
 #undef KILN_X
 }};
