@@ -28,34 +28,48 @@ Shape window_of(const Node& node) {
 
 }  // namespace
 
+namespace {
+// Calls f(y_index, x_index, w_index) for every tap of the convolution that reads an
+// in-bounds input element, for batch element b. All three conv kernels are this loop.
+template <class F>
+void for_taps(const Geom& g, int64_t b, F f) {
+  for (int64_t o = 0; o < g.o; ++o)
+    for (int64_t i = 0; i < g.oh; ++i)
+      for (int64_t j = 0; j < g.ow; ++j) {
+        const int64_t yi = ((b * g.o + o) * g.oh + i) * g.ow + j;
+        for (int64_t c = 0; c < g.c; ++c)
+          for (int64_t p = 0; p < g.kh; ++p) {
+            const int64_t hi = i * g.sh - g.ph + p;
+            if (hi < 0 || hi >= g.h) continue;
+            for (int64_t q = 0; q < g.kw; ++q) {
+              const int64_t wi = j * g.sw - g.pw + q;
+              if (wi < 0 || wi >= g.w) continue;
+              f(yi, ((b * g.c + c) * g.h + hi) * g.w + wi, ((o * g.c + c) * g.kh + p) * g.kw + q);
+            }
+          }
+      }
+}
+
+Array from_doubles(const Node& node, const std::vector<double>& acc) {
+  FloatOut out(node.dtype, node.shape);
+  for (size_t i = 0; i < acc.size(); ++i) out.data()[i] = static_cast<float>(acc[i]);
+  return out.finish();
+}
+}  // namespace
+
+// y[b,o,i,j] = sum over (c,p,q) of x[b,c,i*sh-ph+p,j*sw-pw+q] * w[o,c,p,q]
 Array interp_conv2d(const Node& node, Inputs in) {
   const Shape& ws = in[1]->shape();
   const Geom g = geom(node, in[0]->shape(), node.shape, ws[2], ws[3]);
   FloatIn x(*in[0]), w(*in[1]);
-  FloatOut out(node.dtype, node.shape);
-  float* y = out.data();
-#pragma omp parallel for collapse(2)
+  std::vector<double> acc(numel(node.shape), 0.0);
+#pragma omp parallel for
   for (int64_t b = 0; b < g.n; ++b)
-    for (int64_t o = 0; o < g.o; ++o)
-      for (int64_t i = 0; i < g.oh; ++i)
-        for (int64_t j = 0; j < g.ow; ++j) {
-          double acc = 0;
-          for (int64_t c = 0; c < g.c; ++c)
-            for (int64_t p = 0; p < g.kh; ++p) {
-              const int64_t hi = i * g.sh - g.ph + p;
-              if (hi < 0 || hi >= g.h) continue;
-              for (int64_t q = 0; q < g.kw; ++q) {
-                const int64_t wi = j * g.sw - g.pw + q;
-                if (wi < 0 || wi >= g.w) continue;
-                acc += double(x[((b * g.c + c) * g.h + hi) * g.w + wi]) * w[((o * g.c + c) * g.kh + p) * g.kw + q];
-              }
-            }
-          y[((b * g.o + o) * g.oh + i) * g.ow + j] = static_cast<float>(acc);
-        }
-  return out.finish();
+    for_taps(g, b, [&](int64_t yi, int64_t xi, int64_t wi) { acc[yi] += double(x[xi]) * w[wi]; });
+  return from_doubles(node, acc);
 }
 
-// dx[b,c,hi,wi] = sum over (o,i,j,p,q) with hi = i*sh-ph+p, wi = j*sw-pw+q of dy[b,o,i,j]*w[o,c,p,q]
+// dx[b,c,hi,wi] = sum over the taps that read x[b,c,hi,wi] of dy * w
 Array interp_conv2d_backward_input(const Node& node, Inputs in) {
   const Shape& ws = in[1]->shape();
   const Geom g = geom(node, node.shape, in[0]->shape(), ws[2], ws[3]);
@@ -63,52 +77,20 @@ Array interp_conv2d_backward_input(const Node& node, Inputs in) {
   std::vector<double> acc(numel(node.shape), 0.0);
 #pragma omp parallel for
   for (int64_t b = 0; b < g.n; ++b)
-    for (int64_t o = 0; o < g.o; ++o)
-      for (int64_t i = 0; i < g.oh; ++i)
-        for (int64_t j = 0; j < g.ow; ++j) {
-          const double gy = dy[((b * g.o + o) * g.oh + i) * g.ow + j];
-          for (int64_t c = 0; c < g.c; ++c)
-            for (int64_t p = 0; p < g.kh; ++p) {
-              const int64_t hi = i * g.sh - g.ph + p;
-              if (hi < 0 || hi >= g.h) continue;
-              for (int64_t q = 0; q < g.kw; ++q) {
-                const int64_t wi = j * g.sw - g.pw + q;
-                if (wi < 0 || wi >= g.w) continue;
-                acc[((b * g.c + c) * g.h + hi) * g.w + wi] += gy * w[((o * g.c + c) * g.kh + p) * g.kw + q];
-              }
-            }
-        }
-  FloatOut out(node.dtype, node.shape);
-  for (size_t i = 0; i < acc.size(); ++i) out.data()[i] = static_cast<float>(acc[i]);
-  return out.finish();
+    for_taps(g, b, [&](int64_t yi, int64_t xi, int64_t wi) { acc[xi] += double(dy[yi]) * w[wi]; });
+  return from_doubles(node, acc);
 }
 
-// dw[o,c,p,q] = sum over (b,i,j) of dy[b,o,i,j] * x[b,c,i*sh-ph+p,j*sw-pw+q]
+// dw[o,c,p,q] = sum over the taps that use w[o,c,p,q] of dy * x (batch elements in turn:
+// they all write every dw element).
 Array interp_conv2d_backward_filter(const Node& node, Inputs in) {
   const Shape& ws = node.shape;
   const Geom g = geom(node, in[0]->shape(), in[1]->shape(), ws[2], ws[3]);
   FloatIn x(*in[0]), dy(*in[1]);
-  FloatOut out(node.dtype, node.shape);
-  float* dw = out.data();
-#pragma omp parallel for collapse(2)
-  for (int64_t o = 0; o < g.o; ++o)
-    for (int64_t c = 0; c < g.c; ++c)
-      for (int64_t p = 0; p < g.kh; ++p)
-        for (int64_t q = 0; q < g.kw; ++q) {
-          double acc = 0;
-          for (int64_t b = 0; b < g.n; ++b)
-            for (int64_t i = 0; i < g.oh; ++i) {
-              const int64_t hi = i * g.sh - g.ph + p;
-              if (hi < 0 || hi >= g.h) continue;
-              for (int64_t j = 0; j < g.ow; ++j) {
-                const int64_t wi = j * g.sw - g.pw + q;
-                if (wi < 0 || wi >= g.w) continue;
-                acc += double(dy[((b * g.o + o) * g.oh + i) * g.ow + j]) * x[((b * g.c + c) * g.h + hi) * g.w + wi];
-              }
-            }
-          dw[((o * g.c + c) * g.kh + p) * g.kw + q] = static_cast<float>(acc);
-        }
-  return out.finish();
+  std::vector<double> acc(numel(node.shape), 0.0);
+  for (int64_t b = 0; b < g.n; ++b)
+    for_taps(g, b, [&](int64_t yi, int64_t xi, int64_t wi) { acc[wi] += double(dy[yi]) * x[xi]; });
+  return from_doubles(node, acc);
 }
 
 namespace {
@@ -163,9 +145,7 @@ Array interp_max_pool2d_grad(const Node& node, Inputs in) {
   std::vector<double> acc(numel(node.shape), 0.0);
   for (int64_t o = 0; o < outs; ++o)
     if (arg[o] >= 0) acc[arg[o]] += dy[o];
-  FloatOut out(node.dtype, node.shape);
-  for (size_t i = 0; i < acc.size(); ++i) out.data()[i] = static_cast<float>(acc[i]);
-  return out.finish();
+  return from_doubles(node, acc);
 }
 
 Array interp_avg_pool2d(const Node& node, Inputs in) {
@@ -193,9 +173,7 @@ Array interp_avg_pool2d_grad(const Node& node, Inputs in) {
   for_windows(g, [&](int64_t oi, int64_t) { ++cnt[oi]; });
   std::vector<double> acc(numel(node.shape), 0.0);
   for_windows(g, [&](int64_t oi, int64_t ii) { acc[ii] += double(dy[oi]) / cnt[oi]; });
-  FloatOut out(node.dtype, node.shape);
-  for (size_t i = 0; i < acc.size(); ++i) out.data()[i] = static_cast<float>(acc[i]);
-  return out.finish();
+  return from_doubles(node, acc);
 }
 
 }  // namespace kiln::interp
