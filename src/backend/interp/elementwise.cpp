@@ -177,7 +177,9 @@ Array interp_cast(const Node& n, Inputs in) {
   Array out(n.dtype, n.shape);
   for (int64_t i = 0; i < x.numel(); ++i) {
     double v = x.get(i);
-    if (!is_float(n.dtype)) {  // float -> integer: truncate; NaN -> 0; saturate
+    if (n.dtype == DType::boolean) {
+      v = v != 0;  // as NumPy and TensorFlow: any non-zero value, NaN included, is true
+    } else if (!is_float(n.dtype)) {  // float -> integer: truncate; NaN -> 0; saturate
       if (std::isnan(v)) v = 0;
       v = std::trunc(v);
       if (n.dtype == DType::i32) v = std::fmin(std::fmax(v, -2147483648.0), 2147483647.0);
