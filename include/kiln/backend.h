@@ -6,12 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "kiln/precision.h"
 #include "kiln/runtime.h"
 
 namespace kiln {
 
+struct CompileReport;
+
 struct BackendOptions {
-  std::string backend = "interp";  // one of backend_names()
+  std::string backend = "cpu";  // one of backend_names()
+  PrecisionPolicy policy = PrecisionPolicy::original;  // the compiler applies it (cpu only)
+  CompileReport* report = nullptr;  // if set, the cpu backend fills it
 };
 
 // The names accepted by BackendOptions::backend, the default first.
@@ -19,7 +24,9 @@ std::vector<std::string> backend_names();
 std::string default_backend();
 
 // Builds an executable for `g` on the chosen backend. An unknown backend name is a
-// ConfigError listing the valid ones.
+// ConfigError listing the valid ones. If native compilation fails (no compiler, or it
+// reports an error), the cpu backend warns on stderr with the compiler's message and
+// returns the interpreter.
 std::unique_ptr<Executable> make_executable(const Graph& g, const BackendOptions& options = {});
 
 }  // namespace kiln

@@ -14,6 +14,12 @@ constexpr std::array<Kernel, kNumOps> kKernels = {
 #undef KILN_X
 };
 
+}  // namespace
+
+Array interp::run_kernel(const Node& n, interp::Inputs in) { return kKernels[static_cast<size_t>(n.op)](n, in); }
+
+namespace {
+
 class Interpreter final : public Executable {
  public:
   explicit Interpreter(const Graph& g) : g_(g) {

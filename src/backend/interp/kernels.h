@@ -17,6 +17,10 @@ using Inputs = std::span<const Array* const>;
 KILN_OPS(KILN_X)
 #undef KILN_X
 
+// Runs the kernel of n's op (the interpreter's dispatch, also used by compiled code for
+// ops that have no native kernel yet).
+Array run_kernel(const Node& n, Inputs in);
+
 // Float32 view of an array: no copy for f32 storage.
 class FloatIn {
  public:

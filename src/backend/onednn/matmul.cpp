@@ -15,7 +15,8 @@ dnnl::engine& engine() {
   return e;
 }
 
-using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool>;
+using dt = dnnl::memory::data_type;
+using Key = std::tuple<dt, int64_t, int64_t, int64_t, int64_t, bool, bool>;
 
 struct Prim {
   dnnl::memory::desc a, b, c;
@@ -24,10 +25,9 @@ struct Prim {
 
 // Strides that describe op(X) for a row-major stored X: a transposed operand is just the
 // stored matrix read with swapped strides.
-dnnl::memory::desc desc(int64_t batch, int64_t rows, int64_t cols, bool transposed) {
-  using dt = dnnl::memory::data_type;
-  if (!transposed) return dnnl::memory::desc({batch, rows, cols}, dt::f32, {rows * cols, cols, 1});
-  return dnnl::memory::desc({batch, rows, cols}, dt::f32, {rows * cols, 1, rows});
+dnnl::memory::desc desc(dt type, int64_t batch, int64_t rows, int64_t cols, bool transposed) {
+  if (!transposed) return dnnl::memory::desc({batch, rows, cols}, type, {rows * cols, cols, 1});
+  return dnnl::memory::desc({batch, rows, cols}, type, {rows * cols, 1, rows});
 }
 
 Prim& primitive(const Key& key) {
@@ -36,24 +36,22 @@ Prim& primitive(const Key& key) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  const auto [batch, m, n, k, ta, tb] = key;
+  const auto [type, batch, m, n, k, ta, tb] = key;
   Prim p;
-  p.a = desc(batch, m, k, ta);
-  p.b = desc(batch, k, n, tb);
-  p.c = desc(batch, m, n, false);
+  p.a = desc(type, batch, m, k, ta);
+  p.b = desc(type, batch, k, n, tb);
+  p.c = desc(type, batch, m, n, false);
   p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.c), engine()));
   return cache.emplace(key, std::move(p)).first->second;
 }
 
-}  // namespace
-
-void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n, int64_t k,
-                bool transpose_a, bool transpose_b) {
+void matmul(dt type, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n, int64_t k,
+            bool transpose_a, bool transpose_b) {
   try {
-    Prim& p = primitive({batch, m, n, k, transpose_a, transpose_b});
+    Prim& p = primitive({type, batch, m, n, k, transpose_a, transpose_b});
     dnnl::stream s(engine());
-    dnnl::memory ma(p.a, engine(), const_cast<float*>(a));
-    dnnl::memory mb(p.b, engine(), const_cast<float*>(b));
+    dnnl::memory ma(p.a, engine(), const_cast<void*>(a));
+    dnnl::memory mb(p.b, engine(), const_cast<void*>(b));
     dnnl::memory mc(p.c, engine(), c);
     p.prim.execute(s, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
     s.wait();
@@ -61,6 +59,18 @@ void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t
     KILN_THROW(SystemError) << "[onednn] matmul " << batch << "x" << m << "x" << k << " * " << k << "x" << n
                             << " failed: " << e.what() << " (status " << int(e.status) << ")";
   }
+}
+
+}  // namespace
+
+void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                bool transpose_a, bool transpose_b) {
+  matmul(dt::f32, a, b, c, batch, m, n, k, transpose_a, transpose_b);
+}
+
+void matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                 bool transpose_a, bool transpose_b) {
+  matmul(dt::bf16, a, b, c, batch, m, n, k, transpose_a, transpose_b);
 }
 
 }  // namespace kiln::onednn

@@ -11,4 +11,8 @@ namespace kiln::onednn {
 void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n, int64_t k,
                 bool transpose_a, bool transpose_b);
 
+// The same with bfloat16 operands and result (float32 accumulation), as 16-bit patterns.
+void matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                 bool transpose_a, bool transpose_b);
+
 }  // namespace kiln::onednn

@@ -1,0 +1,25 @@
+// The contract between kiln and the shared objects it generates. Bump kAbiVersion on any
+// change here or in the generated code's conventions: it is part of the compile-cache key.
+#pragma once
+#include <cstdint>
+
+namespace kiln::cpu {
+
+inline constexpr int kAbiVersion = 1;
+
+// Services kiln offers to generated code (filled by the host, passed to every step).
+struct Runtime {
+  int abi_version;
+  // C = op(A) x op(B), batched; dtype is a kiln::DType value (f32, bf16 or f16).
+  void (*matmul)(int dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n,
+                 int64_t k, int transpose_a, int transpose_b);
+  // Runs step `step` of the schedule with the interpreter's kernel.
+  void (*fallback)(void* host, int step, void** buffers);
+};
+
+// Generated code exports:
+//   extern "C" int kiln_abi_version();
+//   extern "C" void kiln_step(const Runtime* rt, void* host, void** buffers);
+using StepFn = void (*)(const Runtime*, void*, void**);
+
+}  // namespace kiln::cpu

@@ -1,0 +1,159 @@
+#include "backend/cpu/codegen.h"
+
+#include <set>
+#include <sstream>
+
+#include "backend/cpu/abi.h"
+#include "backend/cpu/codegen_expr.h"
+#include "kiln/error.h"
+
+namespace kiln::cpu {
+namespace {
+
+// Work below this many elements runs on one thread: forking costs more than it saves.
+constexpr int64_t kParallelThreshold = 16384;
+
+std::string out_decl(const Schedule& s, ValueId v) {
+  const int b = s.buffer_of[v];
+  const std::string t = ExprEmitter::storage_type(s.graph.node(v).dtype);
+  return "  " + t + "* __restrict out = static_cast<" + t + "*>(B[" + std::to_string(b) + "]);\n";
+}
+
+std::string elementwise_kernel(const Schedule& s, const Step& st, const std::string& name) {
+  const Node& n = s.graph.node(st.node);
+  std::ostringstream body;
+  ExprEmitter em(s, body);
+  const std::string v = em.value(st.node, "i", true);
+  const int64_t count = numel(n.shape);
+  std::ostringstream k;
+  k << "// " << op_name(n.op) << " -> " << dtype_name(n.dtype) << shape_str(n.shape) << "\n";
+  k << "static void " << name << "(void** B) {\n" << em.pointer_decls() << out_decl(s, st.node);
+  k << "#pragma omp parallel for simd if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
+  k << "  for (int64_t i = 0; i < " << count << "; ++i) {\n" << body.str();
+  k << "      out[i] = " << ExprEmitter::store(n.dtype, v) << ";\n  }\n}\n\n";
+  return k.str();
+}
+
+std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& name) {
+  const Node& n = s.graph.node(st.node);
+  const Shape in_shape = s.graph.node(n.inputs[0]).shape;
+  std::set<int64_t> axes;
+  for (int64_t a : n.attrs.ints("axes")) axes.insert(a);
+  int64_t K = 1;
+  std::vector<int64_t> kept_axes, red_axes;
+  for (size_t a = 0; a < in_shape.size(); ++a) {
+    if (axes.count(static_cast<int64_t>(a))) {
+      K *= in_shape[a];
+      red_axes.push_back(static_cast<int64_t>(a));
+    } else {
+      kept_axes.push_back(static_cast<int64_t>(a));
+    }
+  }
+  const int64_t O = numel(n.shape);
+  const bool max = n.op == Op::reduce_max;
+  const std::string init = max ? "-INFINITY" : "0.0";
+  auto acc_expr = [&](const std::string& acc, const std::string& x) {
+    return max ? "((static_cast<double>(" + x + ") > " + acc + " || " + x + " != " + x + ") ? static_cast<double>(" + x +
+                     ") : " + acc + ")"
+               : acc + " + static_cast<double>(" + x + ")";
+  };
+  auto final_expr = [&](const std::string& acc) {
+    std::string v = n.op == Op::reduce_mean ? "(" + acc + " / " + std::to_string(K) + ".0)" : acc;
+    return ExprEmitter::store(n.dtype, "static_cast<" + ExprEmitter::value_type(n.dtype) + ">(" + v + ")");
+  };
+  const bool suffix = red_axes.empty() || kept_axes.empty() || kept_axes.back() < red_axes.front();
+  const bool prefix = !suffix && red_axes.back() < kept_axes.front();
+
+  std::ostringstream body;
+  ExprEmitter em(s, body);
+  const std::string x = em.value(n.inputs[0], "i");
+  std::ostringstream k;
+  k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(in_shape) << " -> " << shape_str(n.shape)
+    << "\n";
+  k << "static void " << name << "(void** B) {\n" << em.pointer_decls() << out_decl(s, st.node);
+  const std::string par = "#pragma omp parallel for if (" + std::to_string(O * K) + " > " +
+                          std::to_string(kParallelThreshold) + ") schedule(static)\n";
+  if (suffix) {
+    k << par << "  for (int64_t o = 0; o < " << O << "; ++o) {\n    double acc = " << init << ";\n";
+    k << "    for (int64_t r = 0; r < " << K << "; ++r) {\n      const int64_t i = o * " << K << " + r;\n";
+    k << body.str() << "      acc = " << acc_expr("acc", x) << ";\n    }\n";
+    k << "    out[o] = " << final_expr("acc") << ";\n  }\n}\n\n";
+  } else if (prefix) {
+    // Reduce leading axes (e.g. a bias gradient over the batch): blocks of columns, each
+    // walked row by row, so the inner loop is contiguous and vectorises.
+    k << par << "  for (int64_t jb = 0; jb < " << O << "; jb += 64) {\n";
+    k << "    const int64_t je = std::min<int64_t>(" << O << ", jb + 64);\n    double acc[64];\n";
+    k << "    for (int64_t j = jb; j < je; ++j) acc[j - jb] = " << init << ";\n";
+    k << "    for (int64_t r = 0; r < " << K << "; ++r)\n      for (int64_t j = jb; j < je; ++j) {\n";
+    k << "      const int64_t i = r * " << O << " + j;\n" << body.str();
+    k << "      acc[j - jb] = " << acc_expr("acc[j - jb]", x) << ";\n    }\n";
+    k << "    for (int64_t j = jb; j < je; ++j) out[j] = " << final_expr("acc[j - jb]") << ";\n  }\n}\n\n";
+  } else {
+    const auto ist = strides_of(in_shape);
+    auto offset = [&](const std::vector<int64_t>& ax, const std::string& var) {
+      Shape sub;
+      for (int64_t a : ax) sub.push_back(in_shape[a]);
+      const auto sst = strides_of(sub);
+      std::string e = "0";
+      for (size_t j = 0; j < ax.size(); ++j)
+        e += " + ((" + var + " / " + std::to_string(sst[j]) + ") % " + std::to_string(sub[j]) + ") * " +
+             std::to_string(ist[ax[j]]);
+      return e;
+    };
+    k << par << "  for (int64_t o = 0; o < " << O << "; ++o) {\n    const int64_t base = " << offset(kept_axes, "o")
+      << ";\n    double acc = " << init << ";\n";
+    k << "    for (int64_t r = 0; r < " << K << "; ++r) {\n      const int64_t i = base + " << offset(red_axes, "r")
+      << ";\n";
+    k << body.str() << "      acc = " << acc_expr("acc", x) << ";\n    }\n";
+    k << "    out[o] = " << final_expr("acc") << ";\n  }\n}\n\n";
+  }
+  return k.str();
+}
+
+std::string matmul_call(const Schedule& s, const Step& st) {
+  const Node& n = s.graph.node(st.node);
+  const Shape a = s.graph.node(n.inputs[0]).shape;
+  const size_t r = a.size();
+  const bool ta = n.attrs.i("transpose_a") != 0, tb = n.attrs.i("transpose_b") != 0;
+  int64_t batch = 1;
+  for (size_t i = 0; i + 2 < r; ++i) batch *= a[i];
+  const int64_t m = n.shape[r - 2], nn = n.shape[r - 1], k = ta ? a[r - 2] : a[r - 1];
+  std::ostringstream c;
+  c << "  rt->matmul(" << static_cast<int>(n.dtype) << ", B[" << s.buffer_of[n.inputs[0]] << "], B["
+    << s.buffer_of[n.inputs[1]] << "], B[" << s.buffer_of[st.node] << "], " << batch << ", " << m << ", " << nn
+    << ", " << k << ", " << ta << ", " << tb << ");\n";
+  return c.str();
+}
+
+}  // namespace
+
+std::string generate_source(const Schedule& s) {
+  std::ostringstream kernels, step;
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const Step& st = s.steps[i];
+    const std::string name = "k" + std::to_string(i);
+    switch (st.kind) {
+      case StepKind::elementwise:
+        kernels << elementwise_kernel(s, st, name);
+        step << "  " << name << "(B);\n";
+        break;
+      case StepKind::reduce:
+        kernels << reduce_kernel(s, st, name);
+        step << "  " << name << "(B);\n";
+        break;
+      case StepKind::matmul: step << matmul_call(s, st); break;
+      case StepKind::fallback:
+        step << "  rt->fallback(host, " << i << ", B);  // " << op_name(s.graph.node(st.node).op) << "\n";
+        break;
+    }
+  }
+  std::ostringstream tu;
+  tu << kPrelude << "\n" << kernels.str();
+  tu << "extern \"C\" int kiln_abi_version() { return " << kAbiVersion << "; }\n\n";
+  tu << "extern \"C\" void kiln_step(const Runtime* rt, void* host, void** B) {\n"
+     << "  (void)rt;\n  (void)host;\n"
+     << step.str() << "}\n";
+  return tu.str();
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,14 @@
+// C++ code generation: one translation unit per schedule, with a kernel function per
+// fused group and a `kiln_step` entry point that runs the steps in order.
+#pragma once
+#include <string>
+
+#include "backend/cpu/schedule.h"
+
+namespace kiln::cpu {
+
+extern const char* const kPrelude;
+
+std::string generate_source(const Schedule& s);
+
+}  // namespace kiln::cpu

@@ -1,0 +1,38 @@
+// Emits the per-element C++ statements that compute one value of a fused group.
+#pragma once
+#include <sstream>
+#include <string>
+
+#include "backend/cpu/schedule.h"
+
+namespace kiln::cpu {
+
+class ExprEmitter {
+ public:
+  ExprEmitter(const Schedule& s, std::ostringstream& body) : s_(s), body_(body) {}
+
+  // The name of a C++ local holding value v at linear index `idx` (an expression in v's
+  // shape). `root` computes v itself even if it has a buffer (it is the group's output).
+  std::string value(ValueId v, const std::string& idx, bool root = false);
+
+  // Pointer declarations for the buffers the emitted code reads ("p<buffer>").
+  std::string pointer_decls() const;
+
+  static std::string storage_type(DType t);  // element type of a buffer
+  static std::string value_type(DType t);    // C++ type values are computed in
+  static std::string store(DType t, const std::string& v);  // value -> storage element
+
+ private:
+  std::string fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
+  std::string broadcast_index(const std::string& idx, const Shape& from, const Shape& to);
+  std::string load(ValueId v, const std::string& idx);
+  std::string compute(const Node& n, ValueId v, const std::string& idx);
+
+  const Schedule& s_;
+  std::ostringstream& body_;
+  int counter_ = 0;
+  std::string decls_;
+  std::vector<int> declared_;
+};
+
+}  // namespace kiln::cpu

@@ -1,0 +1,199 @@
+// The compiled executable: lowers, schedules, generates, compiles and loads a graph, then
+// runs steps by filling the buffer table and calling the generated kiln_step.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "backend/cpu/abi.h"
+#include "backend/cpu/codegen.h"
+#include "backend/cpu/loader.h"
+#include "backend/cpu/schedule.h"
+#include "backend/cpu/toolchain.h"
+#include "backend/interp/kernels.h"
+#include "backend/onednn/onednn.h"
+#include "kiln/compiler.h"
+#include "kiln/error.h"
+#include "passes/passes.h"
+
+namespace kiln {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n, int64_t k,
+               int ta, int tb) {
+  const auto t = static_cast<DType>(dtype);
+  if (t == DType::f32) {
+    onednn::matmul_f32(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), batch, m, n,
+                       k, ta, tb);
+  } else if (t == DType::bf16) {
+    onednn::matmul_bf16(static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), static_cast<uint16_t*>(c),
+                        batch, m, n, k, ta, tb);
+  } else {
+    // float16: oneDNN 2.6 has no CPU f16 matmul. Operands are already float16 values, so
+    // widening them is exact; the product accumulates in float32 and is rounded once.
+    thread_local std::vector<float> fa, fb, fc;
+    const auto* ha = static_cast<const uint16_t*>(a);
+    const auto* hb = static_cast<const uint16_t*>(b);
+    fa.resize(batch * m * k);
+    fb.resize(batch * k * n);
+    fc.resize(batch * m * n);
+    for (size_t i = 0; i < fa.size(); ++i) fa[i] = f16_bits_to_f32(ha[i]);
+    for (size_t i = 0; i < fb.size(); ++i) fb[i] = f16_bits_to_f32(hb[i]);
+    onednn::matmul_f32(fa.data(), fb.data(), fc.data(), batch, m, n, k, ta, tb);
+    auto* hc = static_cast<uint16_t*>(c);
+    for (size_t i = 0; i < fc.size(); ++i) hc[i] = f32_to_f16_bits(fc[i]);
+  }
+}
+
+class CompiledExecutable final : public Executable {
+ public:
+  CompiledExecutable(const Graph& g, const CompileOptions& options, CompileReport& report) {
+    auto t = Clock::now();
+    passes::LowerOptions lo;
+    lo.policy = options.policy;
+    lo.dump_dir = options.dump_ir_dir;
+    schedule_ = cpu::make_schedule(passes::lower(g, lo));
+    report.passes_seconds = since(t);
+
+    t = Clock::now();
+    const std::string source = cpu::generate_source(schedule_);
+    report.codegen_seconds = since(t);
+    for (const auto& st : schedule_.steps) {
+      report.kernels += st.kind == cpu::StepKind::elementwise || st.kind == cpu::StepKind::reduce;
+      report.library_calls += st.kind == cpu::StepKind::matmul;
+      report.fallback_ops += st.kind == cpu::StepKind::fallback;
+    }
+    report.arena_bytes = schedule_.arena_bytes;
+    report.unplanned_bytes = schedule_.unplanned_bytes;
+
+    const cpu::Toolchain& tc = cpu::host_toolchain();
+    report.compiler = tc.cxx + " (" + tc.identity + ")";
+    namespace fs = std::filesystem;
+    std::string tmpl = (fs::temp_directory_path() / "kiln-build-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) KILN_THROW(SystemError) << "[compiler] cannot create a build directory in " << fs::temp_directory_path();
+    const fs::path dir = tmpl;
+    const fs::path src = dir / "step.cpp", so = dir / "step.so";
+    {
+      std::ofstream out(src);
+      out << source;
+      if (!out) KILN_THROW(SystemError) << "[compiler] cannot write " << src;
+    }
+    std::string keep = options.dump_code_dir;
+    if (keep.empty())
+      if (const char* env = std::getenv("KILN_DUMP_CODE")) keep = env;
+    if (!keep.empty()) {
+      fs::create_directories(keep);
+      fs::copy_file(src, fs::path(keep) / "step.cpp", fs::copy_options::overwrite_existing);
+    }
+    t = Clock::now();
+    try {
+      cpu::compile_shared_object(tc, src.string(), so.string());
+    } catch (...) {
+      fs::remove_all(dir);
+      throw;
+    }
+    report.compile_seconds = since(t);
+    t = Clock::now();
+    object_ = std::make_unique<cpu::SharedObject>(so.string());
+    report.load_seconds = since(t);
+    fs::remove_all(dir);  // the mapping stays valid after the file is gone
+
+    arena_.resize(static_cast<size_t>(schedule_.arena_bytes / 64 + 1));
+    table_.assign(schedule_.buffers.size(), nullptr);
+    runtime_ = {cpu::kAbiVersion, &rt_matmul, &CompiledExecutable::fallback};
+  }
+
+  Fetches run(const Feeds& feeds, Variables& vars) override {
+    const Graph& g = schedule_.graph;
+    auto* arena = reinterpret_cast<std::byte*>(arena_.data());
+    for (size_t b = 0; b < schedule_.buffers.size(); ++b) {
+      const cpu::Buffer& buf = schedule_.buffers[b];
+      const Node& n = g.node(buf.node);
+      if (buf.kind == cpu::BufferKind::arena) {
+        table_[b] = arena + buf.offset;
+      } else if (buf.kind == cpu::BufferKind::feed) {
+        table_[b] = const_cast<std::byte*>(checked(n, feeds, "feed", "no value fed for placeholder").bytes());
+      } else {
+        table_[b] = checked(n, vars, "variable", "has no value (call initialize_variables) for variable").bytes();
+      }
+    }
+    object_->step()(&runtime_, this, table_.data());
+
+    Fetches out;
+    for (const Output& o : g.outputs()) out[o.name] = array_of(o.value);
+    // Assigns take effect at the end of the step: read every new value before writing any.
+    std::vector<std::pair<std::string, Array>> writes;
+    for (ValueId a : g.assigns()) writes.emplace_back(g.node(g.node(a).inputs[0]).name, array_of(g.node(a).inputs[1]));
+    for (auto& [name, value] : writes) {
+      Array& dst = vars[name];
+      std::memcpy(dst.bytes(), value.bytes(), value.nbytes());
+    }
+    return out;
+  }
+
+ private:
+  struct alignas(64) Block {
+    std::byte bytes[64];
+  };
+
+  template <class Map>
+  static const Array& checked(const Node& n, const Map& m, const char* what, const char* missing) {
+    auto it = m.find(n.name);
+    if (it == m.end()) KILN_THROW(GraphError) << "[run] " << missing << " '" << n.name << "'";
+    const Array& a = it->second;
+    if (a.dtype() != n.dtype || a.shape() != n.shape)
+      KILN_THROW(GraphError) << "[run] " << what << " '" << n.name << "' is " << dtype_name(a.dtype())
+                             << shape_str(a.shape()) << ", the graph expects " << dtype_name(n.dtype) << shape_str(n.shape);
+    return a;
+  }
+  template <class Map>
+  static Array& checked(const Node& n, Map& m, const char* what, const char* missing) {
+    return const_cast<Array&>(checked(n, static_cast<const Map&>(m), what, missing));
+  }
+
+  Array array_of(ValueId v) const {
+    const Node& n = schedule_.graph.node(v);
+    Array a = Array::uninitialized(n.dtype, n.shape);
+    std::memcpy(a.bytes(), table_[schedule_.buffer_of[v]], a.nbytes());
+    return a;
+  }
+
+  // Runs one step with the interpreter's kernel: buffers in, buffer out.
+  static void fallback(void* host, int step, void** buffers) {
+    auto* self = static_cast<CompiledExecutable*>(host);
+    const cpu::Schedule& s = self->schedule_;
+    const Node& n = s.graph.node(s.steps[step].node);
+    std::vector<Array> ins;
+    std::vector<const Array*> ptrs;
+    for (ValueId x : n.inputs) {
+      const Node& xn = s.graph.node(x);
+      Array a = Array::uninitialized(xn.dtype, xn.shape);
+      std::memcpy(a.bytes(), buffers[s.buffer_of[x]], a.nbytes());
+      ins.push_back(std::move(a));
+    }
+    for (const Array& a : ins) ptrs.push_back(&a);
+    const Array out = interp::run_kernel(n, ptrs);
+    std::memcpy(buffers[s.buffer_of[s.steps[step].node]], out.bytes(), out.nbytes());
+  }
+
+  cpu::Schedule schedule_;
+  std::unique_ptr<cpu::SharedObject> object_;
+  std::vector<Block> arena_;
+  std::vector<void*> table_;
+  cpu::Runtime runtime_{};
+};
+
+}  // namespace
+
+std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& options, CompileReport* report) {
+  CompileReport local;
+  return std::make_unique<CompiledExecutable>(g, options, report ? *report : local);
+}
+
+}  // namespace kiln

@@ -1,0 +1,30 @@
+#include "backend/cpu/loader.h"
+
+#include <dlfcn.h>
+
+#include "kiln/error.h"
+
+namespace kiln::cpu {
+
+SharedObject::SharedObject(const std::string& path) {
+  handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle_) KILN_THROW(SystemError) << "[loader] cannot load '" << path << "': " << dlerror();
+  auto abi = reinterpret_cast<int (*)()>(dlsym(handle_, "kiln_abi_version"));
+  step_ = reinterpret_cast<StepFn>(dlsym(handle_, "kiln_step"));
+  if (!abi || !step_) {
+    dlclose(handle_);
+    KILN_THROW(SystemError) << "[loader] '" << path << "' is not a kiln step (missing kiln_step/kiln_abi_version)";
+  }
+  if (abi() != kAbiVersion) {
+    const int v = abi();
+    dlclose(handle_);
+    KILN_THROW(SystemError) << "[loader] '" << path << "' was built for code ABI " << v << ", this kiln uses "
+                            << kAbiVersion;
+  }
+}
+
+SharedObject::~SharedObject() {
+  if (handle_) dlclose(handle_);
+}
+
+}  // namespace kiln::cpu

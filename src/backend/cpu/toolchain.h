@@ -1,0 +1,21 @@
+// The host C++ compiler: which one, its identity, its flags, and running it.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace kiln::cpu {
+
+struct Toolchain {
+  std::string cxx;                 // KILN_CXX, or "c++"
+  std::string identity;            // first line of `cxx --version`
+  std::vector<std::string> flags;  // for a shared object tuned to this CPU
+};
+
+// Found once per process. Throws SystemError if the compiler cannot be run.
+const Toolchain& host_toolchain();
+
+// Compiles source_path into the shared object so_path; throws SystemError carrying the
+// compiler's output on failure.
+void compile_shared_object(const Toolchain& tc, const std::string& source_path, const std::string& so_path);
+
+}  // namespace kiln::cpu

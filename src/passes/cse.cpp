@@ -1,0 +1,36 @@
+#include <map>
+#include <tuple>
+
+#include "passes/passes.h"
+#include "passes/rewrite.h"
+
+namespace kiln::passes {
+
+Graph cse(const Graph& g) {
+  Rewriter rw(g);
+  // Key: (op, remapped inputs, attributes, dtype). Shapes follow from these.
+  using Key = std::tuple<Op, std::vector<ValueId>, std::map<std::string, Attr>, DType>;
+  std::map<Key, ValueId> seen;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const auto id = static_cast<ValueId>(i);
+    const Node& n = g.node(id);
+    const bool has_identity = n.op == Op::placeholder || n.op == Op::variable || n.op == Op::assign;
+    if (has_identity) {
+      rw.copy(id);
+      continue;
+    }
+    std::vector<ValueId> ins;
+    for (ValueId x : n.inputs) ins.push_back(rw.mapped(x));
+    Key key{n.op, ins, n.attrs.items(), n.dtype};
+    auto it = seen.find(key);
+    if (it != seen.end()) {
+      rw.alias(id, it->second);
+      carry_name(rw.out(), n, it->second);
+    } else {
+      seen.emplace(std::move(key), rw.copy(id));
+    }
+  }
+  return rw.finish();
+}
+
+}  // namespace kiln::passes

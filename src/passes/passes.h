@@ -1,0 +1,43 @@
+// Graph-to-graph passes, one per file, run in order by lower() (pipeline.cpp).
+// Each takes a verified graph and returns a new verified graph with the same outputs,
+// the same assigns and the same names on placeholders, variables and outputs.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kiln/graph.h"
+#include "kiln/precision.h"
+
+namespace kiln::passes {
+
+// Removes nodes that neither an output nor an assign needs.
+Graph dce(const Graph& g);
+
+// Merges nodes that compute the same thing: same op, inputs and attributes (sources
+// other than constants and assigns are never merged: they have identity).
+Graph cse(const Graph& g);
+
+// Local rewrites that make the graph cheaper and never change a value: casts to the
+// same type, double casts that widen then narrow back exactly, x*1, x+0, x-0, x/1,
+// reshape of reshape, stop_gradient (only matters to autodiff), broadcast_to and reshape
+// to the same shape.
+Graph simplify(const Graph& g);
+
+// Inserts casts so that each op computes in the type the policy gives it: under
+// mixed_bfloat16/mixed_float16, ops marked Low in the op table (matmul, conv) take the low
+// type; Follow ops stay low when their float inputs are; Keep ops (exp, log, reductions,
+// losses) compute in float32. Variables stay float32 and are cast once at their first use,
+// the cast shared by all uses; values written by assign and graph outputs keep their
+// original type. `original` and `force_fp32` return the graph unchanged.
+Graph apply_precision(const Graph& g, PrecisionPolicy policy);
+
+struct LowerOptions {
+  PrecisionPolicy policy = PrecisionPolicy::original;
+  std::string dump_dir;  // non-empty: write the IR after each pass (also KILN_DUMP_IR)
+};
+
+// The single ordered list of passes: verify -> precision -> simplify -> CSE -> DCE.
+// The verifier runs after every pass in debug builds.
+Graph lower(const Graph& g, const LowerOptions& options);
+
+}  // namespace kiln::passes

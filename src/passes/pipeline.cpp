@@ -1,0 +1,46 @@
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "kiln/error.h"
+#include "kiln/text.h"
+#include "passes/passes.h"
+
+namespace kiln::passes {
+namespace {
+
+void dump(const std::string& dir, int index, const char* name, const Graph& g) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string path = dir + "/" + std::to_string(index) + "-" + name + ".kir";
+  std::ofstream out(path);
+  if (!out) KILN_THROW(SystemError) << "[KILN_DUMP_IR] cannot write '" << path << "'";
+  out << print_graph(g);
+}
+
+}  // namespace
+
+Graph lower(const Graph& input, const LowerOptions& options) {
+  std::string dir = options.dump_dir;
+  if (dir.empty())
+    if (const char* env = std::getenv("KILN_DUMP_IR")) dir = env;
+  verify(input);
+  Graph g = input;
+  int index = 0;
+  dump(dir, index++, "input", g);
+  auto step = [&](const char* name, auto&& pass) {
+    g = pass(g);
+#ifndef NDEBUG
+    verify(g);
+#endif
+    dump(dir, index++, name, g);
+  };
+  step("precision", [&](const Graph& x) { return apply_precision(x, options.policy); });
+  step("simplify", simplify);
+  step("cse", cse);
+  step("dce", dce);
+  return g;
+}
+
+}  // namespace kiln::passes

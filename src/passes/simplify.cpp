@@ -1,0 +1,80 @@
+#include "passes/passes.h"
+#include "passes/rewrite.h"
+
+namespace kiln::passes {
+namespace {
+
+bool is_constant(const Node& n, double v) { return n.op == Op::constant && n.attrs.f("value") == v; }
+
+// Does every value of `narrow` survive a round trip through `wide` exactly?
+bool widens_exactly(DType narrow, DType wide) {
+  if (narrow == wide) return true;
+  if (wide == DType::f32) return narrow == DType::f16 || narrow == DType::bf16;
+  if (wide == DType::i64) return narrow == DType::i32 || narrow == DType::boolean;
+  if (wide == DType::i32) return narrow == DType::boolean;
+  return false;
+}
+
+}  // namespace
+
+Graph simplify(const Graph& g) {
+  Rewriter rw(g);
+  Graph& out = rw.out();
+  for (size_t i = 0; i < g.size(); ++i) {
+    const auto id = static_cast<ValueId>(i);
+    const Node& n = g.node(id);
+    auto in = [&](size_t k) { return rw.mapped(n.inputs[k]); };
+    auto same_as_input = [&](size_t k) {  // the node can be replaced by input k
+      const Node& x = out.node(in(k));
+      return x.dtype == n.dtype && x.shape == n.shape;
+    };
+    ValueId replacement = -1;
+    switch (n.op) {
+      case Op::stop_gradient: replacement = in(0); break;
+      case Op::cast: {
+        const Node& x = out.node(in(0));
+        if (x.dtype == n.dtype) {
+          replacement = in(0);
+        } else if (x.op == Op::cast) {
+          const DType orig = out.node(x.inputs[0]).dtype;
+          if (orig == n.dtype && widens_exactly(orig, x.dtype)) replacement = x.inputs[0];
+        }
+        break;
+      }
+      case Op::mul:
+        if (is_constant(out.node(in(1)), 1) && same_as_input(0)) replacement = in(0);
+        else if (is_constant(out.node(in(0)), 1) && same_as_input(1)) replacement = in(1);
+        break;
+      case Op::add:
+        if (is_constant(out.node(in(1)), 0) && same_as_input(0)) replacement = in(0);
+        else if (is_constant(out.node(in(0)), 0) && same_as_input(1)) replacement = in(1);
+        break;
+      case Op::sub:
+        if (is_constant(out.node(in(1)), 0) && same_as_input(0)) replacement = in(0);
+        break;
+      case Op::div:
+        if (is_constant(out.node(in(1)), 1) && same_as_input(0)) replacement = in(0);
+        break;
+      case Op::reshape:
+      case Op::broadcast_to:
+        if (same_as_input(0)) {
+          replacement = in(0);
+        } else if (n.op == Op::reshape && out.node(in(0)).op == Op::reshape) {
+          Node r = n;
+          r.inputs = {out.node(in(0)).inputs[0]};
+          replacement = out.add_unchecked(std::move(r));
+        }
+        break;
+      default: break;
+    }
+    if (replacement >= 0) {
+      rw.alias(id, replacement);
+      carry_name(out, n, replacement);
+    } else {
+      rw.copy(id);
+    }
+  }
+  return rw.finish();
+}
+
+}  // namespace kiln::passes
