@@ -13,29 +13,37 @@ namespace {
 // Work below this many elements runs on one thread: forking costs more than it saves.
 constexpr int64_t kParallelThreshold = 16384;
 
-std::string out_decl(const Schedule& s, ValueId v) {
+std::string out_decl(const Schedule& s, ValueId v, const std::string& name = "out") {
   const int b = s.buffer_of[v];
   const std::string t = ExprEmitter::storage_type(s.graph.node(v).dtype);
-  return "  " + t + "* __restrict out = static_cast<" + t + "*>(B[" + std::to_string(b) + "]);\n";
+  return "  " + t + "* __restrict " + name + " = static_cast<" + t + "*>(B[" + std::to_string(b) + "]);\n";
 }
 
+// One loop computing every root of the step; all stores come after all loads of an
+// iteration, so a root may overwrite (in place) a value another root still reads.
 std::string elementwise_kernel(const Schedule& s, const Step& st, const std::string& name) {
-  const Node& n = s.graph.node(st.node);
   std::ostringstream body;
   ExprEmitter em(s, body);
-  const std::string v = em.value(st.node, "i", true);
-  const int64_t count = numel(n.shape);
-  std::ostringstream k;
-  k << "// " << op_name(n.op) << " -> " << dtype_name(n.dtype) << shape_str(n.shape) << "\n";
-  k << "static void " << name << "(void** B) {\n" << em.pointer_decls() << out_decl(s, st.node);
+  std::vector<std::string> values;
+  for (ValueId r : st.roots) values.push_back(em.value(r, "i", true));
+  const int64_t count = numel(s.graph.node(st.node()).shape);
+  std::ostringstream k, outs, stores;
+  for (size_t j = 0; j < st.roots.size(); ++j) {
+    const Node& n = s.graph.node(st.roots[j]);
+    const std::string out = "out" + std::to_string(j);
+    k << "// " << op_name(n.op) << " -> " << dtype_name(n.dtype) << shape_str(n.shape)
+      << (s.buffers[s.buffer_of[st.roots[j]]].kind == BufferKind::variable_in_place ? " (in place)" : "") << "\n";
+    outs << out_decl(s, st.roots[j], out);
+    stores << "      " << out << "[i] = " << ExprEmitter::store(n.dtype, values[j]) << ";\n";
+  }
+  k << "static void " << name << "(void** B) {\n" << em.pointer_decls() << outs.str();
   k << "#pragma omp parallel for simd if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
-  k << "  for (int64_t i = 0; i < " << count << "; ++i) {\n" << body.str();
-  k << "      out[i] = " << ExprEmitter::store(n.dtype, v) << ";\n  }\n}\n\n";
+  k << "  for (int64_t i = 0; i < " << count << "; ++i) {\n" << body.str() << stores.str() << "  }\n}\n\n";
   return k.str();
 }
 
 std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& name) {
-  const Node& n = s.graph.node(st.node);
+  const Node& n = s.graph.node(st.node());
   const Shape in_shape = s.graph.node(n.inputs[0]).shape;
   std::set<int64_t> axes;
   for (int64_t a : n.attrs.ints("axes")) axes.insert(a);
@@ -70,7 +78,7 @@ std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& 
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(in_shape) << " -> " << shape_str(n.shape)
     << "\n";
-  k << "static void " << name << "(void** B) {\n" << em.pointer_decls() << out_decl(s, st.node);
+  k << "static void " << name << "(void** B) {\n" << em.pointer_decls() << out_decl(s, st.node());
   const std::string par = "#pragma omp parallel for if (" + std::to_string(O * K) + " > " +
                           std::to_string(kParallelThreshold) + ") schedule(static)\n";
   if (suffix) {
@@ -111,7 +119,7 @@ std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& 
 }
 
 std::string matmul_call(const Schedule& s, const Step& st) {
-  const Node& n = s.graph.node(st.node);
+  const Node& n = s.graph.node(st.node());
   const Shape a = s.graph.node(n.inputs[0]).shape;
   const size_t r = a.size();
   const bool ta = n.attrs.i("transpose_a") != 0, tb = n.attrs.i("transpose_b") != 0;
@@ -120,7 +128,7 @@ std::string matmul_call(const Schedule& s, const Step& st) {
   const int64_t m = n.shape[r - 2], nn = n.shape[r - 1], k = ta ? a[r - 2] : a[r - 1];
   std::ostringstream c;
   c << "  rt->matmul(" << static_cast<int>(n.dtype) << ", B[" << s.buffer_of[n.inputs[0]] << "], B["
-    << s.buffer_of[n.inputs[1]] << "], B[" << s.buffer_of[st.node] << "], " << batch << ", " << m << ", " << nn
+    << s.buffer_of[n.inputs[1]] << "], B[" << s.buffer_of[st.node()] << "], " << batch << ", " << m << ", " << nn
     << ", " << k << ", " << ta << ", " << tb << ");\n";
   return c.str();
 }
@@ -143,7 +151,7 @@ std::string generate_source(const Schedule& s) {
         break;
       case StepKind::matmul: step << matmul_call(s, st); break;
       case StepKind::fallback:
-        step << "  rt->fallback(host, " << i << ", B);  // " << op_name(s.graph.node(st.node).op) << "\n";
+        step << "  rt->fallback(host, " << i << ", B);  // " << op_name(s.graph.node(st.node()).op) << "\n";
         break;
     }
   }

@@ -95,11 +95,13 @@ std::string ExprEmitter::load(ValueId v, const std::string& idx) {
 }
 
 std::string ExprEmitter::value(ValueId v, const std::string& idx, bool root) {
+  const auto key = std::make_pair(v, idx);
+  if (auto it = known_.find(key); it != known_.end()) return it->second;
   const Node& n = s_.graph.node(v);
   std::string e = (!root && s_.has_buffer(v)) ? load(v, idx) : compute(n, v, idx);
   const std::string name = fresh("t");
   body_ << "      const " << value_type(n.dtype) << " " << name << " = " << e << ";\n";
-  return name;
+  return known_[key] = name;
 }
 
 std::string ExprEmitter::compute(const Node& n, ValueId, const std::string& idx) {

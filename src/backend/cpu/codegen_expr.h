@@ -1,7 +1,9 @@
 // Emits the per-element C++ statements that compute one value of a fused group.
 #pragma once
+#include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "backend/cpu/schedule.h"
 
@@ -33,6 +35,8 @@ class ExprEmitter {
   int counter_ = 0;
   std::string decls_;
   std::vector<int> declared_;
+  // Values already computed in this loop body, by (value, index expression).
+  std::map<std::pair<ValueId, std::string>, std::string> known_;
 };
 
 }  // namespace kiln::cpu

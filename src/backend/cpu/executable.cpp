@@ -117,6 +117,8 @@ class CompiledExecutable final : public Executable {
       const Node& n = g.node(buf.node);
       if (buf.kind == cpu::BufferKind::arena) {
         table_[b] = arena + buf.offset;
+      } else if (buf.kind == cpu::BufferKind::variable_in_place) {
+        table_[b] = checked(g.node(buf.variable), vars, "variable", "has no value for variable").bytes();
       } else if (buf.kind == cpu::BufferKind::feed) {
         table_[b] = const_cast<std::byte*>(checked(n, feeds, "feed", "no value fed for placeholder").bytes());
       } else {
@@ -129,7 +131,8 @@ class CompiledExecutable final : public Executable {
     for (const Output& o : g.outputs()) out[o.name] = array_of(o.value);
     // Assigns take effect at the end of the step: read every new value before writing any.
     std::vector<std::pair<std::string, Array>> writes;
-    for (ValueId a : g.assigns()) writes.emplace_back(g.node(g.node(a).inputs[0]).name, array_of(g.node(a).inputs[1]));
+    for (ValueId a : g.assigns())
+      if (!schedule_.in_place(a)) writes.emplace_back(g.node(g.node(a).inputs[0]).name, array_of(g.node(a).inputs[1]));
     for (auto& [name, value] : writes) {
       Array& dst = vars[name];
       std::memcpy(dst.bytes(), value.bytes(), value.nbytes());
@@ -168,7 +171,7 @@ class CompiledExecutable final : public Executable {
   static void fallback(void* host, int step, void** buffers) {
     auto* self = static_cast<CompiledExecutable*>(host);
     const cpu::Schedule& s = self->schedule_;
-    const Node& n = s.graph.node(s.steps[step].node);
+    const Node& n = s.graph.node(s.steps[step].node());
     std::vector<Array> ins;
     std::vector<const Array*> ptrs;
     for (ValueId x : n.inputs) {
@@ -179,7 +182,7 @@ class CompiledExecutable final : public Executable {
     }
     for (const Array& a : ins) ptrs.push_back(&a);
     const Array out = interp::run_kernel(n, ptrs);
-    std::memcpy(buffers[s.buffer_of[s.steps[step].node]], out.bytes(), out.nbytes());
+    std::memcpy(buffers[s.buffer_of[s.steps[step].node()]], out.bytes(), out.nbytes());
   }
 
   cpu::Schedule schedule_;

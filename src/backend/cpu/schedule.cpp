@@ -17,7 +17,83 @@ bool inlinable(const Node& n) {
 
 bool is_reduction(Op op) { return op == Op::reduce_sum || op == Op::reduce_mean || op == Op::reduce_max; }
 
+// Steps (by index) that read the buffer of v.
+std::vector<size_t> readers(const Schedule& s, ValueId v) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < s.steps.size(); ++k)
+    for (ValueId r : s.steps[k].reads)
+      if (r == v) out.push_back(k);
+  return out;
+}
+
+// Vertical multi-output fusion: an elementwise step whose first reader is an elementwise
+// step over the same number of elements joins that step; moving it later is safe since
+// nothing reads it in between. Repeats along chains.
+void merge_elementwise(Schedule& s) {
+  std::vector<bool> gone(s.steps.size(), false);
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    Step& st = s.steps[i];
+    if (st.kind != StepKind::elementwise) continue;
+    const int64_t count = numel(s.graph.node(st.node()).shape);
+    size_t first = s.steps.size();
+    for (ValueId root : st.roots)
+      for (size_t k : readers(s, root))
+        if (k > i) first = std::min(first, k);
+    if (first == s.steps.size()) continue;
+    Step& next = s.steps[first];
+    if (next.kind != StepKind::elementwise || numel(s.graph.node(next.node()).shape) != count) continue;
+    std::vector<ValueId> roots = st.roots;
+    roots.insert(roots.end(), next.roots.begin(), next.roots.end());
+    std::vector<ValueId> reads;
+    for (const auto* list : {&st.reads, &next.reads})
+      for (ValueId r : *list)
+        if (std::find(roots.begin(), roots.end(), r) == roots.end() &&
+            std::find(reads.begin(), reads.end(), r) == reads.end())
+          reads.push_back(r);
+    next.roots = std::move(roots);
+    next.reads = std::move(reads);
+    gone[i] = true;
+  }
+  std::vector<Step> kept;
+  for (size_t i = 0; i < s.steps.size(); ++i)
+    if (!gone[i]) kept.push_back(std::move(s.steps[i]));
+  s.steps = std::move(kept);
+}
+
+// An assign's new value can be written into the variable's own storage when it is
+// computed by an elementwise loop over the variable's elements, no later step reads the
+// old value, and the variable is not itself an output. The loop reads everything it
+// needs at an index before storing at that index (codegen stores last), so the old value
+// is still read correctly by the step that overwrites it.
+void write_assigns_in_place(Schedule& s) {
+  const Graph& g = s.graph;
+  std::vector<bool> is_output(g.size(), false);
+  for (const Output& o : g.outputs()) is_output[o.value] = true;
+  for (ValueId a : g.assigns()) {
+    const ValueId var = g.node(a).inputs[0], value = g.node(a).inputs[1];
+    const int b = s.buffer_of[value];
+    if (b < 0 || s.buffers[b].kind != BufferKind::arena || is_output[var]) continue;
+    size_t at = s.steps.size();
+    for (size_t k = 0; k < s.steps.size(); ++k)
+      for (ValueId r : s.steps[k].roots)
+        if (r == value) at = k;
+    if (at == s.steps.size() || s.steps[at].kind != StepKind::elementwise) continue;
+    if (numel(g.node(value).shape) != numel(g.node(var).shape)) continue;
+    bool later_reader = false;
+    for (size_t k : readers(s, var)) later_reader = later_reader || k > at;
+    if (later_reader) continue;
+    s.buffers[b].kind = BufferKind::variable_in_place;
+    s.buffers[b].variable = var;
+  }
+}
+
 }  // namespace
+
+bool Schedule::in_place(ValueId assign) const {
+  const int b = buffer_of[graph.node(assign).inputs[1]];
+  return b >= 0 && buffers[b].kind == BufferKind::variable_in_place &&
+         buffers[b].variable == graph.node(assign).inputs[0];
+}
 
 int Schedule::kernel_count() const {
   int k = 0;
@@ -91,16 +167,18 @@ Schedule make_schedule(Graph lowered) {
                   : is_reduction(node.op)    ? StepKind::reduce
                   : node.op == Op::matmul    ? StepKind::matmul
                                              : StepKind::fallback;
-    s.steps.push_back({sk, id, {}});
+    s.steps.push_back({sk, {id}, {}});
   }
-  for (Step& st : s.steps) st.reads = leaves_of(s, st.node);
+  for (Step& st : s.steps) st.reads = leaves_of(s, st.node());
+  merge_elementwise(s);
+  write_assigns_in_place(s);
 
   // Memory planning: a buffer lives from the step that writes it to the last step that
   // reads it (outputs and assigned values to the end); first-fit in one arena.
   const int end = static_cast<int>(s.steps.size());
   std::vector<int> def(s.buffers.size(), -1), last(s.buffers.size(), -1);
   for (int k = 0; k < end; ++k) {
-    def[s.buffer_of[s.steps[k].node]] = k;
+    for (ValueId r : s.steps[k].roots) def[s.buffer_of[r]] = k;
     for (ValueId r : s.steps[k].reads) last[s.buffer_of[r]] = std::max(last[s.buffer_of[r]], k);
   }
   for (const Output& o : g.outputs()) last[s.buffer_of[o.value]] = end;
@@ -112,20 +190,23 @@ Schedule make_schedule(Graph lowered) {
   };
   std::vector<Live> live;
   for (int k = 0; k < end; ++k) {
-    const int b = s.buffer_of[s.steps[k].node];
-    const int64_t bytes = (s.buffers[b].bytes + 63) / 64 * 64;
-    s.unplanned_bytes += bytes;
     // Free what died before this step (a step's inputs stay live while it writes).
     live.erase(std::remove_if(live.begin(), live.end(), [&](const Live& l) { return l.last < k; }), live.end());
-    std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) { return a.offset < b.offset; });
-    int64_t at = 0;
-    for (const Live& l : live) {
-      if (l.offset - at >= bytes) break;
-      at = std::max(at, l.offset + l.bytes);
+    for (ValueId root : s.steps[k].roots) {
+      const int b = s.buffer_of[root];
+      if (s.buffers[b].kind != BufferKind::arena) continue;
+      const int64_t bytes = (s.buffers[b].bytes + 63) / 64 * 64;
+      s.unplanned_bytes += bytes;
+      std::sort(live.begin(), live.end(), [](const Live& x, const Live& y) { return x.offset < y.offset; });
+      int64_t at = 0;
+      for (const Live& l : live) {
+        if (l.offset - at >= bytes) break;
+        at = std::max(at, l.offset + l.bytes);
+      }
+      s.buffers[b].offset = at;
+      live.push_back({at, bytes, std::max(last[b], k)});
+      s.arena_bytes = std::max(s.arena_bytes, at + bytes);
     }
-    s.buffers[b].offset = at;
-    live.push_back({at, bytes, std::max(last[b], k)});
-    s.arena_bytes = std::max(s.arena_bytes, at + bytes);
   }
   return s;
 }

@@ -18,17 +18,29 @@ enum class StepKind {
 
 struct Step {
   StepKind kind;
-  ValueId node;                // the value this step writes
-  std::vector<ValueId> reads;  // values with buffers that it reads
+  // The values this step writes. Several only for elementwise steps: loops over the same
+  // number of elements where each later root reads the earlier ones at the same index
+  // (e.g. a momentum slot and the variable it updates), computed in one pass.
+  std::vector<ValueId> roots;
+  std::vector<ValueId> reads;  // values with buffers that it reads (roots excluded)
+  ValueId node() const { return roots.back(); }
 };
 
-enum class BufferKind { feed, variable, arena };
+enum class BufferKind {
+  feed,
+  variable,
+  arena,
+  // The new value of a variable written straight into the variable's storage: nothing
+  // reads the old value after the step that computes it (see make_schedule).
+  variable_in_place,
+};
 
 struct Buffer {
   ValueId node;
   BufferKind kind;
   int64_t bytes;
   int64_t offset = 0;  // arena buffers: offset in the arena
+  ValueId variable = -1;  // variable_in_place: the variable node whose storage it is
 };
 
 struct Schedule {
@@ -40,6 +52,8 @@ struct Schedule {
   int64_t unplanned_bytes = 0;       // sum of all arena buffers, as if none were reused
 
   bool has_buffer(ValueId v) const { return buffer_of[v] >= 0; }
+  // Is the assign's new value written in place (so there is nothing to copy after the step)?
+  bool in_place(ValueId assign) const;
   int kernel_count() const;          // elementwise + reduce steps
 };
 
