@@ -20,9 +20,12 @@ ModelFn mlp_model(std::vector<int64_t> hidden, int64_t classes, int64_t seed) {
   };
 }
 
+std::vector<std::string> model_names() { return {"mlp", "cnn"}; }
+
 ModelFn make_model(const std::string& name, int64_t seed) {
   if (name == "mlp") return mlp_model({1024, 1024}, 10, seed);
-  KILN_THROW(ConfigError) << "[model] unknown model '" << name << "'; valid: mlp";
+  if (name == "cnn") return cnn_model(CnnShape{}, seed);
+  KILN_THROW(ConfigError) << "[model] unknown model '" << name << "'; valid: mlp, cnn";
 }
 
 }  // namespace kiln

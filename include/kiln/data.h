@@ -7,6 +7,7 @@
 // "[data] ", names the file or call, says what is wrong and what was expected.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,11 @@ class Batcher {
   // Back to the start of epoch 0 (e.g. to evaluate again).
   void reset();
 
+  // Positions the batcher as if next() had been called `batches` times since reset(), in
+  // O(1) for drop_remainder batchers (a resumed run continues with the batch an
+  // uninterrupted run would have seen). Single-pass batchers past the end stay at the end.
+  void seek(int64_t batches);
+
   // The epoch (0-based) of the batch most recently returned; 0 before the first.
   int64_t epoch() const { return epoch_; }
   // Batches per epoch: floor(N/B) with drop_remainder, ceil(N/B) without.
@@ -139,5 +145,30 @@ class Batcher {
   int64_t epoch_ = 0;
   int64_t pos_ = 0;  // next position in order_
 };
+
+// ---------------------------------------------------------------------------------------
+// Batch sources: what an Estimator's input_fn returns
+// ---------------------------------------------------------------------------------------
+
+// A stream of batches. next() fills `out` and returns true, or returns false at the end.
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  virtual bool next(Batch& out) = 0;
+  // Drops the next `batches` batches (a resumed run skips what it already trained on).
+  // The default calls next(); sources that can do better override it.
+  virtual void skip(int64_t batches);
+};
+
+// Batches of a dataset the source shares ownership of (so an input_fn can return it
+// without dangling). Throws what Batcher's constructor throws.
+std::unique_ptr<BatchSource> batches(std::shared_ptr<const Dataset> data, BatcherOptions options);
+
+// Runs `inner` on a background thread that keeps up to `depth` batches ready, so loading
+// and copying overlap the training step. The batches and their order are exactly those of
+// `inner` (one producer, FIFO): same seed, same batches. An exception in the producer is
+// rethrown by next(). skip() before the first next() is forwarded to inner (O(1) for a
+// dataset source). Destroying the prefetcher stops and joins the thread.
+std::unique_ptr<BatchSource> prefetch(std::unique_ptr<BatchSource> inner, int depth = 2);
 
 }  // namespace kiln::data

@@ -1,11 +1,13 @@
 // Built-in models, written with the public builder API (examples a user would copy).
-// A model maps a batch of features to logits; its variables are named by layer
-// ("dense0/kernel", ...) so that graphs built for different batch sizes share weights.
+// A network maps a batch of features to logits; its variables are named by layer
+// ("dense0/kernel", "conv0/filter", ...) so that graphs built for different batch sizes
+// share weights. classifier_model_fn turns a network into an Estimator model_fn.
 #pragma once
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "kiln/estimator.h"
 #include "kiln/ops.h"
 
 namespace kiln {
@@ -18,7 +20,29 @@ ModelFn mlp_model(std::vector<int64_t> hidden, int64_t classes, int64_t seed);
 // A fully connected layer: relu optional. Variables "<name>/kernel" [in,out] and "<name>/bias".
 Tensor dense(const Tensor& x, int64_t units, const std::string& name, int64_t seed, bool relu_after);
 
-// By name: "mlp" (784-1024-1024-10). Throws ConfigError listing the valid names.
+// A 3x3 convolution, stride 1, "same" padding (1 pixel of zeros), then bias and ReLU.
+// x NCHW; variables "<name>/filter" [out, in, 3, 3] (He-uniform) and "<name>/bias" [out].
+Tensor conv3x3_relu(const Tensor& x, int64_t out_channels, const std::string& name, int64_t seed);
+
+struct CnnShape {
+  int64_t channels = 1, height = 28, width = 28;  // features [B, C*H*W] are reshaped to NCHW
+  int64_t conv1 = 32, conv2 = 64, dense = 128, classes = 10;
+};
+// conv3x3(conv1) -> ReLU -> max-pool 2 -> conv3x3(conv2) -> ReLU -> max-pool 2 ->
+// dense(dense) -> ReLU -> dense(classes). Convolutions use "same" padding, so 28x28
+// becomes 14x14 and then 7x7 (the flattened size is conv2*7*7 = 3136 for the defaults);
+// the pools are 2x2, stride 2, and floor odd sizes.
+ModelFn cnn_model(CnnShape shape, int64_t seed);
+
+// By name: "mlp" (784-1024-1024-10) or "cnn" (the default CnnShape). ConfigError listing
+// the valid names otherwise.
 ModelFn make_model(const std::string& name, int64_t seed);
+std::vector<std::string> model_names();
+
+// An Estimator model_fn for classification with `net`: loss = mean sparse softmax
+// cross-entropy; train_op = the optimizer of params "optimizer" (sgd, momentum, adam;
+// default momentum) with "learning_rate" (default 0.05); predictions "classes" (argmax,
+// i64) and "probabilities" (softmax); eval metric "accuracy".
+ModelFunction classifier_model_fn(ModelFn net);
 
 }  // namespace kiln

@@ -34,6 +34,24 @@ void Batcher::start_epoch(int64_t epoch) {
 
 void Batcher::reset() { start_epoch(0); }
 
+void Batcher::seek(int64_t batches) {
+  reset();
+  if (batches <= 0) return;
+  if (!options_.drop_remainder || options_.single_pass) {
+    Batch scratch;
+    for (int64_t i = 0; i < batches && next(scratch); ++i) {
+    }
+    return;
+  }
+  const int64_t per_epoch = batches_per_epoch();
+  // next() starts epoch e+1 lazily when the current one runs out; after exactly k*per_epoch
+  // batches the batcher sits at the end of epoch k-1, which is what we reproduce.
+  const int64_t epoch = (batches - 1) / per_epoch;
+  const int64_t in_epoch = batches - epoch * per_epoch;
+  start_epoch(epoch);
+  pos_ = in_epoch * options_.batch_size;
+}
+
 int64_t Batcher::batches_per_epoch() const {
   const int64_t n = data_.size(), b = options_.batch_size;
   return options_.drop_remainder ? n / b : (n + b - 1) / b;

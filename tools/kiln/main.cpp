@@ -1,13 +1,24 @@
 // The kiln command: `kiln train`, and later `kiln cache`, `kiln bench`.
 #include <malloc.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
+#include "kiln/checkpoint.h"
 #include "kiln/error.h"
 #include "kiln/train_command.h"
+
+namespace {
+void report(const std::exception& e) {
+  // On a terminal the live progress line may still be open: end it first.
+  if (::isatty(STDOUT_FILENO) == 1) std::fputs("\n", stdout);
+  std::fflush(stdout);
+  std::cerr << "kiln: error: " << e.what() << "\n";
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   // A training step allocates and frees the same large buffers every step. Keep them in
@@ -34,10 +45,14 @@ int main(int argc, char** argv) {
   try {
     if (train.selected()) return train.run();
   } catch (const kiln::ConfigError& e) {
-    std::cerr << "kiln: error: " << e.what() << "\n";
+    report(e);
+    return 2;
+  } catch (const kiln::CheckpointError& e) {
+    // A checkpoint or model_dir that cannot be used is bad input, like a bad option.
+    report(e);
     return 2;
   } catch (const kiln::Error& e) {
-    std::cerr << "kiln: error: " << e.what() << "\n";
+    report(e);
     return 1;
   }
   return 0;

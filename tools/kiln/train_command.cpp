@@ -1,8 +1,15 @@
 #include "kiln/train_command.h"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -10,28 +17,40 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/backend.h"
 #include "kiln/error.h"
-#include "kiln/precision.h"
+#include "kiln/estimator.h"
+#include "kiln/models.h"
+#include "kiln/progress_hook.h"
 #include "kiln/run_config_options.h"
 
 namespace kiln::cli {
 namespace {
 
-// Writes JSON Lines records; a file that cannot be opened is reported before training.
+// JSON Lines records. The file is created at the first record, so a run that fails on
+// bad input overwrites nothing; whether it can be created is checked up front.
 class MetricsWriter {
  public:
-  explicit MetricsWriter(const std::string& path) {
-    if (path.empty()) return;
-    out_.open(path, std::ios::trunc);
-    if (!out_) KILN_THROW(ConfigError) << "[metrics_out] cannot open '" << path << "' for writing";
+  explicit MetricsWriter(std::string path) : path_(std::move(path)) {
+    if (path_.empty()) return;
+    const auto parent = std::filesystem::path(path_).parent_path();
+    const std::string dir = parent.empty() ? "." : parent.string();
+    if (::access(dir.c_str(), W_OK) != 0 || std::filesystem::is_directory(path_))
+      KILN_THROW(ConfigError) << "[metrics_out] cannot write '" << path_ << "': "
+                              << (std::filesystem::is_directory(path_) ? "it is a directory" : std::strerror(errno));
   }
   void write(const nlohmann::json& record) {
-    if (!out_.is_open()) return;
+    if (path_.empty()) return;
+    if (!out_.is_open()) {
+      out_.open(path_, std::ios::trunc);
+      if (!out_) KILN_THROW(SystemError) << "[metrics_out] cannot open '" << path_ << "' for writing";
+    }
     out_ << record.dump() << "\n";
     out_.flush();
   }
 
  private:
+  std::string path_;
   std::ofstream out_;
 };
 
@@ -60,108 +79,169 @@ CLI::Validator positive_real() {
       "REAL>0");
 }
 
+// Ctrl-C: the first one asks the Estimator to stop after the current step (it then writes
+// the checkpoint); a second one kills the process the usual way.
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) {
+  g_interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);
+}
+
 }  // namespace
 
 TrainCommand::TrainCommand(CLI::App& parent) {
+  backend_ = default_backend();
   cmd_ = parent.add_subcommand("train", "Train a model on Fashion-MNIST and evaluate it on the test set");
-  cmd_->add_option("--model", model_, "Model to train")->check(CLI::IsMember({"mlp"}))->capture_default_str();
+  cmd_->add_option("--model", model_, "Model to train")->check(CLI::IsMember(model_names()))->capture_default_str();
   cmd_->add_option("--data", data_dir_, "Directory holding the Fashion-MNIST IDX files")->capture_default_str();
-  cmd_->add_option("--steps", options_.steps, "Training steps")->check(whole_number(0))->capture_default_str();
-  cmd_->add_option("--batch-size", options_.batch_size, "Examples per step")
+  cmd_->add_option("--steps", steps_, "Global step to train to (a resumed run counts the steps already done)")
       ->check(whole_number(1))
       ->capture_default_str();
-  cmd_->add_option("--learning-rate", options_.learning_rate, "Learning rate")
-      ->check(positive_real())
-      ->capture_default_str();
-  cmd_->add_option("--optimizer", options_.optimizer, "Optimizer")
+  cmd_->add_option("--batch-size", batch_size_, "Examples per step")->check(whole_number(1))->capture_default_str();
+  cmd_->add_option("--learning-rate", learning_rate_, "Learning rate")->check(positive_real())->capture_default_str();
+  cmd_->add_option("--optimizer", optimizer_, "Optimizer")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
       ->capture_default_str();
-  cmd_->add_option("--seed", options_.seed, "Seed of initialisation and shuffling")->check(whole_number(0))->capture_default_str();
-  cmd_->add_option("--backend", backend_, "Execution backend")->check(CLI::IsMember({"interp"}))->capture_default_str();
-  cmd_->add_option("--log-every", options_.log_every, "Steps between progress lines (0: none)")
+  cmd_->add_option("--seed", seed_, "Seed of initialisation and shuffling")->check(whole_number(0))->capture_default_str();
+  cmd_->add_option("--backend", backend_, "Execution backend")
+      ->check(CLI::IsMember(backend_names()))
+      ->capture_default_str();
+  cmd_->add_option("--log-every", log_every_, "Steps between progress records and plain progress lines (0: none)")
+      ->check(whole_number(0))
+      ->capture_default_str();
+  cmd_->add_option("--eval-every", eval_every_, "Evaluate on the test set every N steps (0: only at the end)")
       ->check(whole_number(0))
       ->capture_default_str();
   cmd_->add_option("--train-limit", train_limit_, "Use only the first N training examples (0: all)")
       ->check(whole_number(0));
   cmd_->add_option("--metrics-out", metrics_out_, "Write JSON Lines metrics to this file");
+  cmd_->add_flag("--quiet,-q", quiet_, "Print only the final summary and errors");
   cmd_->add_flag("--dry-run", dry_run_,
                  "Validate the whole configuration, print the effective settings and exit (0 if valid, 2 if not)");
   add_run_config_options(*cmd_, config_);
 }
 
-// Settings that are validated but whose feature this build does not have yet are refused
-// rather than silently ignored.
-void TrainCommand::refuse_unbuilt_features() const {
-  const PrecisionPolicy policy = effective_policy(config_);
-  if (policy != PrecisionPolicy::original && policy != PrecisionPolicy::force_fp32)
-    KILN_THROW(ConfigError) << "[precision_mode] policy '" << precision_policy_name(policy)
-                            << "' is not available yet: this build trains in the original precision only";
-  if (!config_.experimental_config.accelerate_train_mode.empty())
-    KILN_THROW(ConfigError) << "[accelerate_train_mode] '" << config_.experimental_config.accelerate_train_mode
-                            << "' is valid, but this build cannot train in low precision yet; use --dry-run to check"
-                               " a configuration";
-  if (!config_.model_dir.empty())
-    KILN_THROW(ConfigError) << "[model_dir] '" << config_.model_dir
-                            << "': checkpoints are not available yet in this build";
-}
-
 int TrainCommand::run() {
-  config_.random_seed = static_cast<uint64_t>(options_.seed);
+  config_.random_seed = static_cast<uint64_t>(seed_);
   config_.validate();
+  auto say = [&](const char* fmt, auto... args) {
+    if (quiet_) return;
+    std::printf(fmt, args...);
+    std::fflush(stdout);
+  };
+  char banner[512];
+  std::snprintf(banner, sizeof banner, "kiln train: model %s, %lld steps, batch %lld, %s lr %g, seed %lld, backend %s\n",
+                model_.c_str(), static_cast<long long>(steps_), static_cast<long long>(batch_size_), optimizer_.c_str(),
+                learning_rate_, static_cast<long long>(seed_), backend_.c_str());
   if (dry_run_) {
-    std::printf("kiln train: model %s, %lld steps, batch %lld, %s lr %g, seed %lld, backend %s\n", model_.c_str(),
-                static_cast<long long>(options_.steps), static_cast<long long>(options_.batch_size),
-                options_.optimizer.c_str(), options_.learning_rate, static_cast<long long>(options_.seed),
-                backend_.c_str());
-    std::printf("%s", describe(config_, options_.steps).c_str());
+    std::printf("%s%s", banner, describe(config_, steps_).c_str());
     std::printf("configuration is valid (dry run: nothing trained)\n");
     return 0;
   }
-  refuse_unbuilt_features();
+  refuse_unbuilt_features(config_);
   if (config_.num_threads > 0) omp_set_num_threads(config_.num_threads);
-  if (!config_.experimental_config.graph_compiler_cache_dir.empty())
-    std::printf("note: backend %s compiles nothing, so graph_compiler_cache_dir is not used\n", backend_.c_str());
   MetricsWriter metrics(metrics_out_);
-  data::Dataset train_set = data::load_fashion_mnist(data_dir_, data::Split::train);
-  const data::Dataset test_set = data::load_fashion_mnist(data_dir_, data::Split::test);
-  if (train_limit_ > 0 && train_limit_ < train_set.size()) train_set = data::take(train_set, train_limit_);
-  if (options_.batch_size > train_set.size())
-    KILN_THROW(ConfigError) << "[batch_size] '" << options_.batch_size << "' exceeds the " << train_set.size()
+  auto train_set = std::make_shared<data::Dataset>(data::load_fashion_mnist(data_dir_, data::Split::train));
+  auto test_set = std::make_shared<const data::Dataset>(data::load_fashion_mnist(data_dir_, data::Split::test));
+  if (train_limit_ > 0 && train_limit_ < train_set->size()) *train_set = data::take(*train_set, train_limit_);
+  if (batch_size_ > train_set->size())
+    KILN_THROW(ConfigError) << "[batch_size] '" << batch_size_ << "' exceeds the " << train_set->size()
                             << " training examples";
+  say("%s", banner);
+  say("data: %lld training and %lld test examples from %s\n", static_cast<long long>(train_set->size()),
+      static_cast<long long>(test_set->size()), data_dir_.c_str());
+  if (!config_.experimental_config.graph_compiler_cache_dir.empty() && backend_ == "interp")
+    say("note: backend %s compiles nothing, so graph_compiler_cache_dir is not used\n", backend_.c_str());
 
-  std::printf("kiln train: model %s, %lld steps, batch %lld, %s lr %g, seed %lld, backend %s\n", model_.c_str(),
-              static_cast<long long>(options_.steps), static_cast<long long>(options_.batch_size),
-              options_.optimizer.c_str(), options_.learning_rate, static_cast<long long>(options_.seed),
-              backend_.c_str());
-  std::printf("data: %lld training and %lld test examples from %s\n", static_cast<long long>(train_set.size()),
-              static_cast<long long>(test_set.size()), data_dir_.c_str());
-  std::fflush(stdout);
+  EstimatorOptions eo;
+  eo.backend = backend_;
+  eo.log = quiet_ ? nullptr : &std::cout;
+  eo.interrupt = &g_interrupted;
+  config_.log_step_count_steps = 0;  // the progress hook below does the logging
+  Estimator est(classifier_model_fn(make_model(model_, seed_)), config_,
+                Params{{"optimizer", optimizer_}, {"learning_rate", learning_rate_}}, eo);
+  const std::shared_ptr<const data::Dataset> train_data = train_set;
+  const auto seed = static_cast<uint64_t>(seed_);
+  const int64_t batch = batch_size_, eval_batch = eval_batch_size_;
+  const InputFn train_input = [train_data, seed, batch] {
+    return data::prefetch(data::batches(train_data, data::BatcherOptions::training(batch, seed)));
+  };
+  const InputFn test_input = [test_set, eval_batch] {
+    return data::prefetch(data::batches(test_set, data::BatcherOptions::evaluation(eval_batch)));
+  };
 
-  ClassifierTrainer trainer(make_model(model_, options_.seed), train_set.feature_dim(), 10, options_);
-  const TrainResult tr = trainer.train(train_set, [&](const Progress& p) {
-    std::printf("step %6lld  loss %.4f  %.1f steps/s  %.1fs\n", static_cast<long long>(p.step), p.loss,
-                p.steps_per_second, p.elapsed_seconds);
-    std::fflush(stdout);
-    metrics.write({{"event", "progress"},
-                   {"step", p.step},
-                   {"loss", p.loss},
-                   {"steps_per_second", p.steps_per_second},
-                   {"elapsed_seconds", p.elapsed_seconds}});
-  });
-  const EvalResult ev = trainer.evaluate(test_set);
-  std::printf("done: %lld steps in %.1fs (%.1f steps/s), final loss %.4f, test loss %.4f, test accuracy %.4f\n",
-              static_cast<long long>(tr.steps), tr.train_seconds, tr.steps_per_second, tr.final_loss, ev.loss,
-              ev.accuracy);
+  auto progress = std::make_shared<ProgressHook>(
+      ProgressHook::Options{log_every_, ::isatty(STDOUT_FILENO) == 1, quiet_},
+      [&metrics](const nlohmann::json& r) { metrics.write(r); });
+  std::signal(SIGINT, on_sigint);
+
+  double compile_s = 0, train_s = 0, eval_s = 0, final_loss = NAN;
+  int64_t run_steps = 0, start_step = -1, global = 0;
+  bool resumed = false;
+  TrainStats st;
+  do {
+    const int64_t target = eval_every_ > 0 ? std::min(steps_, (est.global_step() / eval_every_ + 1) * eval_every_) : steps_;
+    st = est.train(train_input, target, {progress});
+    if (start_step < 0) {
+      start_step = st.start_step;
+      resumed = st.resumed;
+    }
+    compile_s += st.compile_seconds;
+    train_s += st.train_seconds;
+    run_steps += st.steps;
+    global = st.global_step;
+    if (st.steps > 0) final_loss = st.final_loss;
+    if (st.interrupted || st.stopped_by_hook) break;
+    if (eval_every_ > 0 && global < steps_ && st.steps > 0) {
+      const Evaluation ev = est.evaluate(test_input);
+      compile_s += ev.compile_seconds;
+      eval_s += ev.seconds - ev.compile_seconds;
+      progress->finish_line();
+      say("eval at step %lld: test loss %.4f, test accuracy %.4f\n", static_cast<long long>(global), ev.at("loss"),
+          ev.at("accuracy"));
+      metrics.write({{"event", "eval"},
+                     {"step", global},
+                     {"test_loss", ev.at("loss")},
+                     {"test_accuracy", ev.at("accuracy")}});
+    }
+  } while (global < steps_ && st.steps > 0);
+  std::signal(SIGINT, SIG_DFL);
+
+  if (st.interrupted) {
+    progress->finish_line();
+    std::printf("interrupted at step %lld%s\n", static_cast<long long>(global),
+                config_.model_dir.empty() ? " (no --model-dir: nothing saved)"
+                                          : ("; checkpoint saved in " + config_.model_dir).c_str());
+    metrics.write({{"event", "interrupted"}, {"step", global}, {"model_dir", config_.model_dir}});
+    return 130;
+  }
+  const Evaluation ev = est.evaluate(test_input);
+  compile_s += ev.compile_seconds;
+  eval_s += ev.seconds - ev.compile_seconds;
+  const double rate = train_s > 0 ? static_cast<double>(run_steps) / train_s : 0;
+  const double throughput = rate * static_cast<double>(batch_size_);
+  std::printf("done: %lld steps%s in %.1fs (compile %.1fs, train %.1fs, eval %.1fs); %.1f steps/s, %.0f examples/s; "
+              "final loss %.4f, test loss %.4f, test accuracy %.4f\n",
+              static_cast<long long>(global),
+              resumed ? (" (" + std::to_string(run_steps) + " this run, resumed at " + std::to_string(start_step) + ")").c_str() : "",
+              compile_s + train_s + eval_s, compile_s, train_s, eval_s, rate, throughput, final_loss, ev.at("loss"),
+              ev.at("accuracy"));
   metrics.write({{"event", "final"},
-                 {"steps", tr.steps},
-                 {"train_seconds", tr.train_seconds},
-                 {"steps_per_second", tr.steps_per_second},
-                 {"final_loss", tr.final_loss},
-                 {"test_loss", ev.loss},
-                 {"test_accuracy", ev.accuracy},
+                 {"steps", global},
+                 {"steps_this_run", run_steps},
+                 {"resumed_from_step", resumed ? start_step : 0},
+                 {"train_seconds", train_s},
+                 {"compile_seconds", compile_s},
+                 {"eval_seconds", eval_s},
+                 {"steps_per_second", rate},
+                 {"examples_per_second", throughput},
+                 {"final_loss", final_loss},
+                 {"test_loss", ev.at("loss")},
+                 {"test_accuracy", ev.at("accuracy")},
                  {"test_examples", ev.examples},
                  {"model", model_},
-                 {"backend", backend_}});
+                 {"backend", backend_},
+                 {"compile_cache", "none"}});
   return 0;
 }
 

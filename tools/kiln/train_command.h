@@ -1,11 +1,12 @@
-// `kiln train`: train a built-in model on Fashion-MNIST and evaluate it on the test set.
+// `kiln train`: train a built-in model on Fashion-MNIST with the Estimator and evaluate it
+// on the test set.
 #pragma once
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "kiln/config.h"
-#include "kiln/trainer.h"
+#include "kiln/data.h"
 
 namespace kiln::cli {
 
@@ -13,20 +14,26 @@ class TrainCommand {
  public:
   explicit TrainCommand(CLI::App& parent);
   bool selected() const { return cmd_->parsed(); }
-  // Returns the process exit status.
+  // Returns the process exit status (130 when stopped by Ctrl-C).
   int run();
 
  private:
-  void refuse_unbuilt_features() const;
-
   CLI::App* cmd_;
   std::string model_ = "mlp";
   std::string data_dir_ = data::kDefaultFashionMnistDir;
-  std::string backend_ = "interp";
+  std::string backend_;
   std::string metrics_out_;
+  std::string optimizer_ = "momentum";
+  int64_t steps_ = 1200;
+  int64_t batch_size_ = 256;
+  double learning_rate_ = 0.05;
+  int64_t seed_ = 0;
+  int64_t log_every_ = 100;
+  int64_t eval_every_ = 0;
+  int64_t eval_batch_size_ = 1000;
   int64_t train_limit_ = 0;
   bool dry_run_ = false;
-  TrainOptions options_;
+  bool quiet_ = false;
   RunConfig config_;
 };
 

@@ -1,0 +1,161 @@
+// The Estimator (SPEC §4): a model_fn that builds the graph, an input_fn that yields
+// batches, and train / evaluate / predict with checkpoints in model_dir.
+//
+//   kiln::Estimator est(my_model_fn, config, params);
+//   est.train(train_input_fn, /*max_steps=*/1200, {hook});
+//   auto eval = est.evaluate(test_input_fn);   // eval.metrics["accuracy"]
+//
+// Graphs have static shapes: a graph is built for the shape of the first batch (and one
+// more for each other batch size met in evaluate/predict). Placeholders are named
+// "features" and "labels"; model_fn must not create other placeholders.
+//
+// iterations_per_loop (RunConfig): that many steps make one loop; hooks run at loop
+// boundaries. (The Executable interface runs one step per call today; the loop calls it
+// iterations_per_loop times and the compiled backend may fuse them later.)
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kiln/backend.h"
+#include "kiln/config.h"
+#include "kiln/data.h"
+#include "kiln/hooks.h"
+#include "kiln/optimizer.h"
+
+namespace kiln {
+
+enum class ModeKeys { train, eval, predict };
+std::string_view mode_name(ModeKeys m);
+
+// Hyper-parameters handed to model_fn, like TensorFlow's `params` dict.
+class Params {
+ public:
+  using Value = std::variant<double, std::string>;
+  Params() = default;
+  Params(std::initializer_list<std::pair<const std::string, Value>> init) : map_(init) {}
+  Params& set(const std::string& key, Value v) {
+    map_[key] = std::move(v);
+    return *this;
+  }
+  bool has(const std::string& key) const { return map_.count(key) != 0; }
+  // ConfigError "[params] ..." if missing or of the other kind.
+  double number(const std::string& key) const;
+  const std::string& text(const std::string& key) const;
+  double number_or(const std::string& key, double fallback) const { return has(key) ? number(key) : fallback; }
+  std::string text_or(const std::string& key, const std::string& fallback) const {
+    return has(key) ? text(key) : fallback;
+  }
+
+ private:
+  std::map<std::string, Value> map_;
+};
+
+// A streaming metric: value = sum over batches of `total` / sum of `count`.
+// (accuracy: total = correct predictions in the batch, count = batch size.)
+struct MetricSpec {
+  Tensor total;
+  Tensor count;
+};
+// The fraction of `predictions` equal to `labels` (both integer, same shape).
+MetricSpec accuracy_metric(const Tensor& labels, const Tensor& predictions);
+// The mean of `values` over all examples.
+MetricSpec mean_metric(const Tensor& values);
+
+// What model_fn returns. train: loss and train_op; eval: loss (and metrics); predict:
+// predictions. Extra fields are allowed in every mode.
+struct EstimatorSpec {
+  Tensor loss;                                  // float scalar, mean over the batch
+  TrainOp train_op;
+  std::map<std::string, Tensor> predictions;    // per-example values, batch first
+  std::map<std::string, MetricSpec> eval_metrics;
+};
+
+// features f32 [B, ...] as the input yields them; labels i32 [B] (invalid in predict
+// mode when the input has none).
+using ModelFunction =
+    std::function<EstimatorSpec(const Tensor& features, const Tensor& labels, ModeKeys mode, const Params& params)>;
+using InputFn = std::function<std::unique_ptr<data::BatchSource>()>;
+
+struct EstimatorOptions {
+  std::string backend = default_backend();  // see kiln::backend_names()
+  // Where the built-in LoggingHook and resume messages go; nullptr = silent.
+  std::ostream* log = nullptr;
+  // Set from another thread or a signal handler: training stops after the current step
+  // (and end() hooks run, so the final checkpoint is written).
+  const std::atomic<bool>* interrupt = nullptr;
+};
+
+struct TrainStats {
+  int64_t global_step = 0;      // reached
+  int64_t start_step = 0;       // at the start of this call (resumed from, or 0)
+  bool resumed = false;
+  int64_t steps = 0;            // run in this call
+  double compile_seconds = 0;   // graph building and make_executable
+  double train_seconds = 0;     // the step loop
+  double final_loss = 0;        // last step's loss (NaN if no step ran)
+  std::vector<double> losses;   // every step's loss in this call
+  bool interrupted = false;     // stopped by options.interrupt
+  bool stopped_by_hook = false;
+  double steps_per_second() const { return train_seconds > 0 ? steps / train_seconds : 0; }
+};
+
+struct Evaluation {
+  std::map<std::string, double> metrics;  // "loss" plus the model_fn's eval_metrics
+  int64_t examples = 0;
+  int64_t global_step = 0;
+  double seconds = 0;          // including compile
+  double compile_seconds = 0;
+  double at(const std::string& name) const;  // ConfigError listing the metrics if missing
+};
+
+class Estimator {
+ public:
+  // Validates `config` (ConfigError). Nothing is built until train/evaluate/predict.
+  Estimator(ModelFunction model_fn, RunConfig config, Params params = {}, EstimatorOptions options = {});
+  ~Estimator();
+
+  // Trains until global_step reaches max_steps (counting steps of earlier runs restored
+  // from model_dir), the input ends, a hook requests a stop, or options.interrupt is set.
+  // With model_dir: resumes from the latest checkpoint (logging "resumed from checkpoint
+  // at step N"), checkpoints every save_checkpoints_steps and at the end, keeping
+  // keep_checkpoint_max. Errors before the first step: max_steps <= 0 (ConfigError),
+  // unbuilt precision features (ConfigError), hook fetch names not in the graph
+  // (ConfigError), model_dir not writable / checkpoint corrupt or from another model
+  // (CheckpointError listing every mismatch).
+  TrainStats train(const InputFn& input_fn, int64_t max_steps, HookList hooks = {});
+
+  // One pass over the input (or `steps` batches if > 0): the batch-size-weighted mean
+  // loss and the model's metrics. Uses the in-memory state of the last train(), else the
+  // latest checkpoint in model_dir (CheckpointError if there is neither).
+  Evaluation evaluate(const InputFn& input_fn, int64_t steps = 0);
+
+  // The model's predictions for every example of the input, concatenated along axis 0.
+  std::map<std::string, Array> predict(const InputFn& input_fn);
+
+  // The training state (after train() or a restore); empty before.
+  const Variables& variables() const;
+  int64_t global_step() const;
+  const RunConfig& config() const { return config_; }
+
+  struct State;  // internal (src/train/estimator_state.h)
+
+ private:
+  Variables& state_for_inference(const char* what);
+  std::unique_ptr<State> s_;
+  ModelFunction model_fn_;
+  RunConfig config_;
+  Params params_;
+  EstimatorOptions options_;
+};
+
+// Throws ConfigError for settings whose feature is not built yet (precision policies
+// other than the original one, accelerate_train_mode).
+void refuse_unbuilt_features(const RunConfig& config);
+
+}  // namespace kiln

@@ -1,0 +1,156 @@
+// Training hooks (SPEC §4): code that runs around the Estimator's step loop.
+//
+// Per train() call: begin(ctx) once after the graph is built and the state restored, then
+// for every loop of iterations_per_loop steps: before_run(ctx), the steps, after_run(ctx,
+// values); then end(ctx) once (also after a stop request, not after an exception).
+// `values` holds, from the loop's last step, "loss", "global_step" and every name the
+// hooks listed in fetches(); `losses` every step's loss of the loop. A hook stops
+// training with ctx.request_stop(): the loop in progress finishes, end() runs.
+//
+// The Estimator runs its own hooks around the user's, in this order: NanGuardHook, the
+// user's hooks, LoggingHook, CheckpointSaverHook (last, so it never saves a state that
+// an earlier hook rejected by throwing).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kiln/checkpoint.h"
+#include "kiln/runtime.h"
+
+namespace kiln {
+
+class RunContext {
+ public:
+  int64_t global_step = 0;   // before a loop: the step it starts at; after: the step reached
+  int64_t max_steps = 0;     // the global step train() stops at
+  int64_t loop_size = 1;     // steps in this loop
+  std::string phase = "original";  // precision phase (accelerate_train_mode)
+  const Variables* variables = nullptr;  // the training state, read-only
+  std::function<nlohmann::json()> train_state;  // what a checkpoint records besides variables
+
+  void request_stop() { stop_ = true; }
+  bool stop_requested() const { return stop_; }
+
+ private:
+  bool stop_ = false;
+};
+
+struct RunValues {
+  Fetches values;               // name -> value, from the last step of the loop
+  std::vector<double> losses;   // every step's loss in the loop
+  double loss() const { return values.at("loss").item(); }
+};
+
+class Hook {
+ public:
+  virtual ~Hook() = default;
+  // Named graph values this hook wants after each loop. Checked when train() builds the
+  // graph: a name not in the graph is a ConfigError before the first step.
+  virtual std::vector<std::string> fetches() const { return {}; }
+  virtual void begin(RunContext&) {}
+  virtual void before_run(RunContext&) {}
+  virtual void after_run(RunContext&, const RunValues&) {}
+  virtual void end(RunContext&) {}
+};
+using HookList = std::vector<std::shared_ptr<Hook>>;
+
+// A NaN or infinite loss: reported with the step.
+class NanLossError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Checks every step's loss. A non-finite one throws NanLossError "[nan_guard] loss is nan
+// at step N" (stop = true, the default) or only reports it to `log` and requests a stop
+// (stop = false: the end-of-training checkpoint is still written).
+class NanGuardHook : public Hook {
+ public:
+  explicit NanGuardHook(bool fail = true, std::ostream* log = nullptr) : fail_(fail), log_(log) {}
+  void after_run(RunContext& ctx, const RunValues& v) override;
+
+ private:
+  bool fail_;
+  std::ostream* log_;
+};
+
+// Every `every_n` steps: "step N  loss L  S steps/s" (mean loss since the previous line).
+class LoggingHook : public Hook {
+ public:
+  LoggingHook(int64_t every_n, std::ostream& out) : every_(every_n), out_(out) {}
+  void begin(RunContext& ctx) override;
+  void after_run(RunContext& ctx, const RunValues& v) override;
+
+ private:
+  int64_t every_;
+  std::ostream& out_;
+  int64_t last_step_ = 0;
+  double mark_ = 0, loss_sum_ = 0;
+  int64_t count_ = 0;
+};
+
+// Saves a checkpoint every `every_n` steps (0: only at the end) and at end().
+class CheckpointSaverHook : public Hook {
+ public:
+  CheckpointSaverHook(CheckpointDir dir, int64_t every_n) : dir_(std::move(dir)), every_(every_n) {}
+  void begin(RunContext& ctx) override { last_saved_ = ctx.global_step; }
+  void after_run(RunContext& ctx, const RunValues&) override;
+  void end(RunContext& ctx) override;
+  std::optional<int64_t> last_saved() const { return last_saved_; }
+
+ private:
+  void save(const RunContext& ctx);
+  CheckpointDir dir_;
+  int64_t every_;
+  std::optional<int64_t> last_saved_;
+};
+
+// Requests a stop once global_step >= last_step.
+class StopAtStepHook : public Hook {
+ public:
+  explicit StopAtStepHook(int64_t last_step) : last_(last_step) {}
+  void after_run(RunContext& ctx, const RunValues&) override {
+    if (ctx.global_step >= last_) ctx.request_stop();
+  }
+
+ private:
+  int64_t last_;
+};
+
+// SPEC §3. Reports a named graph value after every loop to whoever listens (the
+// precision switch of accelerate_train_mode).
+//   TellMeStepOrLossHook(step_name, total_step)  — e.g. ("global_step", 10000)
+//   TellMeStepOrLossHook::loss(loss_name, final_loss)  — e.g. ("loss", 0.3)
+// A name that is not in the graph is a ConfigError at train(), before the first step.
+class TellMeStepOrLossHook : public Hook {
+ public:
+  enum class Kind { step, loss };
+  TellMeStepOrLossHook(std::string step, int64_t total_step);
+  static std::shared_ptr<TellMeStepOrLossHook> loss(std::string loss, double final_loss);
+
+  std::vector<std::string> fetches() const override { return {name_}; }
+  void after_run(RunContext&, const RunValues& v) override;
+
+  Kind kind() const { return kind_; }
+  const std::string& name() const { return name_; }
+  double target() const { return target_; }  // total_step or final_loss
+  std::optional<double> last_value() const { return last_; }
+  int64_t reports() const { return reports_; }
+  // Called with every reported value (the precision switch subscribes here).
+  std::function<void(double)> on_report;
+
+ private:
+  TellMeStepOrLossHook(Kind k, std::string name, double target) : kind_(k), name_(std::move(name)), target_(target) {}
+  Kind kind_;
+  std::string name_;
+  double target_;
+  std::optional<double> last_;
+  int64_t reports_ = 0;
+};
+
+}  // namespace kiln

@@ -1,0 +1,103 @@
+// Building the Estimator's graphs from the user's model_fn.
+#include <chrono>
+
+#include "kiln/error.h"
+#include "train/estimator_state.h"
+
+namespace kiln {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+std::string named_values(const Graph& g) {
+  std::string out;
+  int shown = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.name.empty()) continue;
+    if (shown++ == 20) return out + ", ...";
+    out += (out.empty() ? "" : ", ") + n.name;
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+bool increments_global_step(const Graph& g) {
+  for (ValueId id : g.assigns())
+    if (g.node(g.node(id).inputs.at(0)).name == "global_step") return true;
+  return false;
+}
+
+void name_if_free(Graph& g, const Tensor& t, const std::string& name) {
+  if (t.node().name.empty() && !g.find(name)) g.set_name(t.id(), name);
+}
+
+}  // namespace
+
+BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, const Params& params,
+                        const std::string& backend, ModeKeys mode, const data::Batch& batch,
+                        const std::vector<std::string>& fetches) {
+  const bool has_labels = !batch.labels.empty();
+  std::string key = std::string(mode_name(mode)) + " " + shape_str(batch.features.shape()) + " " +
+                    (has_labels ? shape_str(batch.labels.shape()) : "-");
+  for (const auto& f : fetches) key += " " + f;
+  auto it = s.graphs.find(key);
+  if (it != s.graphs.end()) return it->second;
+
+  const double t0 = now_seconds();
+  BuiltGraph b;
+  b.graph = std::make_unique<Graph>();
+  Graph& g = *b.graph;
+  const Tensor x = placeholder(g, "features", batch.features.dtype(), batch.features.shape());
+  const Tensor y = has_labels ? placeholder(g, "labels", batch.labels.dtype(), batch.labels.shape()) : Tensor();
+  if (mode != ModeKeys::predict && !has_labels)
+    KILN_THROW(ConfigError) << "[input_fn] " << mode_name(mode) << " needs labels, but the input's batches have none";
+  EstimatorSpec spec = model_fn(x, y, mode, params);
+  const std::string ctx = std::string("[model_fn] ") + std::string(mode_name(mode)) + " mode: ";
+
+  if (mode != ModeKeys::predict) {
+    if (!spec.loss.valid()) KILN_THROW(ConfigError) << ctx << "the spec has no loss";
+    if (spec.loss.rank() != 0 || !is_float(spec.loss.dtype()))
+      KILN_THROW(ConfigError) << ctx << "the loss must be a float scalar, not " << dtype_name(spec.loss.dtype())
+                              << shape_str(spec.loss.shape());
+    name_if_free(g, spec.loss, "loss");
+    g.add_output("loss", spec.loss.id());
+  }
+  if (mode == ModeKeys::train) {
+    if (spec.train_op.updates.empty()) KILN_THROW(ConfigError) << ctx << "the spec has no train_op";
+    if (!increments_global_step(g)) increment_global_step(g);
+    g.add_output("global_step", global_step(g).id());
+    for (const auto& name : fetches) {
+      if (name == "loss" || name == "global_step") continue;
+      const auto id = g.find(name);
+      if (!id)
+        KILN_THROW(ConfigError) << "[hooks] a hook fetches '" << name
+                                << "', which is not a named value of the graph; named values: " << named_values(g);
+      g.add_output(name, *id);
+    }
+  } else if (mode == ModeKeys::eval) {
+    for (const auto& [name, m] : spec.eval_metrics) {
+      if (!m.total.valid() || !m.count.valid() || m.total.rank() != 0 || m.count.rank() != 0)
+        KILN_THROW(ConfigError) << ctx << "metric '" << name << "' needs scalar total and count";
+      g.add_output("metric/" + name + "/total", m.total.id());
+      g.add_output("metric/" + name + "/count", m.count.id());
+      b.metric_names.push_back(name);
+    }
+  } else {
+    if (spec.predictions.empty()) KILN_THROW(ConfigError) << ctx << "the spec has no predictions";
+    for (const auto& [name, p] : spec.predictions) {
+      if (p.rank() == 0 || p.dim(0) != batch.features.shape()[0])
+        KILN_THROW(ConfigError) << ctx << "prediction '" << name << "' has shape " << shape_str(p.shape())
+                                << "; predictions must be per example (batch first)";
+      g.add_output("prediction/" + name, p.id());
+      b.prediction_names.push_back(name);
+    }
+  }
+  verify(g);
+  b.exec = make_executable(g, BackendOptions{backend});
+  s.compile_seconds += now_seconds() - t0;
+  return s.graphs.emplace(key, std::move(b)).first->second;
+}
+
+}  // namespace kiln

@@ -1,0 +1,99 @@
+// Estimator::evaluate and predict: one pass over an input with the trained variables.
+#include <cstring>
+
+#include "kiln/error.h"
+#include "kiln/estimator.h"
+#include "train/estimator_state.h"
+
+namespace kiln {
+
+Variables& Estimator::state_for_inference(const char* what) {
+  if (!s_->vars.empty()) return s_->vars;
+  if (!config_.model_dir.empty()) {
+    if (auto c = CheckpointDir(config_.model_dir, 0).load_latest()) {
+      s_->vars = std::move(c->variables);
+      return s_->vars;
+    }
+  }
+  KILN_THROW(CheckpointError) << "[" << what << "] nothing to " << what << ": train first, or set model_dir to a "
+                              << "directory holding checkpoints" << (config_.model_dir.empty() ? "" : " ('" + config_.model_dir + "' has none)");
+}
+
+namespace {
+void check_fits(const Graph& g, const Variables& vars) {
+  const auto bad = checkpoint_mismatches(g, vars, /*allow_extra=*/true);
+  if (bad.empty()) return;
+  std::string list;
+  for (const auto& l : bad) list += "\n  " + l;
+  KILN_THROW(CheckpointError) << "[checkpoint] the trained state does not fit this model:" << list;
+}
+
+Feeds feeds_of(data::Batch& b) {
+  Feeds f;
+  f["features"] = std::move(b.features);
+  if (!b.labels.empty()) f["labels"] = std::move(b.labels);
+  return f;
+}
+}  // namespace
+
+Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps) {
+  const double t0 = now_seconds(), c0 = s_->compile_seconds;
+  Variables& vars = state_for_inference("evaluate");
+  Evaluation ev;
+  ev.global_step = global_step();
+  std::unique_ptr<data::BatchSource> source = input_fn();
+  if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
+  std::map<std::string, std::pair<double, double>> sums;  // metric -> (total, count)
+  double loss_sum = 0;
+  data::Batch batch;
+  for (int64_t n = 0; (steps <= 0 || n < steps) && source->next(batch); ++n) {
+    BuiltGraph& b = build_graph(*s_, model_fn_, params_, options_.backend, ModeKeys::eval, batch, {});
+    check_fits(*b.graph, vars);
+    const int64_t size = batch.features.shape()[0];
+    Feeds feeds = feeds_of(batch);
+    Fetches out = b.exec->run(feeds, vars);
+    loss_sum += out.at("loss").item() * static_cast<double>(size);
+    for (const auto& m : b.metric_names) {
+      sums[m].first += out.at("metric/" + m + "/total").item();
+      sums[m].second += out.at("metric/" + m + "/count").item();
+    }
+    ev.examples += size;
+  }
+  if (ev.examples == 0) KILN_THROW(DataError) << "[evaluate] the input yields no batches";
+  ev.metrics["loss"] = loss_sum / static_cast<double>(ev.examples);
+  for (const auto& [m, tc] : sums) ev.metrics[m] = tc.second > 0 ? tc.first / tc.second : 0;
+  ev.compile_seconds = s_->compile_seconds - c0;
+  ev.seconds = now_seconds() - t0;
+  return ev;
+}
+
+std::map<std::string, Array> Estimator::predict(const InputFn& input_fn) {
+  Variables& vars = state_for_inference("predict");
+  std::unique_ptr<data::BatchSource> source = input_fn();
+  if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
+  std::map<std::string, std::vector<Array>> parts;
+  data::Batch batch;
+  while (source->next(batch)) {
+    BuiltGraph& b = build_graph(*s_, model_fn_, params_, options_.backend, ModeKeys::predict, batch, {});
+    check_fits(*b.graph, vars);
+    Feeds feeds = feeds_of(batch);
+    Fetches out = b.exec->run(feeds, vars);
+    for (const auto& p : b.prediction_names) parts[p].push_back(std::move(out.at("prediction/" + p)));
+  }
+  std::map<std::string, Array> result;
+  for (auto& [name, arrays] : parts) {
+    Shape shape = arrays.front().shape();
+    shape[0] = 0;
+    for (const auto& a : arrays) shape[0] += a.shape()[0];
+    Array all(arrays.front().dtype(), shape);
+    size_t at = 0;
+    for (const auto& a : arrays) {
+      std::memcpy(all.bytes() + at, a.bytes(), a.nbytes());
+      at += a.nbytes();
+    }
+    result[name] = std::move(all);
+  }
+  return result;
+}
+
+}  // namespace kiln

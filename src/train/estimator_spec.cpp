@@ -1,0 +1,62 @@
+// The small pieces of the Estimator API: modes, params, metrics, feature gating.
+#include "kiln/error.h"
+#include "kiln/estimator.h"
+#include "kiln/precision.h"
+
+namespace kiln {
+
+std::string_view mode_name(ModeKeys m) {
+  switch (m) {
+    case ModeKeys::train: return "train";
+    case ModeKeys::eval: return "eval";
+    case ModeKeys::predict: return "predict";
+  }
+  return "?";
+}
+
+double Params::number(const std::string& key) const {
+  auto it = map_.find(key);
+  if (it == map_.end()) KILN_THROW(ConfigError) << "[params] no parameter '" << key << "'";
+  if (auto* d = std::get_if<double>(&it->second)) return *d;
+  KILN_THROW(ConfigError) << "[params] '" << key << "' is text ('" << std::get<std::string>(it->second)
+                          << "'), expected a number";
+}
+
+const std::string& Params::text(const std::string& key) const {
+  auto it = map_.find(key);
+  if (it == map_.end()) KILN_THROW(ConfigError) << "[params] no parameter '" << key << "'";
+  if (auto* s = std::get_if<std::string>(&it->second)) return *s;
+  KILN_THROW(ConfigError) << "[params] '" << key << "' is a number (" << std::get<double>(it->second)
+                          << "), expected text";
+}
+
+MetricSpec accuracy_metric(const Tensor& labels, const Tensor& predictions) {
+  const Tensor hit = cast(equal(cast(predictions, DType::i64), cast(labels, DType::i64)), DType::f32);
+  return {reduce_sum(hit), constant(labels.graph(), static_cast<double>(numel(labels.shape())))};
+}
+
+MetricSpec mean_metric(const Tensor& values) {
+  const Tensor v = cast(values, DType::f32);
+  return {reduce_sum(v), constant(values.graph(), static_cast<double>(numel(values.shape())))};
+}
+
+double Evaluation::at(const std::string& name) const {
+  auto it = metrics.find(name);
+  if (it != metrics.end()) return it->second;
+  std::string have;
+  for (const auto& [k, v] : metrics) have += (have.empty() ? "" : ", ") + k;
+  KILN_THROW(ConfigError) << "[evaluate] no metric '" << name << "'; metrics: " << have;
+}
+
+void refuse_unbuilt_features(const RunConfig& config) {
+  const PrecisionPolicy policy = effective_policy(config);
+  if (policy != PrecisionPolicy::original && policy != PrecisionPolicy::force_fp32)
+    KILN_THROW(ConfigError) << "[precision_mode] policy '" << precision_policy_name(policy)
+                            << "' is not available yet: this build trains in the original precision only";
+  if (!config.experimental_config.accelerate_train_mode.empty())
+    KILN_THROW(ConfigError) << "[accelerate_train_mode] '" << config.experimental_config.accelerate_train_mode
+                            << "' is valid, but this build cannot train in low precision yet; use --dry-run to check"
+                               " a configuration";
+}
+
+}  // namespace kiln

@@ -1,0 +1,36 @@
+// The Estimator's private state: the training variables and the graphs built so far
+// (one per mode and input shape), each with its executable.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/estimator.h"
+
+namespace kiln {
+
+struct BuiltGraph {
+  std::unique_ptr<Graph> graph;  // Tensors point into it: it must not move
+  std::unique_ptr<Executable> exec;
+  std::vector<std::string> metric_names;
+  std::vector<std::string> prediction_names;
+};
+
+struct Estimator::State {
+  Variables vars;
+  std::map<std::string, BuiltGraph> graphs;  // key: mode, shapes, fetches
+  double compile_seconds = 0;  // total spent in build(); callers take differences
+};
+
+// Builds (or returns the cached) graph for `mode` and the shapes of `batch`, with outputs:
+// train: "loss", "global_step" and `fetches`; eval: "loss", "metric/<m>/total|count";
+// predict: "prediction/<p>". ConfigError for a fetch name not in the graph or a spec
+// that lacks what the mode needs.
+BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, const Params& params,
+                        const std::string& backend, ModeKeys mode, const data::Batch& batch,
+                        const std::vector<std::string>& fetches);
+
+double now_seconds();
+
+}  // namespace kiln

@@ -1,0 +1,133 @@
+#include "kiln/checkpoint.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kiln/ops.h"
+
+namespace kiln {
+namespace {
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("kiln-ckpt-test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path, fs::perms::owner_all, ec);
+    fs::remove_all(path, ec);
+  }
+};
+
+Checkpoint sample(int64_t step) {
+  Checkpoint c;
+  c.step = step;
+  c.variables["dense0/kernel"] = Array::from_floats(DType::f32, {2, 3}, std::vector<float>{1, -2, 3.5f, 0, 1e-30f, -0.f});
+  c.variables["dense0/kernel/momentum"] = Array::from_floats(DType::f32, {2, 3}, std::vector<float>{6, 5, 4, 3, 2, 1});
+  c.variables["half"] = Array::from_floats(DType::bf16, {2}, std::vector<float>{1.5f, -3});
+  c.variables["global_step"] = Array::scalar(DType::i64, static_cast<double>(step));
+  c.state = {{"phase", "original"}};
+  return c;
+}
+
+TEST(Checkpoint, RoundTripIsBitwiseEqual) {
+  TempDir d;
+  fs::create_directories(d.path);
+  const std::string path = (d.path / "c.kiln").string();
+  const Checkpoint c = sample(42);
+  write_checkpoint(path, c);
+  const Checkpoint r = read_checkpoint(path);
+  EXPECT_EQ(r.step, 42);
+  EXPECT_EQ(r.state, c.state);
+  ASSERT_EQ(r.variables.size(), c.variables.size());
+  for (const auto& [name, a] : c.variables) EXPECT_TRUE(r.variables.at(name).bitwise_equal(a)) << name;
+  for (const auto& e : fs::directory_iterator(d.path)) EXPECT_EQ(e.path().filename(), "c.kiln");  // no temp left
+}
+
+TEST(Checkpoint, CorruptOrTruncatedFilesAreClearErrors) {
+  TempDir d;
+  fs::create_directories(d.path);
+  const std::string path = (d.path / "c.kiln").string();
+  write_checkpoint(path, sample(1));
+  const auto size = fs::file_size(path);
+  for (uintmax_t at : {uintmax_t{3}, uintmax_t{30}, size / 2, size - 1}) {
+    write_checkpoint(path, sample(1));
+    {
+      std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekg(static_cast<std::streamoff>(at));
+      char ch = 0;
+      f.get(ch);
+      f.seekp(static_cast<std::streamoff>(at));
+      f.put(static_cast<char>(ch ^ 0x10));
+    }
+    try {
+      read_checkpoint(path);
+      FAIL() << "flipped byte " << at << " not detected";
+    } catch (const CheckpointError& e) {
+      EXPECT_NE(std::string(e.what()).find("is corrupt"), std::string::npos) << e.what();
+    }
+  }
+  write_checkpoint(path, sample(1));
+  fs::resize_file(path, size - 5);
+  EXPECT_THROW(read_checkpoint(path), CheckpointError);
+  fs::resize_file(path, 3);
+  EXPECT_THROW(read_checkpoint(path), CheckpointError);
+  EXPECT_THROW(read_checkpoint((d.path / "missing.kiln").string()), CheckpointError);
+}
+
+TEST(Checkpoint, MismatchesListEveryDifference) {
+  Graph g;
+  variable(g, "dense0/kernel", DType::f32, {2, 4});
+  variable(g, "dense0/bias", DType::f32, {4});
+  global_step(g);
+  const auto bad = checkpoint_mismatches(g, sample(1).variables);
+  ASSERT_EQ(bad.size(), 4u);
+  std::string all;
+  for (const auto& b : bad) all += b + "\n";
+  EXPECT_NE(all.find("'dense0/kernel' is f32[2,4] in the model but f32[2,3] in the checkpoint"), std::string::npos) << all;
+  EXPECT_NE(all.find("'dense0/bias' f32[4] is in the model but not in the checkpoint"), std::string::npos) << all;
+  EXPECT_NE(all.find("'half' bf16[2] is in the checkpoint but not in the model"), std::string::npos) << all;
+  EXPECT_EQ(checkpoint_mismatches(g, sample(1).variables, true).size(), 2u);
+}
+
+TEST(CheckpointDir, KeepsTheNewestNAndIgnoresTemporaryFiles) {
+  TempDir d;
+  CheckpointDir dir(d.path.string(), 3);
+  dir.prepare();
+  EXPECT_FALSE(dir.load_latest().has_value());
+  std::ofstream(d.path / ".tmp-999-ckpt-000000000100.kiln") << "partial";  // a run killed mid-write
+  for (int64_t s : {5, 10, 15, 20, 25}) dir.save(sample(s));
+  EXPECT_EQ(dir.steps(), (std::vector<int64_t>{15, 20, 25}));
+  EXPECT_EQ(dir.load_latest()->step, 25);
+  for (const auto& e : fs::directory_iterator(d.path))
+    EXPECT_NE(e.path().filename().string().rfind(".tmp-", 0), 0u) << e.path();
+  CheckpointDir all(d.path.string(), 0);
+  for (int64_t s : {30, 35, 40, 45}) all.save(sample(s));
+  EXPECT_EQ(all.steps().size(), 7u);
+}
+
+TEST(CheckpointDir, UnwritableDirectoryIsACheckpointError) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root can write anywhere";
+  TempDir d;
+  fs::create_directories(d.path);
+  fs::permissions(d.path, fs::perms::owner_read | fs::perms::owner_exec);
+  EXPECT_THROW(CheckpointDir(d.path.string(), 1).prepare(), CheckpointError);
+}
+
+TEST(CheckpointDir, AFileWhereTheDirectoryShouldBeIsACheckpointError) {
+  TempDir d;
+  fs::create_directories(d.path);
+  std::ofstream(d.path / "file") << "x";
+  EXPECT_THROW(CheckpointDir((d.path / "file").string(), 1).prepare(), CheckpointError);
+  EXPECT_THROW(CheckpointDir((d.path / "file" / "sub").string(), 1).prepare(), CheckpointError);
+}
+
+}  // namespace
+}  // namespace kiln

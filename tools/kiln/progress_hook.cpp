@@ -1,0 +1,82 @@
+#include "kiln/progress_hook.h"
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+namespace kiln::cli {
+namespace {
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+std::string clock_text(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const auto s = static_cast<long long>(seconds + 0.5);
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lld:%02lld", s / 60, s % 60);
+  return buf;
+}
+}  // namespace
+
+void ProgressHook::begin(RunContext&) {
+  if (started_ < 0) started_ = now();
+}
+
+void ProgressHook::before_run(RunContext&) { loop_start_ = now(); }
+
+void ProgressHook::after_run(RunContext& ctx, const RunValues& v) {
+  const double t = now(), dt = t - loop_start_;
+  train_seconds_ += dt;
+  rec_time_ += dt;
+  steps_ += static_cast<int64_t>(v.losses.size());
+  for (double l : v.losses) rec_loss_ += l;
+  rec_count_ += static_cast<int64_t>(v.losses.size());
+  const int64_t before = ctx.global_step - static_cast<int64_t>(v.losses.size());
+  const bool due = o_.log_every > 0 && (ctx.global_step / o_.log_every != before / o_.log_every ||
+                                        ctx.global_step >= ctx.max_steps);
+  if (due) {
+    const double loss = rec_loss_ / static_cast<double>(rec_count_);
+    const double rate = static_cast<double>(rec_count_) / std::max(rec_time_, 1e-9);
+    record_({{"event", "progress"},
+             {"step", ctx.global_step},
+             {"loss", loss},
+             {"steps_per_second", rate},
+             {"elapsed_seconds", t - started_},
+             {"phase", ctx.phase}});
+    if (!o_.quiet && !o_.live) {
+      std::printf("step %lld/%lld  loss %.4f  %.1f steps/s  elapsed %s  phase %s\n",
+                  static_cast<long long>(ctx.global_step), static_cast<long long>(ctx.max_steps), loss, rate,
+                  clock_text(t - started_).c_str(), ctx.phase.c_str());
+      std::fflush(stdout);
+    }
+    rec_loss_ = rec_time_ = 0;
+    rec_count_ = 0;
+  }
+  if (o_.live && !o_.quiet && (t - last_draw_ > 0.1 || ctx.global_step >= ctx.max_steps)) {
+    draw(ctx, v.losses.back());
+    last_draw_ = t;
+  }
+}
+
+void ProgressHook::draw(const RunContext& ctx, double loss) {
+  const double rate = static_cast<double>(steps_) / std::max(train_seconds_, 1e-9);
+  const double eta = static_cast<double>(ctx.max_steps - ctx.global_step) / std::max(rate, 1e-9);
+  std::printf("\r\033[Kstep %lld/%lld  loss %.4f  %.1f steps/s  elapsed %s  ETA %s  phase %s",
+              static_cast<long long>(ctx.global_step), static_cast<long long>(ctx.max_steps), loss, rate,
+              clock_text(now() - started_).c_str(), clock_text(eta).c_str(), ctx.phase.c_str());
+  std::fflush(stdout);
+  line_open_ = true;
+}
+
+void ProgressHook::end(RunContext&) { finish_line(); }
+
+void ProgressHook::finish_line() {
+  if (!line_open_) return;
+  std::printf("\n");
+  std::fflush(stdout);
+  line_open_ = false;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,49 @@
+// What `kiln train` shows while training: on a terminal one live line rewritten in place
+// ("\r": step/total, loss, steps/s, elapsed, ETA, precision phase); otherwise a plain line
+// every `log_every` steps. Also emits the JSON Lines "progress" records.
+#pragma once
+#include <cstdio>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/hooks.h"
+
+namespace kiln::cli {
+
+class ProgressHook : public Hook {
+ public:
+  struct Options {
+    int64_t log_every = 100;  // plain lines and metrics records; 0 = none
+    bool live = false;        // stdout is a terminal: draw the live line
+    bool quiet = false;       // no lines at all (metrics records are still written)
+  };
+  ProgressHook(Options o, std::function<void(const nlohmann::json&)> record)
+      : o_(o), record_(std::move(record)) {}
+
+  void begin(RunContext& ctx) override;
+  void before_run(RunContext& ctx) override;
+  void after_run(RunContext& ctx, const RunValues& v) override;
+  void end(RunContext& ctx) override;
+
+  // Ends the live line (before other output such as an error or an eval line).
+  void finish_line();
+  double train_seconds() const { return train_seconds_; }
+
+ private:
+  void draw(const RunContext& ctx, double loss);
+
+  Options o_;
+  std::function<void(const nlohmann::json&)> record_;
+  double started_ = -1;        // wall clock of the first begin()
+  double loop_start_ = 0;
+  double train_seconds_ = 0;   // time inside loops only (eval excluded)
+  int64_t steps_ = 0;          // steps seen by this hook
+  double last_draw_ = 0;
+  bool line_open_ = false;
+  // Since the previous record:
+  double rec_loss_ = 0, rec_time_ = 0;
+  int64_t rec_count_ = 0;
+};
+
+}  // namespace kiln::cli
