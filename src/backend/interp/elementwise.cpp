@@ -175,6 +175,15 @@ Array interp_select(const Node& n, Inputs in) {
 Array interp_cast(const Node& n, Inputs in) {
   const Array& x = *in[0];
   Array out(n.dtype, n.shape);
+  if (!is_float(x.dtype()) && !is_float(n.dtype) && n.dtype != DType::boolean) {
+    // integer -> integer: two's complement wrap-around, as C++ and NumPy narrow.
+    const std::vector<int64_t> v = x.to_ints();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      if (n.dtype == DType::i32) out.data<int32_t>()[i] = static_cast<int32_t>(v[i]);
+      else out.data<int64_t>()[i] = v[i];
+    }
+    return out;
+  }
   for (int64_t i = 0; i < x.numel(); ++i) {
     double v = x.get(i);
     if (n.dtype == DType::boolean) {
