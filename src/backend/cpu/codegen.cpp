@@ -133,6 +133,69 @@ std::string matmul_call(const Schedule& s, const Step& st) {
   return c.str();
 }
 
+// The 13 numbers of onednn::ConvGeom for a conv/pool node, given input and output shapes.
+std::string geom_array(const std::string& name, const Node& n, const Shape& x, const Shape& y, int64_t kh, int64_t kw) {
+  const auto& st = n.attrs.ints("stride");
+  const auto& pd = n.attrs.ints("padding");
+  const int64_t v[13] = {x[0], x[1], x[2], x[3], y[1], kh, kw, y[2], y[3], st[0], st[1], pd[0], pd[1]};
+  std::string out = "  static const int64_t " + name + "[13] = {";
+  for (int i = 0; i < 13; ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "};\n";
+}
+
+std::string library_call(const Schedule& s, const Step& st, size_t index) {
+  const Node& n = s.graph.node(st.node());
+  if (n.op == Op::matmul) return matmul_call(s, st);
+  auto buf = [&](ValueId v) { return "B[" + std::to_string(s.buffer_of[v]) + "]"; };
+  auto shape = [&](ValueId v) { return s.graph.node(v).shape; };
+  const std::string g = "g" + std::to_string(index);
+  const std::string dt = std::to_string(static_cast<int>(n.dtype));
+  const std::string out = buf(st.node());
+  std::ostringstream c;
+  switch (n.op) {
+    case Op::conv2d: {
+      const Shape w = shape(n.inputs[1]);
+      c << geom_array(g, n, shape(n.inputs[0]), n.shape, w[2], w[3]);
+      c << "  rt->conv(0, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g << ");\n";
+      break;
+    }
+    case Op::conv2d_backward_input: {
+      const Shape w = shape(n.inputs[1]);
+      c << geom_array(g, n, n.shape, shape(n.inputs[0]), w[2], w[3]);
+      c << "  rt->conv(1, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g << ");\n";
+      break;
+    }
+    case Op::conv2d_backward_filter: {
+      c << geom_array(g, n, shape(n.inputs[0]), shape(n.inputs[1]), n.shape[2], n.shape[3]);
+      c << "  rt->conv(2, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g << ");\n";
+      break;
+    }
+    case Op::max_pool2d:
+    case Op::avg_pool2d: {
+      const auto& k = n.attrs.ints("window");
+      c << geom_array(g, n, shape(n.inputs[0]), n.shape, k[0], k[1]);
+      c << "  rt->pool(" << (n.op == Op::avg_pool2d) << ", 0, " << dt << ", " << buf(n.inputs[0]) << ", nullptr, " << out
+        << ", " << g << ");\n";
+      break;
+    }
+    case Op::max_pool2d_grad: {
+      const auto& k = n.attrs.ints("window");
+      c << geom_array(g, n, n.shape, shape(n.inputs[1]), k[0], k[1]);
+      c << "  rt->pool(0, 1, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g
+        << ");\n";
+      break;
+    }
+    case Op::avg_pool2d_grad: {
+      const auto& k = n.attrs.ints("window");
+      c << geom_array(g, n, n.shape, shape(n.inputs[0]), k[0], k[1]);
+      c << "  rt->pool(1, 1, " << dt << ", nullptr, " << buf(n.inputs[0]) << ", " << out << ", " << g << ");\n";
+      break;
+    }
+    default: KILN_CHECK(false) << "no library call for " << op_name(n.op);
+  }
+  return c.str();
+}
+
 }  // namespace
 
 std::string generate_source(const Schedule& s) {
@@ -149,7 +212,7 @@ std::string generate_source(const Schedule& s) {
         kernels << reduce_kernel(s, st, name);
         step << "  " << name << "(B);\n";
         break;
-      case StepKind::matmul: step << matmul_call(s, st); break;
+      case StepKind::library: step << library_call(s, st, i); break;
       case StepKind::fallback:
         step << "  rt->fallback(host, " << i << ", B);  // " << op_name(s.graph.node(st.node()).op) << "\n";
         break;

@@ -51,6 +51,51 @@ void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, 
   }
 }
 
+// float16 has no oneDNN kernels here: widen the (exact) float16 operands to float32, run
+// the float32 primitive, round the result once.
+template <class F>
+void widened_f16(const void* a, int64_t na, const void* b, int64_t nb, void* out, int64_t nout, F run_f32) {
+  thread_local std::vector<float> fa, fb, fo;
+  fa.resize(na);
+  fb.resize(nb);
+  fo.resize(nout);
+  for (int64_t i = 0; i < na; ++i) fa[i] = f16_bits_to_f32(static_cast<const uint16_t*>(a)[i]);
+  for (int64_t i = 0; i < nb; ++i) fb[i] = f16_bits_to_f32(static_cast<const uint16_t*>(b)[i]);
+  run_f32(na ? fa.data() : nullptr, nb ? fb.data() : nullptr, fo.data());
+  for (int64_t i = 0; i < nout; ++i) static_cast<uint16_t*>(out)[i] = f32_to_f16_bits(fo[i]);
+}
+
+onednn::ConvGeom geom_of(const int64_t* v) {
+  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]};
+}
+
+void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom) {
+  const onednn::ConvGeom g = geom_of(geom);
+  const auto p = static_cast<onednn::ConvPass>(pass);
+  const auto t = static_cast<DType>(dtype);
+  if (t != DType::f16) return onednn::conv2d(p, t == DType::bf16, a, b, out, g);
+  const int64_t x = g.n * g.c * g.h * g.w, w = g.o * g.c * g.kh * g.kw, y = g.n * g.o * g.oh * g.ow;
+  const int64_t na = p == onednn::ConvPass::backward_input ? y : x;
+  const int64_t nb = p == onednn::ConvPass::forward ? w : (p == onednn::ConvPass::backward_input ? w : y);
+  const int64_t no = p == onednn::ConvPass::forward ? y : (p == onednn::ConvPass::backward_input ? x : w);
+  widened_f16(a, na, b, nb, out, no, [&](float* fa, float* fb, float* fo) { onednn::conv2d(p, false, fa, fb, fo, g); });
+}
+
+void rt_pool(int kind, int grad, int dtype, const void* x, const void* dy, void* out, const int64_t* geom) {
+  const onednn::ConvGeom g = geom_of(geom);
+  const auto k = static_cast<onednn::PoolKind>(kind);
+  const auto t = static_cast<DType>(dtype);
+  const int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.c * g.oh * g.ow;
+  if (t != DType::f16) {
+    if (grad) return onednn::pool2d_grad(k, t == DType::bf16, x, dy, out, g);
+    return onednn::pool2d(k, t == DType::bf16, x, out, g);
+  }
+  if (!grad)
+    return widened_f16(x, nx, nullptr, 0, out, ny, [&](float* fx, float*, float* fo) { onednn::pool2d(k, false, fx, fo, g); });
+  widened_f16(x ? x : dy, x ? nx : 0, dy, ny, out, nx,
+              [&](float* fx, float* fdy, float* fo) { onednn::pool2d_grad(k, false, x ? fx : nullptr, fdy, fo, g); });
+}
+
 class CompiledExecutable final : public Executable {
  public:
   CompiledExecutable(const Graph& g, const CompileOptions& options, CompileReport& report) {
@@ -66,7 +111,7 @@ class CompiledExecutable final : public Executable {
     report.codegen_seconds = since(t);
     for (const auto& st : schedule_.steps) {
       report.kernels += st.kind == cpu::StepKind::elementwise || st.kind == cpu::StepKind::reduce;
-      report.library_calls += st.kind == cpu::StepKind::matmul;
+      report.library_calls += st.kind == cpu::StepKind::library;
       report.fallback_ops += st.kind == cpu::StepKind::fallback;
     }
     report.arena_bytes = schedule_.arena_bytes;
@@ -106,7 +151,7 @@ class CompiledExecutable final : public Executable {
 
     arena_.resize(static_cast<size_t>(schedule_.arena_bytes / 64 + 1));
     table_.assign(schedule_.buffers.size(), nullptr);
-    runtime_ = {cpu::kAbiVersion, &rt_matmul, &CompiledExecutable::fallback};
+    runtime_ = {cpu::kAbiVersion, &rt_matmul, &rt_conv, &rt_pool, &CompiledExecutable::fallback};
   }
 
   Fetches run(const Feeds& feeds, Variables& vars) override {

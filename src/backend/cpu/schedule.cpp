@@ -17,6 +17,16 @@ bool inlinable(const Node& n) {
 
 bool is_reduction(Op op) { return op == Op::reduce_sum || op == Op::reduce_mean || op == Op::reduce_max; }
 
+bool is_library(Op op) {
+  switch (op) {
+    case Op::matmul: case Op::conv2d: case Op::conv2d_backward_input: case Op::conv2d_backward_filter:
+    case Op::max_pool2d: case Op::max_pool2d_grad: case Op::avg_pool2d: case Op::avg_pool2d_grad:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Steps (by index) that read the buffer of v.
 std::vector<size_t> readers(const Schedule& s, ValueId v) {
   std::vector<size_t> out;
@@ -165,7 +175,7 @@ Schedule make_schedule(Graph lowered) {
     if (kind != BufferKind::arena) continue;
     StepKind sk = inlinable(node)            ? StepKind::elementwise
                   : is_reduction(node.op)    ? StepKind::reduce
-                  : node.op == Op::matmul    ? StepKind::matmul
+                  : is_library(node.op)      ? StepKind::library
                                              : StepKind::fallback;
     s.steps.push_back({sk, {id}, {}});
   }

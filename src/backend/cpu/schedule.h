@@ -12,7 +12,7 @@ namespace kiln::cpu {
 enum class StepKind {
   elementwise,  // a fused loop over the output's elements
   reduce,       // a reduction whose input expression is fused into it
-  matmul,       // oneDNN
+  library,      // oneDNN: matmul, convolution, pooling and their gradients
   fallback,     // the interpreter's kernel, called from the compiled step
 };
 

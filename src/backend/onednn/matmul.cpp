@@ -4,16 +4,11 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backend/onednn/engine.h"
 #include "backend/onednn/onednn.h"
-#include "kiln/error.h"
 
 namespace kiln::onednn {
 namespace {
-
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
 
 using dt = dnnl::memory::data_type;
 using Key = std::tuple<dt, int64_t, int64_t, int64_t, int64_t, bool, bool>;

@@ -15,4 +15,23 @@ void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t
 void matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n, int64_t k,
                  bool transpose_a, bool transpose_b);
 
+// Convolution geometry, NCHW input, OIHW filter, symmetric padding.
+struct ConvGeom {
+  int64_t n, c, h, w;  // input
+  int64_t o, kh, kw;   // output channels, window
+  int64_t oh, ow;      // output spatial extent
+  int64_t sh, sw, ph, pw;
+};
+
+enum class ConvPass { forward, backward_input, backward_filter };
+// forward: a = x, b = w, out = y; backward_input: a = dy, b = w, out = dx;
+// backward_filter: a = x, b = dy, out = dw. `bf16` selects bfloat16 data (else float32).
+void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, const ConvGeom& g);
+
+enum class PoolKind { max, avg };
+// Pooling over the same geometry (o == c): forward reads x, writes y. The gradient reads
+// x (max only, to find the maxima) and dy, and writes dx. avg excludes padding.
+void pool2d(PoolKind kind, bool bf16, const void* x, void* y, const ConvGeom& g);
+void pool2d_grad(PoolKind kind, bool bf16, const void* x, const void* dy, void* dx, const ConvGeom& g);
+
 }  // namespace kiln::onednn
