@@ -114,6 +114,8 @@ TrainCommand::TrainCommand(CLI::App& parent) {
       ->capture_default_str();
   cmd_->add_option("--train-limit", train_limit_, "Use only the first N training examples (0: all)")
       ->check(whole_number(0));
+  cmd_->add_option("--test-limit", test_limit_, "Evaluate on only the first N test examples (0: all)")
+      ->check(whole_number(0));
   cmd_->add_option("--metrics-out", metrics_out_, "Write JSON Lines metrics to this file");
   cmd_->add_flag("--quiet,-q", quiet_, "Print only the final summary and errors");
   cmd_->add_flag("--dry-run", dry_run_,
@@ -142,7 +144,9 @@ int TrainCommand::run() {
   if (config_.num_threads > 0) omp_set_num_threads(config_.num_threads);
   MetricsWriter metrics(metrics_out_);
   auto train_set = std::make_shared<data::Dataset>(data::load_fashion_mnist(data_dir_, data::Split::train));
-  auto test_set = std::make_shared<const data::Dataset>(data::load_fashion_mnist(data_dir_, data::Split::test));
+  auto test_all = data::load_fashion_mnist(data_dir_, data::Split::test);
+  if (test_limit_ > 0 && test_limit_ < test_all.size()) test_all = data::take(test_all, test_limit_);
+  auto test_set = std::make_shared<const data::Dataset>(std::move(test_all));
   if (train_limit_ > 0 && train_limit_ < train_set->size()) *train_set = data::take(*train_set, train_limit_);
   if (batch_size_ > train_set->size())
     KILN_THROW(ConfigError) << "[batch_size] '" << batch_size_ << "' exceeds the " << train_set->size()

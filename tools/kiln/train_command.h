@@ -32,6 +32,7 @@ class TrainCommand {
   int64_t eval_every_ = 0;
   int64_t eval_batch_size_ = 1000;
   int64_t train_limit_ = 0;
+  int64_t test_limit_ = 0;
   bool dry_run_ = false;
   bool quiet_ = false;
   RunConfig config_;
