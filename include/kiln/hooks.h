@@ -127,6 +127,8 @@ class StopAtStepHook : public Hook {
 //   TellMeStepOrLossHook(step_name, total_step)  — e.g. ("global_step", 10000)
 //   TellMeStepOrLossHook::loss(loss_name, final_loss)  — e.g. ("loss", 0.3)
 // A name that is not in the graph is a ConfigError at train(), before the first step.
+// TensorFlow spellings with an output index, "global_step:0" and "loss:0", are accepted
+// (kiln values have one output, so a trailing ":0" is dropped).
 class TellMeStepOrLossHook : public Hook {
  public:
   enum class Kind { step, loss };

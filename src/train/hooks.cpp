@@ -69,8 +69,15 @@ void CheckpointSaverHook::end(RunContext& ctx) {
   if (last_saved_ != ctx.global_step) save(ctx);
 }
 
+namespace {
+std::string without_output_index(std::string name) {
+  if (name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0) name.resize(name.size() - 2);
+  return name;
+}
+}  // namespace
+
 TellMeStepOrLossHook::TellMeStepOrLossHook(std::string step, int64_t total_step)
-    : TellMeStepOrLossHook(Kind::step, std::move(step), static_cast<double>(total_step)) {
+    : TellMeStepOrLossHook(Kind::step, without_output_index(std::move(step)), static_cast<double>(total_step)) {
   if (name_.empty()) KILN_THROW(ConfigError) << "[TellMeStepOrLossHook] the step value's name is empty";
   if (total_step <= 0) KILN_THROW(ConfigError) << "[TellMeStepOrLossHook] total_step '" << total_step << "' must be >= 1";
 }
@@ -79,7 +86,8 @@ std::shared_ptr<TellMeStepOrLossHook> TellMeStepOrLossHook::loss(std::string los
   if (loss.empty()) KILN_THROW(ConfigError) << "[TellMeStepOrLossHook] the loss value's name is empty";
   if (!(final_loss > 0) || !std::isfinite(final_loss))
     KILN_THROW(ConfigError) << "[TellMeStepOrLossHook] final_loss '" << final_loss << "' must be a positive number";
-  return std::shared_ptr<TellMeStepOrLossHook>(new TellMeStepOrLossHook(Kind::loss, std::move(loss), final_loss));
+  return std::shared_ptr<TellMeStepOrLossHook>(
+      new TellMeStepOrLossHook(Kind::loss, without_output_index(std::move(loss)), final_loss));
 }
 
 void TellMeStepOrLossHook::after_run(RunContext&, const RunValues& v) {
