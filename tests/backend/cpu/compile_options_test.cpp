@@ -1,0 +1,148 @@
+// CompileOptions dumps, and what happens without a working host compiler. The toolchain
+// is detected once per process, so the broken-compiler cases run in a child process: this
+// test binary again, filtered to one DISABLED_ test, with KILN_CXX set before any compile.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "kiln/backend.h"
+#include "kiln/compiler.h"
+#include "kiln/error.h"
+#include "kiln/ops.h"
+#include "kiln/text.h"
+#include "support/test_arrays.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("kiln-compile-test-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+Graph small_graph() {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {2, 3});
+  const Tensor w = variable(g, "w", DType::f32, {3, 2}, Init::constant(0.5));
+  g.add_output("y", relu(matmul(x, w) * 2.0).id());
+  return g;
+}
+
+// y = relu(2 * x w) with w = 0.5 everywhere: the row sums of x.
+void expect_small_graph_result(Executable& exe) {
+  Variables vars;
+  initialize_variables(small_graph(), vars);
+  const Fetches out = exe.run({{"x", testkit::f32({2, 3}, {1, 2, 3, -4, -5, -6})}}, vars);
+  EXPECT_EQ(out.at("y").to_floats(), (std::vector<float>{6, 6, 0, 0}));
+}
+
+TEST(CompileOptions, DumpIrAndCodeDirectories) {
+  const fs::path ir_dir = fresh_dir("ir"), code_dir = fresh_dir("code");
+  CompileReport report;
+  auto exe = compile_cpu(small_graph(), CompileOptions{PrecisionPolicy::mixed_bfloat16, code_dir.string(), ir_dir.string()},
+                         &report);
+  expect_small_graph_result(*exe);
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(ir_dir)) {
+    ++files;
+    EXPECT_NO_THROW(parse_graph(read(e.path()))) << e.path();
+  }
+  EXPECT_EQ(files, 5u) << "input + one file per pass (precision, simplify, cse, dce)";
+  EXPECT_NE(read(ir_dir / "1-precision.kir").find("bf16"), std::string::npos);
+  const std::string source = read(code_dir / "step.cpp");
+  EXPECT_NE(source.find("kiln_step"), std::string::npos);
+  EXPECT_NE(source.find("kiln_abi_version"), std::string::npos);
+  EXPECT_GT(report.compile_seconds, 0);
+  EXPECT_FALSE(report.compiler.empty());
+  EXPECT_EQ(report.library_calls, 1);
+  fs::remove_all(ir_dir);
+  fs::remove_all(code_dir);
+}
+
+// Runs one DISABLED_ test of this binary in a child with KILN_CXX set; returns its exit
+// status, stdout and stderr.
+struct Child {
+  int status;
+  std::string out, err;
+};
+Child run_child(const std::string& test, const std::string& cxx) {
+  const fs::path dir = fresh_dir("child");
+  fs::create_directories(dir);
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  const std::string cmd = "KILN_CXX='" + cxx + "' KILN_TEST_CHILD=1 '" + self + "' --gtest_also_run_disabled_tests --gtest_filter='CompilerFallbackChild." +
+                          test + "' >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+  const int st = std::system(cmd.c_str());
+  Child c{WIFEXITED(st) ? WEXITSTATUS(st) : -1, read(dir / "out"), read(dir / "err")};
+  fs::remove_all(dir);
+  return c;
+}
+
+TEST(CompilerFallback, MissingCompilerFallsBackToTheInterpreterWithAWarning) {
+  const Child c = run_child("DISABLED_MissingCompiler", "/nonexistent/c++");
+  EXPECT_EQ(c.status, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("[  PASSED  ] 1 test"), std::string::npos) << c.out;
+  EXPECT_NE(c.err.find("warning"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("/nonexistent/c++"), std::string::npos) << "the warning names the compiler: " << c.err;
+  EXPECT_NE(c.err.find("interpreter"), std::string::npos) << c.err;
+}
+
+TEST(CompilerFallback, FailingCompilerIsReportedWithItsOwnMessage) {
+  const fs::path dir = fresh_dir("fakecxx");
+  fs::create_directories(dir);
+  const fs::path fake = dir / "fake-cxx";
+  {
+    std::ofstream s(fake);
+    s << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'fake-cxx 1.0'; exit 0; fi\n"
+         "echo 'fake-cxx: internal error 4242' >&2\nexit 3\n";
+  }
+  fs::permissions(fake, fs::perms::owner_all);
+  const Child c = run_child("DISABLED_FailingCompiler", fake.string());
+  EXPECT_EQ(c.status, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("[  PASSED  ] 1 test"), std::string::npos) << c.out;
+  EXPECT_NE(c.err.find("fake-cxx: internal error 4242"), std::string::npos) << "the compiler's own message: " << c.err;
+  EXPECT_NE(c.err.find("interpreter"), std::string::npos) << c.err;
+  fs::remove_all(dir);
+}
+
+// The children: run only through run_child (KILN_TEST_CHILD set, KILN_CXX broken).
+TEST(CompilerFallbackChild, DISABLED_MissingCompiler) {
+  ASSERT_NE(std::getenv("KILN_TEST_CHILD"), nullptr);
+  BackendOptions opts;
+  opts.backend = "cpu";
+  auto exe = make_executable(small_graph(), opts);  // warns and falls back
+  ASSERT_TRUE(exe);
+  expect_small_graph_result(*exe);
+  try {
+    compile_cpu(small_graph());
+    ADD_FAILURE() << "compile_cpu should throw SystemError";
+  } catch (const SystemError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/c++"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CompilerFallbackChild, DISABLED_FailingCompiler) {
+  ASSERT_NE(std::getenv("KILN_TEST_CHILD"), nullptr);
+  auto exe = make_executable(small_graph(), BackendOptions{});
+  ASSERT_TRUE(exe);
+  expect_small_graph_result(*exe);
+  EXPECT_THROW(compile_cpu(small_graph()), SystemError);
+}
+
+}  // namespace
+}  // namespace kiln
