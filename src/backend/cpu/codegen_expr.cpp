@@ -104,6 +104,35 @@ std::string ExprEmitter::value(ValueId v, const std::string& idx, bool root) {
   return known_[key] = name;
 }
 
+// transpose, slice and pad: the input element at coordinates computed from the output's.
+std::string ExprEmitter::gathered(const Node& n, const std::string& idx) {
+  const Shape& os = n.shape;
+  const Shape is = s_.graph.node(n.inputs[0]).shape;
+  if (numel(is) == 0) return "static_cast<" + value_type(n.dtype) + ">(0)";  // padding of nothing
+  const auto ost = strides_of(os), ist = strides_of(is);
+  auto coord = [&](size_t a) {
+    return "((" + idx + " / " + std::to_string(ost[a]) + ") % " + std::to_string(os[a]) + ")";
+  };
+  std::string e = "0", inside = "true";
+  for (size_t a = 0; a < os.size(); ++a) {
+    if (n.op == Op::transpose) {
+      e += " + " + coord(a) + " * " + std::to_string(ist[n.attrs.ints("perm")[a]]);
+    } else if (n.op == Op::slice) {
+      e += " + (" + coord(a) + " + " + std::to_string(n.attrs.ints("begin")[a]) + ") * " + std::to_string(ist[a]);
+    } else {  // pad: read a clamped (always valid) element, then zero it outside the input
+      const std::string k = "(" + coord(a) + " - " + std::to_string(n.attrs.ints("low")[a]) + ")";
+      inside += " && " + k + " >= 0 && " + k + " < " + std::to_string(is[a]);
+      e += " + std::min<int64_t>(std::max<int64_t>(" + k + ", 0), " + std::to_string(is[a] - 1) + ") * " +
+           std::to_string(ist[a]);
+    }
+  }
+  const std::string in_idx = fresh("i");
+  body_ << "      const int64_t " << in_idx << " = " << e << ";\n";
+  const std::string v = value(n.inputs[0], in_idx);
+  if (n.op != Op::pad) return v;
+  return "((" + inside + ") ? " + v + " : static_cast<" + value_type(n.dtype) + ">(0))";
+}
+
 std::string ExprEmitter::compute(const Node& n, ValueId, const std::string& idx) {
   const bool fl = is_float(n.dtype);
   auto in = [&](size_t k) {
@@ -119,6 +148,13 @@ std::string ExprEmitter::compute(const Node& n, ValueId, const std::string& idx)
       return "static_cast<int64_t>(" + std::to_string(static_cast<int64_t>(c)) + "LL)";
     }
     case Op::reshape: return value(n.inputs[0], idx);
+    case Op::transpose: case Op::slice: case Op::pad: return gathered(n, idx);
+    case Op::one_hot: {
+      const int64_t depth = n.attrs.i("depth");
+      const std::string k = value(n.inputs[0], "(" + idx + " / " + std::to_string(depth) + ")");
+      const std::string hit = "(" + k + " == (" + idx + " % " + std::to_string(depth) + "))";
+      return fl ? "(" + hit + " ? 1.0f : 0.0f)" : "static_cast<" + value_type(n.dtype) + ">(" + hit + ")";
+    }
     case Op::stop_gradient: return in(0);
     case Op::broadcast_to: return in(0);
     case Op::cast: {

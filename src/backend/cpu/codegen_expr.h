@@ -29,6 +29,7 @@ class ExprEmitter {
   std::string broadcast_index(const std::string& idx, const Shape& from, const Shape& to);
   std::string load(ValueId v, const std::string& idx);
   std::string compute(const Node& n, ValueId v, const std::string& idx);
+  std::string gathered(const Node& n, const std::string& idx);
 
   const Schedule& s_;
   std::ostringstream& body_;

@@ -12,7 +12,13 @@ namespace {
 // they can be computed inside any loop that reads them.
 bool inlinable(const Node& n) {
   if (n.op == Op::placeholder || n.op == Op::variable) return false;
-  return op_info(n.op).fusible || n.op == Op::reshape;
+  switch (n.op) {
+    // Index-mapping ops: each output element reads one input element at a computed index.
+    case Op::reshape: case Op::transpose: case Op::slice: case Op::pad: case Op::one_hot:
+      return true;
+    default:
+      return op_info(n.op).fusible;
+  }
 }
 
 bool is_reduction(Op op) { return op == Op::reduce_sum || op == Op::reduce_mean || op == Op::reduce_max; }
@@ -36,6 +42,29 @@ std::vector<size_t> readers(const Schedule& s, ValueId v) {
   return out;
 }
 
+// Does every read of `leaf` in the fused expression of `root` happen at the element index
+// the loop is writing (so that a loop may write `leaf` or read it as another root)? Only
+// elementwise ops without broadcasting and reshapes keep the index.
+bool reads_at_same_index(const Schedule& s, ValueId root, ValueId leaf) {
+  std::vector<std::pair<ValueId, bool>> work{{root, true}};  // (value, reached at the same index)
+  bool first = true;
+  while (!work.empty()) {
+    const auto [v, same] = work.back();
+    work.pop_back();
+    if (v == leaf && !first) {
+      if (!same) return false;
+      continue;
+    }
+    if (!first && s.has_buffer(v)) continue;
+    first = false;
+    const Node& n = s.graph.node(v);
+    const bool keeps = n.op == Op::reshape || (op_info(n.op).fusible && n.op != Op::one_hot);
+    for (ValueId in : n.inputs)
+      work.push_back({in, same && keeps && (n.op == Op::reshape || s.graph.node(in).shape == n.shape)});
+  }
+  return true;
+}
+
 // Vertical multi-output fusion: an elementwise step whose first reader is an elementwise
 // step over the same number of elements joins that step; moving it later is safe since
 // nothing reads it in between. Repeats along chains.
@@ -52,6 +81,10 @@ void merge_elementwise(Schedule& s) {
     if (first == s.steps.size()) continue;
     Step& next = s.steps[first];
     if (next.kind != StepKind::elementwise || numel(s.graph.node(next.node()).shape) != count) continue;
+    bool aligned = true;
+    for (ValueId later : next.roots)
+      for (ValueId earlier : st.roots) aligned = aligned && reads_at_same_index(s, later, earlier);
+    if (!aligned) continue;
     std::vector<ValueId> roots = st.roots;
     roots.insert(roots.end(), next.roots.begin(), next.roots.end());
     std::vector<ValueId> reads;
@@ -92,6 +125,9 @@ void write_assigns_in_place(Schedule& s) {
     bool later_reader = false;
     for (size_t k : readers(s, var)) later_reader = later_reader || k > at;
     if (later_reader) continue;
+    bool aligned = true;  // the loop must read the old value only where it writes the new
+    for (ValueId root : s.steps[at].roots) aligned = aligned && reads_at_same_index(s, root, var);
+    if (!aligned) continue;
     s.buffers[b].kind = BufferKind::variable_in_place;
     s.buffers[b].variable = var;
   }
