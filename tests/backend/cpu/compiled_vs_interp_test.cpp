@@ -121,6 +121,7 @@ Graph state_graph() {
   g.add_output("step", global_step(g).id());
   g.add_output("n", n.id());
   g.add_output("c_next", c_next.id());
+  g.add_output("c_old", c.id());  // c is updated by the step; the output is its old value
   g.add_output("total", reduce_sum(a * b + c).id());
   return g;
 }
@@ -141,6 +142,7 @@ TEST_P(CompiledState, AssignsTakeEffectAtTheEndOfTheStep) {
   EXPECT_TRUE(first.at("a").bitwise_equal(init.at("a")));
   EXPECT_TRUE(first.at("a_again").bitwise_equal(init.at("a")));
   EXPECT_TRUE(first.at("x").bitwise_equal(feeds.at("x")));
+  EXPECT_TRUE(first.at("c_old").bitwise_equal(init.at("c"))) << "an output variable shows its value before the step";
   EXPECT_EQ(first.at("seven").to_floats(), std::vector<float>(4, 7.0f));
   EXPECT_EQ(first.at("three_i64").dtype(), DType::i64);
   EXPECT_EQ(first.at("three_i64").item(), 3);
