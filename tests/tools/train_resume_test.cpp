@@ -29,8 +29,7 @@ struct Result {
   std::string output;
 };
 
-Result run_kiln(const std::string& args) {
-  const std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>&1";
+Result run_kiln_raw(const std::string& cmd) {
   FILE* p = popen(cmd.c_str(), "r");
   EXPECT_NE(p, nullptr);
   std::string out;
@@ -40,6 +39,8 @@ Result run_kiln(const std::string& args) {
   const int st = pclose(p);
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
+
+Result run_kiln(const std::string& args) { return run_kiln_raw(std::string(KILN_BINARY) + " " + args + " 2>&1"); }
 
 // Starts kiln in the background with stdout and stderr going to `log`.
 pid_t spawn_kiln(const std::string& args, const fs::path& log) {
@@ -216,6 +217,20 @@ TEST(TrainResume, QuietEvalEveryAndMaxStepsCountingTheGlobalStep) {
               contains(again.output, "already reached max_steps 6"))
       << again.output;
   EXPECT_TRUE(contains(again.output, "done: 6 steps")) << again.output;
+}
+
+TEST(TrainResume, ATerminalGetsOneLiveProgressLine) {
+  if (!have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!fs::exists("/usr/bin/script")) GTEST_SKIP() << "script(1) is not installed";
+  // script(1) runs kiln on a pseudo-terminal, so stdout is a TTY.
+  const std::string cmd = std::string(KILN_BINARY) + " " + kSmall + "--steps 4";
+  const Result r = run_kiln_raw("/usr/bin/script -qfec '" + cmd + "' /dev/null");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "\r\033[Kstep ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "step 4/4")) << r.output;
+  EXPECT_TRUE(contains(r.output, "ETA")) << r.output;
+  EXPECT_TRUE(contains(r.output, "phase original")) << r.output;
+  EXPECT_TRUE(contains(r.output, "done: 4 steps")) << r.output;
 }
 
 }  // namespace
