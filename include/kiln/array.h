@@ -47,6 +47,10 @@ class Array {
   // Element i converted to double / set from double (rounded to the dtype).
   double get(int64_t i) const;
   void set(int64_t i, double v);
+  // Element i of an integer or bool array, exactly (no trip through double); set_int wraps
+  // to i32 as C++ narrowing does, and stores bool as v != 0.
+  int64_t get_int(int64_t i) const;
+  void set_int(int64_t i, int64_t v);
   // All elements as float32 / int64 (converting).
   std::vector<float> to_floats() const;
   std::vector<int64_t> to_ints() const;

@@ -80,7 +80,9 @@ Tensor gelu(const Tensor& x);  // exact: x * Phi(x)
 Tensor erf(const Tensor& x);
 Tensor square(const Tensor& x);  // x * x
 
-// Elementwise binary, NumPy broadcasting; both inputs must have the same dtype.
+// Elementwise binary, NumPy broadcasting; both inputs must have the same dtype. Integer
+// arithmetic wraps around (two's complement); integer division truncates toward zero and
+// gives 0 for a zero divisor (a compiled step cannot stop halfway to report it).
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);

@@ -54,8 +54,29 @@ Array Array::from_ints(DType dtype, Shape shape, std::span<const int64_t> values
   Array a(dtype, std::move(shape));
   KILN_CHECK(static_cast<int64_t>(values.size()) == a.numel_)
       << values.size() << " values for shape " << shape_str(a.shape_);
-  for (int64_t i = 0; i < a.numel_; ++i) a.set(i, static_cast<double>(values[i]));
+  for (int64_t i = 0; i < a.numel_; ++i) {
+    if (is_float(dtype)) a.set(i, static_cast<double>(values[i]));
+    else a.set_int(i, values[i]);
+  }
   return a;
+}
+
+int64_t Array::get_int(int64_t i) const {
+  switch (dtype_) {
+    case DType::i32: return data<int32_t>()[i];
+    case DType::i64: return data<int64_t>()[i];
+    case DType::boolean: return data<uint8_t>()[i];
+    default: return static_cast<int64_t>(get(i));
+  }
+}
+
+void Array::set_int(int64_t i, int64_t v) {
+  switch (dtype_) {
+    case DType::i32: data<int32_t>()[i] = static_cast<int32_t>(v); break;
+    case DType::i64: data<int64_t>()[i] = v; break;
+    case DType::boolean: data<uint8_t>()[i] = v != 0; break;
+    default: set(i, static_cast<double>(v));
+  }
 }
 
 Array Array::scalar(DType dtype, double value) {
@@ -100,7 +121,7 @@ std::vector<float> Array::to_floats() const {
 std::vector<int64_t> Array::to_ints() const {
   std::vector<int64_t> out(numel_);
   for (int64_t i = 0; i < numel_; ++i)
-    out[i] = dtype_ == DType::i64 ? data<int64_t>()[i] : static_cast<int64_t>(get(i));
+    out[i] = is_float(dtype_) ? static_cast<int64_t>(get(i)) : get_int(i);
   return out;
 }
 

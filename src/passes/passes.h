@@ -28,7 +28,9 @@ Graph simplify(const Graph& g);
 // type; Follow ops stay low when their float inputs are; Keep ops (exp, log, reductions,
 // losses) compute in float32. Variables stay float32 and are cast once at their first use,
 // the cast shared by all uses; values written by assign and graph outputs keep their
-// original type. `original` and `force_fp32` return the graph unchanged.
+// original type. force_fp16 computes every float op in float16; force_fp32 every float op
+// in float32 (also ops the graph wrote in a 16-bit type). `original` returns the graph
+// unchanged.
 Graph apply_precision(const Graph& g, PrecisionPolicy policy);
 
 struct LowerOptions {

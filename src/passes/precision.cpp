@@ -8,18 +8,20 @@ namespace kiln::passes {
 namespace {
 
 struct Plan {
-  DType low = DType::f32;   // the low type of the policy
+  bool enabled = false;     // false: the graph runs as written
+  DType low = DType::f32;   // the type the policy computes in (float32 for force_fp32)
   bool only_library = false;  // allow_fp32_to_*: only Low ops go low, their results back to f32
   bool everything = false;    // force_fp16: every float op low
 };
 
 Plan plan_of(PrecisionPolicy p) {
   switch (p) {
-    case PrecisionPolicy::mixed_bfloat16: return {DType::bf16, false, false};
-    case PrecisionPolicy::mixed_float16: return {DType::f16, false, false};
-    case PrecisionPolicy::allow_fp32_to_fp16: return {DType::f16, true, false};
-    case PrecisionPolicy::allow_fp32_to_bf16: return {DType::bf16, true, false};
-    case PrecisionPolicy::force_fp16: return {DType::f16, false, true};
+    case PrecisionPolicy::mixed_bfloat16: return {true, DType::bf16, false, false};
+    case PrecisionPolicy::mixed_float16: return {true, DType::f16, false, false};
+    case PrecisionPolicy::allow_fp32_to_fp16: return {true, DType::f16, true, false};
+    case PrecisionPolicy::allow_fp32_to_bf16: return {true, DType::bf16, true, false};
+    case PrecisionPolicy::force_fp16: return {true, DType::f16, false, true};
+    case PrecisionPolicy::force_fp32: return {true, DType::f32, false, true};
     default: return {};
   }
 }
@@ -137,7 +139,7 @@ class PrecisionRewrite {
 
 Graph apply_precision(const Graph& g, PrecisionPolicy policy) {
   const Plan plan = plan_of(policy);
-  if (plan.low == DType::f32) return g;
+  if (!plan.enabled) return g;
   return PrecisionRewrite(g, plan).run();
 }
 

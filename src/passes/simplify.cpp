@@ -60,9 +60,15 @@ Graph simplify(const Graph& g) {
         if (same_as_input(0)) {
           replacement = in(0);
         } else if (n.op == Op::reshape && out.node(in(0)).op == Op::reshape) {
-          Node r = n;
-          r.inputs = {out.node(in(0)).inputs[0]};
-          replacement = out.add_unchecked(std::move(r));
+          const ValueId source = out.node(in(0)).inputs[0];
+          if (out.node(source).shape == n.shape) {
+            replacement = source;  // the two reshapes cancel
+          } else {
+            Node r = n;
+            r.name.clear();
+            r.inputs = {source};
+            replacement = out.add_unchecked(std::move(r));
+          }
         }
         break;
       default: break;

@@ -75,13 +75,12 @@ output "i" = %1
 )");
 }
 
-// KNOWN BUG: simplify is not at its fixed point after one application. reshape(reshape(x))
+// Fixed bug (kept as a regression test): simplify is not at its fixed point after one application. reshape(reshape(x))
 // is rewritten to reshape(x) (src/passes/simplify.cpp, case Op::reshape), but when that
 // merged reshape has x's own shape it is not removed, and lower() runs simplify once, so
 // an identity reshape reaches codegen (a copy kernel when it is an output). Fix: when
 // the merged reshape's shape equals the inner input's shape, alias to the input.
 TEST(Simplify, ReshapeOfReshapeBackToTheInputShapeDisappears) {
-  GTEST_SKIP() << "KNOWN BUG: reshape(reshape(x)) back to x's shape leaves an identity reshape";
   const Graph before = ir(R"(%0 = placeholder() {dtype="f32", shape=[2,3]} : f32[2,3] "x"
 %1 = reshape(%0) {shape=[6]} : f32[6]
 %2 = reshape(%1) {shape=[2,3]} : f32[2,3]

@@ -198,7 +198,8 @@ std::string ExprEmitter::compute(const Node& n, ValueId, const std::string& idx)
     case Op::mul: return r("(" + in(0) + " * " + in(1) + ")");
     case Op::div: {
       const std::string a = in(0), b = in(1);
-      return fl ? r("(" + a + " / " + b + ")") : "(" + b + " == 0 ? static_cast<int64_t>(0) : " + a + " / " + b + ")";
+      return fl ? r("(" + a + " / " + b + ")")
+                : "(" + b + " == 0 ? static_cast<int64_t>(0) : (" + b + " == -1 ? -" + a + " : " + a + " / " + b + "))";
     }
     case Op::maximum: {
       const std::string a = in(0), b = in(1);

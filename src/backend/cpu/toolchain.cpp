@@ -46,7 +46,7 @@ const Toolchain& host_toolchain() {
       return;
     }
     tc.identity = out.substr(0, out.find('\n'));
-    tc.flags = {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fPIC", "-shared", "-w"};
+    tc.flags = {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fwrapv", "-fPIC", "-shared", "-w"};
   });
   if (!error.empty()) throw SystemError(error);
   return tc;

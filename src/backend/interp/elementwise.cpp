@@ -22,7 +22,7 @@ Array unary_float(const Node& n, const Array& x, F f) {
 template <class F>
 Array unary_int(const Node& n, const Array& x, F f) {
   Array out(n.dtype, n.shape);
-  for (int64_t i = 0; i < x.numel(); ++i) out.set(i, static_cast<double>(f(static_cast<int64_t>(x.get(i)))));
+  for (int64_t i = 0; i < x.numel(); ++i) out.set_int(i, f(x.get_int(i)));
   return out;
 }
 
@@ -53,7 +53,7 @@ Array binary_int(const Node& n, const Array& x, const Array& y, F f) {
   BroadcastIndex ia(x.shape(), n.shape), ib(y.shape(), n.shape);
   Array out(n.dtype, n.shape);
   for (int64_t i = 0; i < out.numel(); ++i)
-    out.set(i, static_cast<double>(f(static_cast<int64_t>(x.get(ia(i))), static_cast<int64_t>(y.get(ib(i))))));
+    out.set_int(i, f(x.get_int(ia(i)), y.get_int(ib(i))));
   return out;
 }
 
@@ -83,8 +83,15 @@ float gelu_f(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.707106781186547
 float sign_f(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f); }
 int64_t sign_i(int64_t x) { return x > 0 ? 1 : (x < 0 ? -1 : 0); }
 
+// Integer arithmetic wraps around (two's complement), computed on unsigned values so that
+// overflow is defined. Division by zero gives 0, as compiled code does: a step cannot stop
+// halfway to report it.
+int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t wrap_sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+int64_t wrap_mul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
 int64_t int_div(int64_t a, int64_t b) {
-  if (b == 0) KILN_THROW(Error) << "[div] integer division by zero";
+  if (b == 0) return 0;
+  if (b == -1) return wrap_sub(0, a);  // INT64_MIN / -1 overflows
   return a / b;
 }
 
@@ -115,13 +122,13 @@ Array interp_gelu(const Node& n, Inputs in) { return unary_float(n, *in[0], gelu
 Array interp_erf(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::erf(x); }); }
 
 Array interp_add(const Node& n, Inputs in) {
-  return binary(n, in, [](float a, float b) { return a + b; }, [](int64_t a, int64_t b) { return a + b; });
+  return binary(n, in, [](float a, float b) { return a + b; }, wrap_add);
 }
 Array interp_sub(const Node& n, Inputs in) {
-  return binary(n, in, [](float a, float b) { return a - b; }, [](int64_t a, int64_t b) { return a - b; });
+  return binary(n, in, [](float a, float b) { return a - b; }, wrap_sub);
 }
 Array interp_mul(const Node& n, Inputs in) {
-  return binary(n, in, [](float a, float b) { return a * b; }, [](int64_t a, int64_t b) { return a * b; });
+  return binary(n, in, [](float a, float b) { return a * b; }, wrap_mul);
 }
 Array interp_div(const Node& n, Inputs in) {
   return binary(n, in, [](float a, float b) { return a / b; }, int_div);

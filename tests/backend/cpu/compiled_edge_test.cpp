@@ -1,5 +1,5 @@
 // Corners of the compiled backend: empty tensors, and integer semantics where the
-// compiled code and the interpreter disagree today (KNOWN BUG tests, skipped until fixed).
+// compiled code and the interpreter once disagreed (regression tests).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -40,48 +40,44 @@ TEST(CompiledEdge, EmptyTensorsAndEmptyMatmul) {
                             {"b", Array(DType::f32, {0, 3})}});
 }
 
-// KNOWN BUG: cast i64 -> i32 of an out-of-range value. The interpreter saturates
+// Fixed bug (kept as a regression test): cast i64 -> i32 of an out-of-range value. The interpreter saturates
 // (src/backend/interp/elementwise.cpp, interp_cast: the float->integer branch tests only
 // the target type, so integer sources saturate too); the compiled code wraps
 // (src/backend/cpu/codegen_expr.cpp, Op::cast: static_cast<int32_t>). One of them must
 // change: wrapping is what TensorFlow and NumPy do for integer->integer casts.
 TEST(CompiledEdge, CastI64ToI32OutOfRangeAgrees) {
-  GTEST_SKIP() << "KNOWN BUG: interpreter saturates, compiled wraps (i64 -> i32 out of range)";
   Graph g;
   const Tensor a = placeholder(g, "a", DType::i64, {4});
   g.add_output("y", cast(a, DType::i32).id());
   expect_backends_agree(g, {{"a", raw_i64({4}, {3000000000LL, -3000000000LL, 1LL << 40, 5})}});
 }
 
-// KNOWN BUG: the interpreter's integer kernels compute in double
+// Fixed bug (kept as a regression test): the interpreter's integer kernels compute in double
 // (src/backend/interp/elementwise.cpp binary_int/unary_int use Array::get/set), so i64
 // values above 2^53 lose their low bits: (2^53 + 1) + 2 gives 2^53 + 2. The compiled
 // code computes in int64_t and is exact. Array::from_ints has the same problem
 // (src/ir/array.cpp: set(i, static_cast<double>(v))).
 TEST(CompiledEdge, Int64BeyondDoublePrecisionAgrees) {
-  GTEST_SKIP() << "KNOWN BUG: interpreter integer arithmetic goes through double";
   Graph g;
   const Tensor a = placeholder(g, "a", DType::i64, {3});
   g.add_output("y", (a + constant(g, 2, DType::i64)).id());
   expect_backends_agree(g, {{"a", raw_i64({3}, {(1LL << 53) + 1, (1LL << 60) + 1, -(1LL << 62) - 3})}});
 }
 
-// KNOWN BUG: integer overflow. i32 70000 * 65536: the compiled code wraps (292552704); the
+// Fixed bug (kept as a regression test): integer overflow. i32 70000 * 65536: the compiled code wraps (292552704); the
 // interpreter converts the double 4.6e9 to int32_t, which is undefined behaviour
 // (INT_MIN on x86). Fix in the interpreter: compute in int64_t and wrap explicitly.
 TEST(CompiledEdge, Int32OverflowAgrees) {
-  GTEST_SKIP() << "KNOWN BUG: interpreter's int32 overflow is undefined behaviour";
   Graph g;
   const Tensor b = placeholder(g, "b", DType::i32, {3});
   g.add_output("y", (b * constant(g, 65536, DType::i32)).id());
   expect_backends_agree(g, {{"b", testkit::ints(DType::i32, {3}, {70000, -5, 3})}});
 }
 
-// KNOWN BUG: integer division by zero. The interpreter throws "[div] integer division
+// Fixed bug (kept as a regression test): integer division by zero. The interpreter throws "[div] integer division
 // by zero"; the compiled code returns 0 (codegen_expr.cpp, Op::div). The backends must
 // agree: an error, as TensorFlow's CPU kernel gives, or 0 in both.
 TEST(CompiledEdge, IntegerDivisionByZeroAgrees) {
-  GTEST_SKIP() << "KNOWN BUG: interpreter throws, compiled returns 0";
   Graph g;
   const Tensor b = placeholder(g, "b", DType::i32, {3});
   const Tensor z = placeholder(g, "z", DType::i32, {3});
