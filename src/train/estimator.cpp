@@ -124,6 +124,9 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
       have_batch = false;
       feeds["features"] = std::move(batch.features);
       feeds["labels"] = std::move(batch.labels);
+      // accelerate_train_mode (issue 7) plugs in here: a PrecisionSwitch owned by the
+      // Estimator picks between two executables sharing s_->vars, sets ctx.phase, and adds
+      // its state to ctx.train_state so checkpoints record the phase.
       rv.values = built.exec->run(feeds, s_->vars);
       gs = static_cast<int64_t>(s_->vars.at("global_step").item());
       // The fetched global_step is read at the start of the step; report the step reached.
