@@ -10,6 +10,7 @@
 
 #include "backend/cpu/abi.h"
 #include "backend/cpu/codegen.h"
+#include "backend/cpu/half_convert.h"
 #include "backend/cpu/loader.h"
 #include "backend/cpu/schedule.h"
 #include "backend/cpu/toolchain.h"
@@ -25,6 +26,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// float16 has no oneDNN kernels here: widen the (exact) float16 operands to float32, run
+// the float32 primitive, round the result once.
+template <class F>
+void widened_f16(const void* a, int64_t na, const void* b, int64_t nb, void* out, int64_t nout, F run_f32) {
+  thread_local std::vector<float> fa, fb, fo;
+  fa.resize(na);
+  fb.resize(nb);
+  fo.resize(nout);
+  cpu::f16_to_f32(static_cast<const uint16_t*>(a), fa.data(), na);
+  cpu::f16_to_f32(static_cast<const uint16_t*>(b), fb.data(), nb);
+  run_f32(na ? fa.data() : nullptr, nb ? fb.data() : nullptr, fo.data());
+  cpu::f32_to_f16(fo.data(), static_cast<uint16_t*>(out), nout);
+}
+
 void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n, int64_t k,
                int ta, int tb) {
   const auto t = static_cast<DType>(dtype);
@@ -37,32 +52,10 @@ void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, 
   } else {
     // float16: oneDNN 2.6 has no CPU f16 matmul. Operands are already float16 values, so
     // widening them is exact; the product accumulates in float32 and is rounded once.
-    thread_local std::vector<float> fa, fb, fc;
-    const auto* ha = static_cast<const uint16_t*>(a);
-    const auto* hb = static_cast<const uint16_t*>(b);
-    fa.resize(batch * m * k);
-    fb.resize(batch * k * n);
-    fc.resize(batch * m * n);
-    for (size_t i = 0; i < fa.size(); ++i) fa[i] = f16_bits_to_f32(ha[i]);
-    for (size_t i = 0; i < fb.size(); ++i) fb[i] = f16_bits_to_f32(hb[i]);
-    onednn::matmul_f32(fa.data(), fb.data(), fc.data(), batch, m, n, k, ta, tb);
-    auto* hc = static_cast<uint16_t*>(c);
-    for (size_t i = 0; i < fc.size(); ++i) hc[i] = f32_to_f16_bits(fc[i]);
+    widened_f16(a, batch * m * k, b, batch * k * n, c, batch * m * n, [&](float* fa, float* fb, float* fc) {
+      onednn::matmul_f32(fa, fb, fc, batch, m, n, k, ta, tb);
+    });
   }
-}
-
-// float16 has no oneDNN kernels here: widen the (exact) float16 operands to float32, run
-// the float32 primitive, round the result once.
-template <class F>
-void widened_f16(const void* a, int64_t na, const void* b, int64_t nb, void* out, int64_t nout, F run_f32) {
-  thread_local std::vector<float> fa, fb, fo;
-  fa.resize(na);
-  fb.resize(nb);
-  fo.resize(nout);
-  for (int64_t i = 0; i < na; ++i) fa[i] = f16_bits_to_f32(static_cast<const uint16_t*>(a)[i]);
-  for (int64_t i = 0; i < nb; ++i) fb[i] = f16_bits_to_f32(static_cast<const uint16_t*>(b)[i]);
-  run_f32(na ? fa.data() : nullptr, nb ? fb.data() : nullptr, fo.data());
-  for (int64_t i = 0; i < nout; ++i) static_cast<uint16_t*>(out)[i] = f32_to_f16_bits(fo[i]);
 }
 
 onednn::ConvGeom geom_of(const int64_t* v) {
