@@ -18,6 +18,7 @@
 #include "backend/onednn/onednn.h"
 #include "kiln/compiler.h"
 #include "kiln/error.h"
+#include "kiln/text.h"
 #include "passes/passes.h"
 
 namespace kiln {
@@ -96,7 +97,10 @@ class CompiledExecutable final : public Executable {
     passes::LowerOptions lo;
     lo.policy = options.policy;
     lo.dump_dir = options.dump_ir_dir;
-    schedule_ = cpu::make_schedule(passes::lower(g, lo));
+    // The canonical form is compiled, not g itself: graphs that differ only in creation
+    // order, dead nodes or intermediate names get the same schedule and the same code,
+    // which is what lets the compile cache key on the canonical text.
+    schedule_ = cpu::make_schedule(passes::lower(parse_graph(print_graph(g, TextForm::canonical)), lo));
     report.passes_seconds = since(t);
 
     t = Clock::now();
