@@ -146,6 +146,8 @@ class Estimator {
   struct State;  // internal (src/train/estimator_state.h)
 
  private:
+  // The backend and the precision policy the run configuration asks for.
+  BackendOptions backend_options() const;
   Variables& state_for_inference(const char* what);
   std::unique_ptr<State> s_;
   ModelFunction model_fn_;

@@ -75,7 +75,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   std::vector<std::string> fetches;
   for (const auto& h : hooks)
     for (auto& f : h->fetches()) fetches.push_back(f);
-  BuiltGraph& built = build_graph(*s_, model_fn_, params_, options_.backend, ModeKeys::train, batch, fetches);
+  BuiltGraph& built = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::train, batch, fetches);
   if (restored) {
     const auto bad = checkpoint_mismatches(*built.graph, restored->variables);
     if (!bad.empty())

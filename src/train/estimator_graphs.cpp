@@ -36,7 +36,7 @@ void name_if_free(Graph& g, const Tensor& t, const std::string& name) {
 }  // namespace
 
 BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, const Params& params,
-                        const std::string& backend, ModeKeys mode, const data::Batch& batch,
+                        const BackendOptions& backend, ModeKeys mode, const data::Batch& batch,
                         const std::vector<std::string>& fetches) {
   const bool has_labels = !batch.labels.empty();
   std::string key = std::string(mode_name(mode)) + " " + shape_str(batch.features.shape()) + " " +
@@ -95,7 +95,7 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, cons
     }
   }
   verify(g);
-  b.exec = make_executable(g, BackendOptions{backend});
+  b.exec = make_executable(g, backend);
   s.compile_seconds += now_seconds() - t0;
   return s.graphs.emplace(key, std::move(b)).first->second;
 }

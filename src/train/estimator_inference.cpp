@@ -47,7 +47,7 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps) {
   double loss_sum = 0;
   data::Batch batch;
   for (int64_t n = 0; (steps <= 0 || n < steps) && source->next(batch); ++n) {
-    BuiltGraph& b = build_graph(*s_, model_fn_, params_, options_.backend, ModeKeys::eval, batch, {});
+    BuiltGraph& b = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::eval, batch, {});
     check_fits(*b.graph, vars);
     const int64_t size = batch.features.shape()[0];
     Feeds feeds = feeds_of(batch);
@@ -74,7 +74,7 @@ std::map<std::string, Array> Estimator::predict(const InputFn& input_fn) {
   std::map<std::string, std::vector<Array>> parts;
   data::Batch batch;
   while (source->next(batch)) {
-    BuiltGraph& b = build_graph(*s_, model_fn_, params_, options_.backend, ModeKeys::predict, batch, {});
+    BuiltGraph& b = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::predict, batch, {});
     check_fits(*b.graph, vars);
     Feeds feeds = feeds_of(batch);
     Fetches out = b.exec->run(feeds, vars);

@@ -48,11 +48,14 @@ double Evaluation::at(const std::string& name) const {
   KILN_THROW(ConfigError) << "[evaluate] no metric '" << name << "'; metrics: " << have;
 }
 
+BackendOptions Estimator::backend_options() const {
+  BackendOptions b;
+  b.backend = options_.backend;
+  b.policy = effective_policy(config_);
+  return b;
+}
+
 void refuse_unbuilt_features(const RunConfig& config) {
-  const PrecisionPolicy policy = effective_policy(config);
-  if (policy != PrecisionPolicy::original && policy != PrecisionPolicy::force_fp32)
-    KILN_THROW(ConfigError) << "[precision_mode] policy '" << precision_policy_name(policy)
-                            << "' is not available yet: this build trains in the original precision only";
   if (!config.experimental_config.accelerate_train_mode.empty())
     KILN_THROW(ConfigError) << "[accelerate_train_mode] '" << config.experimental_config.accelerate_train_mode
                             << "' is valid, but this build cannot train in low precision yet; use --dry-run to check"

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/backend.h"
 #include "kiln/estimator.h"
 
 namespace kiln {
@@ -28,7 +29,7 @@ struct Estimator::State {
 // predict: "prediction/<p>". ConfigError for a fetch name not in the graph or a spec
 // that lacks what the mode needs.
 BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, const Params& params,
-                        const std::string& backend, ModeKeys mode, const data::Batch& batch,
+                        const BackendOptions& backend, ModeKeys mode, const data::Batch& batch,
                         const std::vector<std::string>& fetches);
 
 double now_seconds();

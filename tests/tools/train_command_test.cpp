@@ -74,7 +74,7 @@ TEST(TrainCommand, UsageErrorsExitTwo) {
 
 TEST(TrainCommand, MissingDataIsAClearErrorNamingThePackage) {
   const Result r = run_kiln("train --steps 1 --data /nonexistent/kiln-data");
-  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(contains(r.output, "/nonexistent/kiln-data")) << r.output;
   EXPECT_TRUE(contains(r.output, "dataset-fashion-mnist")) << r.output;
 }

@@ -309,9 +309,6 @@ TEST(Estimator, BadArgumentsAreClearErrors) {
   RunConfig cfg;
   cfg.experimental_config.accelerate_train_mode = "fast1|step|0.9";
   EXPECT_THROW(mlp_estimator(cfg).train(training_input(blobs(64, 1), 8), 5), ConfigError);
-  RunConfig mixed;
-  mixed.precision_mode = "allow_mix_precision_bf16";
-  EXPECT_THROW(mlp_estimator(mixed).train(training_input(blobs(64, 1), 8), 5), ConfigError);
   RunConfig invalid;
   invalid.iterations_per_loop = 0;
   EXPECT_THROW(mlp_estimator(invalid), ConfigError);
@@ -320,6 +317,19 @@ TEST(Estimator, BadArgumentsAreClearErrors) {
   EXPECT_THROW(mlp_estimator(unwritable).train(training_input(blobs(64, 1), 8), 5), CheckpointError);
   EXPECT_THROW(Params{}.number("lr"), ConfigError);
   EXPECT_THROW((Params{{"lr", std::string("x")}}.number("lr")), ConfigError);
+}
+
+// A precision mode reaches the backend: mixed bfloat16 trains (the compiler inserts the
+// casts; the interpreter runs the same lowered graph).
+TEST(Estimator, MixedPrecisionModesTrain) {
+  for (const char* mode : {"allow_mix_precision_bf16", "allow_mix_precision_fp16"}) {
+    RunConfig mixed;
+    mixed.precision_mode = mode;
+    Estimator est = mlp_estimator(mixed);
+    const TrainStats st = est.train(training_input(blobs(256, 1), 32), 40);
+    EXPECT_EQ(st.global_step, 40) << mode;
+    EXPECT_LT(st.final_loss, 0.5) << mode;
+  }
 }
 
 }  // namespace

@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
   } catch (const kiln::ConfigError& e) {
     report(e);
     return 2;
+  } catch (const kiln::DataError& e) {
+    // Missing or damaged data is bad input too: nothing was trained or overwritten.
+    report(e);
+    return 2;
   } catch (const kiln::CheckpointError& e) {
     // A checkpoint or model_dir that cannot be used is bad input, like a bad option.
     report(e);
