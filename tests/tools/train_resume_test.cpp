@@ -182,7 +182,8 @@ TEST(TrainResume, BadInputsExitTwoWithClearMessages) {
       {"--steps 0", "--steps"},
       {"--steps -3", "--steps"},
       {"--steps 5 --train-limit 100 --batch-size 256", "[batch_size] '256' exceeds the 100 training examples"},
-      {"--steps 5 --precision-mode allow_mix_precision_bf16", "[precision_mode]"},
+      {"--steps 5 --data /nonexistent/kiln-data", "dataset-fashion-mnist"},
+      {"--steps 5 --accelerate-train-mode 'fast1|step'", "[accelerate_train_mode]"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = run_kiln("train --backend interp " + args);
