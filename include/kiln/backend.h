@@ -2,6 +2,7 @@
 // Every caller that needs an Executable goes through make_executable(), so the training
 // runtime does not care which backend it got.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,10 @@ struct BackendOptions {
   std::string backend = "cpu";  // one of backend_names()
   PrecisionPolicy policy = PrecisionPolicy::original;  // the compiler applies it (cpu only)
   CompileReport* report = nullptr;  // if set, the cpu backend fills it
+  // The compile cache (cpu only), as in CompileOptions: off when cache_dir is empty.
+  std::string cache_dir;
+  int64_t cache_size_cap_bytes = int64_t{2} << 30;
+  bool cache_strict = false;
 };
 
 // The names accepted by BackendOptions::backend, the default first.

@@ -1,4 +1,4 @@
-// The kiln command: `kiln train`, and later `kiln cache`, `kiln bench`.
+// The kiln command: `kiln train`, `kiln cache`, and later `kiln bench`.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -9,6 +9,7 @@
 
 #include "kiln/checkpoint.h"
 #include "kiln/error.h"
+#include "kiln/cache_command.h"
 #include "kiln/train_command.h"
 
 namespace {
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
   kiln::cli::TrainCommand train(app);
+  kiln::cli::CacheCommand cache(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (train.selected()) return train.run();
+    if (cache.selected()) return cache.run();
   } catch (const kiln::ConfigError& e) {
     report(e);
     return 2;

@@ -7,8 +7,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "backend/cpu/abi.h"
+#include "cache/key.h"
+#include "cache/session.h"
 #include "backend/cpu/codegen.h"
 #include "backend/cpu/half_convert.h"
 #include "backend/cpu/loader.h"
@@ -100,12 +105,10 @@ class CompiledExecutable final : public Executable {
     // The canonical form is compiled, not g itself: graphs that differ only in creation
     // order, dead nodes or intermediate names get the same schedule and the same code,
     // which is what lets the compile cache key on the canonical text.
-    schedule_ = cpu::make_schedule(passes::lower(parse_graph(print_graph(g, TextForm::canonical)), lo));
+    const std::string canonical = print_graph(g, TextForm::canonical);
+    schedule_ = cpu::make_schedule(passes::lower(parse_graph(canonical), lo));
     report.passes_seconds = since(t);
 
-    t = Clock::now();
-    const std::string source = cpu::generate_source(schedule_);
-    report.codegen_seconds = since(t);
     for (const auto& st : schedule_.steps) {
       report.kernels += st.kind == cpu::StepKind::elementwise || st.kind == cpu::StepKind::reduce;
       report.library_calls += st.kind == cpu::StepKind::library;
@@ -116,6 +119,45 @@ class CompiledExecutable final : public Executable {
 
     const cpu::Toolchain& tc = cpu::host_toolchain();
     report.compiler = tc.cxx + " (" + tc.identity + ")";
+    // The cache: the schedule above is a pure function of (canonical text, policy), so a
+    // hit skips only codegen and the C++ compile, which is where the time goes.
+    std::optional<cache::Session> cached;
+    std::string cache_dir = options.cache_dir;
+    if (cache_dir.empty())
+      if (const char* env = std::getenv("KILN_CACHE_DIR")) cache_dir = env;
+    if (!cache_dir.empty()) {
+      cached.emplace(cache::Settings{cache_dir, options.cache_size_cap_bytes, options.cache_strict},
+                     cache::compile_key_ingredients(canonical, options.policy));
+      report.cache_key = cached->key();
+      if (const auto hit = cached->find()) {
+        t = Clock::now();
+        try {
+          object_ = std::make_unique<cpu::SharedObject>(*hit);
+          report.load_seconds = since(t);
+          cached->loaded();
+        } catch (const SystemError& e) {
+          cached->reject(std::string("it cannot be loaded: ") + e.what());
+        }
+      }
+    }
+    if (!object_) compile_and_load(options, tc, report, cached ? &*cached : nullptr, g);
+    if (cached) {
+      report.cache = cached->status();
+      report.cache_note = cached->note();
+    }
+
+    arena_.resize(static_cast<size_t>(schedule_.arena_bytes / 64 + 1));
+    table_.assign(schedule_.buffers.size(), nullptr);
+    runtime_ = {cpu::kAbiVersion, &rt_matmul, &rt_conv, &rt_pool, &CompiledExecutable::fallback};
+  }
+
+  // Generates the source, compiles it in a private temporary directory, loads it, and
+  // publishes it to the cache (when one is in use).
+  void compile_and_load(const CompileOptions& options, const cpu::Toolchain& tc, CompileReport& report,
+                        cache::Session* cached, const Graph& g) {
+    auto t = Clock::now();
+    const std::string source = cpu::generate_source(schedule_);
+    report.codegen_seconds = since(t);
     namespace fs = std::filesystem;
     std::string tmpl = (fs::temp_directory_path() / "kiln-build-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) KILN_THROW(SystemError) << "[compiler] cannot create a build directory in " << fs::temp_directory_path();
@@ -142,13 +184,28 @@ class CompiledExecutable final : public Executable {
     }
     report.compile_seconds = since(t);
     t = Clock::now();
-    object_ = std::make_unique<cpu::SharedObject>(so.string());
-    report.load_seconds = since(t);
+    try {
+      object_ = std::make_unique<cpu::SharedObject>(so.string());
+      report.load_seconds = since(t);
+      if (cached) {
+        nlohmann::json meta;
+        meta["seconds"] = {{"passes", report.passes_seconds},
+                           {"codegen", report.codegen_seconds},
+                           {"compile", report.compile_seconds},
+                           {"load", report.load_seconds}};
+        meta["sizes"] = {{"source", static_cast<int64_t>(source.size())}};
+        meta["graph"] = {{"nodes", g.size()}, {"outputs", static_cast<int64_t>(g.outputs().size())}};
+        meta["precision_policy"] = std::string(precision_policy_name(options.policy));
+        meta["kernels"] = report.kernels;
+        meta["library_calls"] = report.library_calls;
+        meta["arena_bytes"] = report.arena_bytes;
+        cached->publish(so.string(), std::move(meta));
+      }
+    } catch (...) {
+      fs::remove_all(dir);
+      throw;
+    }
     fs::remove_all(dir);  // the mapping stays valid after the file is gone
-
-    arena_.resize(static_cast<size_t>(schedule_.arena_bytes / 64 + 1));
-    table_.assign(schedule_.buffers.size(), nullptr);
-    runtime_ = {cpu::kAbiVersion, &rt_matmul, &rt_conv, &rt_pool, &CompiledExecutable::fallback};
   }
 
   Fetches run(const Feeds& feeds, Variables& vars) override {

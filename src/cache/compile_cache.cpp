@@ -1,0 +1,85 @@
+// kiln/compile_cache.h: the management view of the cache, on top of cache::Store.
+#include "kiln/compile_cache.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cache/safety.h"
+#include "cache/store.h"
+#include "kiln/error.h"
+
+namespace kiln {
+namespace {
+
+CacheEntry entry_of(const cache::EntryInfo& e) {
+  CacheEntry c;
+  c.key = e.key;
+  c.dir = e.dir;
+  c.bytes = e.bytes;
+  c.last_used = e.last_used;
+  const nlohmann::json& m = e.meta;
+  if (!m.is_object()) return c;
+  const auto num = [&](const nlohmann::json& j, const char* k) {
+    return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
+  };
+  c.created = num(m, "created");
+  c.hits = static_cast<int64_t>(num(m, "hits"));
+  if (m.contains("seconds")) c.compile_seconds = num(m["seconds"], "codegen") + num(m["seconds"], "compile");
+  if (m.contains("precision_policy") && m["precision_policy"].is_string()) c.precision = m["precision_policy"];
+  if (m.contains("graph")) c.graph_nodes = static_cast<int64_t>(num(m["graph"], "nodes"));
+  return c;
+}
+
+}  // namespace
+
+CompileCache::CompileCache(std::string dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir_, ec))
+    KILN_THROW(ConfigError) << "[cache] '" << dir_ << "' is not a cache directory (it does not exist or is not a directory)";
+}
+
+std::vector<CacheEntry> CompileCache::list() const {
+  std::vector<CacheEntry> out;
+  for (const auto& e : cache::Store(dir_).scan()) out.push_back(entry_of(e));
+  std::stable_sort(out.begin(), out.end(), [](const CacheEntry& a, const CacheEntry& b) { return a.last_used < b.last_used; });
+  return out;
+}
+
+CacheStats CompileCache::stats() const {
+  CacheStats s;
+  for (const auto& e : list()) {
+    ++s.entries;
+    s.bytes += e.bytes;
+    s.hits += e.hits;
+    ++s.stores;
+    s.seconds_saved += static_cast<double>(e.hits) * e.compile_seconds;
+  }
+  return s;
+}
+
+std::vector<CacheEntry> CompileCache::verify(std::string* directory_problem) const {
+  if (directory_problem) *directory_problem = cache::unsafe_reason(dir_, cache::PathKind::directory);
+  const cache::Store store(dir_);
+  std::vector<CacheEntry> out = list();
+  for (auto& e : out) {
+    const cache::EntryCheck c = store.check(e.key);
+    if (c.state != cache::EntryCheck::State::ok) e.problem = c.reason.empty() ? "vanished while checking" : c.reason;
+  }
+  return out;
+}
+
+std::vector<std::string> CompileCache::prune(int64_t max_bytes) const {
+  const cache::Store store(dir_);
+  store.clean_staging(3600);
+  return store.evict(max_bytes);
+}
+
+int64_t CompileCache::clear() const {
+  const cache::Store store(dir_);
+  int64_t n = 0;
+  for (const auto& e : store.scan()) n += store.remove(e.key);
+  store.clean_staging(0);
+  return n;
+}
+
+}  // namespace kiln

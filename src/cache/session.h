@@ -1,0 +1,65 @@
+// One compile's use of the cache: find a verified entry for the key (waiting for another
+// process that is compiling it), or compile and publish. A cache that cannot work warns
+// once per directory and the compile goes on without it, unless strict (ConfigError).
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/key.h"
+#include "cache/lock.h"
+#include "cache/store.h"
+
+namespace kiln::cache {
+
+struct Settings {
+  std::string dir;
+  int64_t size_cap_bytes = 0;
+  bool strict = false;
+  double lock_timeout_seconds = 600;  // then compile privately
+};
+
+class Session {
+ public:
+  // Prepares the root directory. Throws ConfigError in strict mode if the cache cannot work.
+  Session(Settings settings, KeyIngredients ingredients);
+
+  bool usable() const { return store_ != nullptr; }
+  const std::string& key() const { return key_; }
+  // "hit", "miss", "off" (no usable cache) or "error" (a store failed).
+  const std::string& status() const { return status_; }
+  // Warnings about this key (damaged entry replaced, store failed), for the report.
+  const std::string& note() const { return note_; }
+
+  // The path of a verified shared object to load, or nullopt: compile, then publish().
+  // On nullopt the key lock is held (unless the wait timed out), so others wait for us.
+  std::optional<std::string> find();
+  // The entry find() returned could not be loaded: treat it as damaged.
+  void reject(const std::string& reason);
+  // Records the hit (last-used time, hit count).
+  void loaded();
+  // Stores the compiled object, then evicts down to the cap. Never throws unless strict.
+  void publish(const std::string& object_file, nlohmann::json meta);
+
+ private:
+  // Warns (and records the note); throws ConfigError when strict and cache_broken.
+  void problem(const std::string& reason, bool cache_broken);
+  void damaged(const EntryCheck& c);
+
+  Settings settings_;
+  KeyIngredients ingredients_;
+  std::string key_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<KeyLock> lock_;
+  std::string status_ = "off";
+  std::string note_;
+  nlohmann::json hit_meta_;
+  bool entry_ours_to_replace_ = true;
+};
+
+// Prints "kiln: warning: <message>" on stderr the first time this message is seen.
+void warn_once(const std::string& message);
+
+}  // namespace kiln::cache

@@ -1,0 +1,265 @@
+#include "cache/store.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cache/key.h"
+#include "cache/lock.h"
+#include "cache/safety.h"
+
+namespace kiln::cache {
+namespace fs = std::filesystem;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+bool is_hex_key(const std::string& s) {
+  return s.size() == 32 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c)); });
+}
+
+// Writes `text` to `path` and fsyncs it; false on any failure.
+bool write_synced(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return false;
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  const bool ok = ::fsync(fd) == 0;
+  return ::close(fd) == 0 && ok;
+}
+
+bool read_all(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return !in.bad();
+}
+
+std::string make_staging(const std::string& root, const std::string& key, std::string& why) {
+  const std::string tmp = root + "/tmp";
+  why = ensure_private_dir(tmp);
+  if (!why.empty()) return {};
+  std::string tmpl = tmp + "/" + key + ".XXXXXX";
+  if (!::mkdtemp(tmpl.data())) {
+    why = "cannot create a staging directory in " + tmp + ": " + std::strerror(errno);
+    return {};
+  }
+  return tmpl;
+}
+
+int64_t dir_bytes(const std::string& dir) {
+  int64_t total = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_regular_file(e2)) total += static_cast<int64_t>(it->file_size(e2));
+  }
+  return total;
+}
+
+}  // namespace
+
+Store::Store(std::string root) : root_(fs::path(std::move(root)).lexically_normal().string()) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+}
+
+std::string Store::entry_dir(const std::string& key) const { return root_ + "/" + key.substr(0, 2) + "/" + key; }
+std::string Store::object_path(const std::string& key) const { return entry_dir(key) + "/" + kObjectFile; }
+std::string Store::lock_path(const std::string& key) const { return entry_dir(key) + ".lock"; }
+
+std::string Store::prepare_prefix(const std::string& key) const {
+  return ensure_private_dir(root_ + "/" + key.substr(0, 2));
+}
+
+EntryCheck Store::check(const std::string& key) const {
+  EntryCheck c;
+  const std::string dir = entry_dir(key);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return c;  // absent
+  c.state = EntryCheck::State::bad;
+  c.ours = st.st_uid == ::geteuid();
+  const auto bad = [&](std::string why) {
+    c.reason = std::move(why);
+    return c;
+  };
+  std::string why = unsafe_reason(root_ + "/" + key.substr(0, 2), PathKind::directory);
+  if (!why.empty()) {
+    c.ours = false;  // removing from a directory we do not trust is not ours to do
+    return bad(why);
+  }
+  if (!(why = unsafe_reason(dir, PathKind::directory)).empty()) return bad(why);
+  const std::string meta_path = dir + "/" + kMetaFile, so = dir + "/" + kObjectFile;
+  if (!(why = unsafe_reason(meta_path, PathKind::file)).empty()) return bad("metadata: " + why);
+  if (!(why = unsafe_reason(so, PathKind::file)).empty()) return bad("object: " + why);
+  std::string text;
+  if (!read_all(meta_path, text)) return bad(meta_path + " cannot be read");
+  nlohmann::json meta = nlohmann::json::parse(text, nullptr, false);
+  if (meta.is_discarded() || !meta.is_object()) return bad(meta_path + " is not valid JSON");
+  if (!meta.contains("key") || meta["key"] != key) return bad(meta_path + " belongs to another key");
+  if (!meta.contains("checksum") || !meta["checksum"].is_string() || !meta.contains("sizes") ||
+      !meta["sizes"].contains("object") || !meta["sizes"]["object"].is_number_integer())
+    return bad(meta_path + " lacks the checksum or the object size");
+  std::string bytes;
+  if (!read_all(so, bytes)) return bad(so + " cannot be read");
+  if (static_cast<int64_t>(bytes.size()) != meta["sizes"]["object"].get<int64_t>())
+    return bad(so + " has " + std::to_string(bytes.size()) + " bytes, the metadata says " +
+               std::to_string(meta["sizes"]["object"].get<int64_t>()) + " (truncated?)");
+  if (hash_hex(bytes) != meta["checksum"].get<std::string>()) return bad(so + " fails its checksum (corrupted)");
+  c.state = EntryCheck::State::ok;
+  c.ours = true;
+  c.meta = std::move(meta);
+  return c;
+}
+
+std::string Store::publish(const std::string& key, const std::string& object_file, nlohmann::json meta) const {
+  std::string why = prepare_prefix(key);
+  if (!why.empty()) return why;
+  const std::string staging = make_staging(root_, key, why);
+  if (staging.empty()) return why;
+  const auto fail = [&](std::string reason) {
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+    return reason;
+  };
+  std::string bytes;
+  if (!read_all(object_file, bytes)) return fail("cannot read the compiled object " + object_file);
+  if (!write_synced(staging + "/" + kObjectFile, bytes))
+    return fail("cannot write " + staging + "/" + kObjectFile + ": " + std::strerror(errno) + " (disk full?)");
+  const double now = unix_now();
+  meta["key"] = key;
+  meta["sizes"]["object"] = static_cast<int64_t>(bytes.size());
+  meta["checksum"] = hash_hex(bytes);
+  meta["checksum_algorithm"] = "xxh3-128";
+  meta["created"] = now;
+  meta["last_used"] = now;
+  meta["hits"] = 0;
+  if (!write_synced(staging + "/" + kMetaFile, meta.dump(2) + "\n"))
+    return fail("cannot write the entry metadata in " + staging + ": " + std::strerror(errno) + " (disk full?)");
+  if (!sync_path(staging)) return fail("cannot fsync " + staging);
+  const std::string dir = entry_dir(key);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) == 0 && !remove(key)) return fail("cannot remove the old entry " + dir);
+  if (::rename(staging.c_str(), dir.c_str()) != 0)
+    return fail("cannot publish " + dir + ": " + std::strerror(errno));
+  sync_path(root_ + "/" + key.substr(0, 2));
+  return {};
+}
+
+void Store::touch(const std::string& key, nlohmann::json meta) const {
+  meta["last_used"] = unix_now();
+  meta["hits"] = meta.value("hits", int64_t{0}) + 1;
+  const std::string dir = entry_dir(key);
+  std::string tmpl = dir + "/.meta.XXXXXX";
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return;
+  ::close(fd);
+  if (write_synced(tmpl, meta.dump(2) + "\n") && ::rename(tmpl.c_str(), (dir + "/" + kMetaFile).c_str()) == 0) return;
+  ::unlink(tmpl.c_str());
+}
+
+bool Store::remove(const std::string& key) const {
+  std::string why;
+  const std::string trash = make_staging(root_, key, why);
+  if (trash.empty()) return false;
+  const std::string away = trash + "/old";
+  if (::rename(entry_dir(key).c_str(), away.c_str()) != 0) {
+    ::rmdir(trash.c_str());
+    return false;
+  }
+  std::error_code ec;
+  fs::remove_all(trash, ec);
+  return true;
+}
+
+std::vector<EntryInfo> Store::scan() const {
+  std::vector<EntryInfo> out;
+  std::error_code ec;
+  for (fs::directory_iterator p(root_, ec), end; !ec && p != end; p.increment(ec)) {
+    const std::string prefix = p->path().filename().string();
+    if (prefix.size() != 2 || !p->is_directory()) continue;
+    std::error_code ec2;
+    for (fs::directory_iterator e(p->path(), ec2); !ec2 && e != end; e.increment(ec2)) {
+      const std::string key = e->path().filename().string();
+      if (!is_hex_key(key) || key.compare(0, 2, prefix) != 0) continue;
+      EntryInfo info;
+      info.key = key;
+      info.dir = e->path().string();
+      std::error_code ec3;
+      if (!e->is_symlink(ec3)) info.bytes = dir_bytes(info.dir);
+      std::string text;
+      if (read_all(info.dir + "/" + kMetaFile, text)) {
+        info.meta = nlohmann::json::parse(text, nullptr, false);
+        if (info.meta.is_discarded() || !info.meta.is_object()) info.meta = nullptr;
+      }
+      if (info.meta.is_object() && info.meta.contains("last_used") && info.meta["last_used"].is_number()) {
+        info.last_used = info.meta["last_used"].get<double>();
+      } else {
+        struct stat st {};
+        if (::lstat(info.dir.c_str(), &st) == 0) info.last_used = static_cast<double>(st.st_mtime);
+      }
+      out.push_back(std::move(info));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const EntryInfo& a, const EntryInfo& b) { return a.key < b.key; });
+  return out;
+}
+
+int64_t Store::total_bytes() const {
+  int64_t total = 0;
+  for (const auto& e : scan()) total += e.bytes;
+  return total;
+}
+
+std::vector<std::string> Store::evict(int64_t cap_bytes, const std::string& keep) const {
+  std::vector<EntryInfo> entries = scan();
+  int64_t total = 0;
+  for (const auto& e : entries) total += e.bytes;
+  std::sort(entries.begin(), entries.end(), [](const EntryInfo& a, const EntryInfo& b) { return a.last_used < b.last_used; });
+  std::vector<std::string> removed;
+  for (const auto& e : entries) {
+    if (total <= cap_bytes) break;
+    if (e.key == keep) continue;
+    KeyLock lock(lock_path(e.key));
+    if (!lock.try_acquire()) continue;  // being compiled or stored right now
+    if (remove(e.key)) {
+      total -= e.bytes;
+      removed.push_back(e.key);
+    }
+  }
+  return removed;
+}
+
+void Store::clean_staging(double max_age_seconds) const {
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(root_ + "/tmp", ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e2;
+    const auto t = fs::last_write_time(it->path(), e2);
+    if (e2) continue;
+    if (std::chrono::duration<double>(now - t).count() > max_age_seconds) fs::remove_all(it->path(), e2);
+  }
+}
+
+}  // namespace kiln::cache

@@ -1,0 +1,296 @@
+// The compile cache through compile_cpu: hits, misses, damage, unsafe directories,
+// concurrency across processes and eviction. Child processes are this test binary again,
+// filtered to a DISABLED_ test (the toolchain is detected once per process).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cache/store.h"
+#include "kiln/compiler.h"
+#include "kiln/error.h"
+#include "kiln/ops.h"
+#include "support/test_arrays.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("kiln-cache-test-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Graph small_graph(int64_t width = 3, const std::string& hidden = "") {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {2, width});
+  const Tensor w = variable(g, "w", DType::f32, {width, 2}, Init::constant(0.5));
+  const Tensor h = matmul(x, w) * 2.0;
+  if (!hidden.empty()) g.set_name(h.id(), hidden);
+  g.add_output("y", relu(h).id());
+  return g;
+}
+
+void expect_small_graph_result(Executable& exe) {
+  Variables vars;
+  initialize_variables(small_graph(), vars);
+  const Fetches out = exe.run({{"x", testkit::f32({2, 3}, {1, 2, 3, -4, -5, -6})}}, vars);
+  EXPECT_EQ(out.at("y").to_floats(), (std::vector<float>{6, 6, 0, 0}));
+}
+
+CompileReport compile_with(const fs::path& dir, const Graph& g = small_graph(),
+                           PrecisionPolicy policy = PrecisionPolicy::original, int64_t cap = int64_t{2} << 30,
+                           bool strict = false) {
+  CompileOptions o;
+  o.policy = policy;
+  o.cache_dir = dir.string();
+  o.cache_size_cap_bytes = cap;
+  o.cache_strict = strict;
+  CompileReport r;
+  auto exe = compile_cpu(g, o, &r);
+  if (g.node(g.outputs()[0].value).shape == Shape{2, 2} && g.find("x") && g.node(*g.find("x")).shape == Shape{2, 3})
+    expect_small_graph_result(*exe);
+  return r;
+}
+
+std::string entry_dir(const fs::path& dir, const std::string& key) {
+  return cache::Store(dir.string()).entry_dir(key);
+}
+
+TEST(CompileCache, OffByDefault) {
+  CompileReport r;
+  auto exe = compile_cpu(small_graph(), {}, &r);
+  EXPECT_EQ(r.cache, "off");
+  EXPECT_TRUE(r.cache_key.empty());
+}
+
+TEST(CompileCache, SecondCompileHitsAndSkipsCodegenAndCompiler) {
+  const fs::path dir = fresh_dir("hit") / "nested" / "cache";
+  const CompileReport miss = compile_with(dir);
+  EXPECT_EQ(miss.cache, "miss");
+  EXPECT_GT(miss.compile_seconds, 0);
+  EXPECT_EQ((fs::status(dir).permissions() & fs::perms::all), fs::perms::owner_all) << "created 0700";
+  const std::string e = entry_dir(dir, miss.cache_key);
+  EXPECT_TRUE(fs::is_regular_file(e + "/step.so"));
+  const auto meta = nlohmann::json::parse(read(e + "/meta.json"));
+  EXPECT_EQ(meta["key"], miss.cache_key);
+  EXPECT_EQ(meta["kiln_version"], KILN_VERSION);
+  EXPECT_TRUE(meta["ingredients"].contains("compiler_identity"));
+  EXPECT_TRUE(meta["seconds"].contains("compile"));
+  EXPECT_GT(meta["sizes"]["object"].get<int64_t>(), 0);
+
+  const CompileReport hit = compile_with(dir);
+  EXPECT_EQ(hit.cache, "hit");
+  EXPECT_EQ(hit.cache_key, miss.cache_key);
+  EXPECT_EQ(hit.compile_seconds, 0);
+  EXPECT_EQ(hit.codegen_seconds, 0);
+  EXPECT_EQ(nlohmann::json::parse(read(e + "/meta.json"))["hits"], 1);
+  // A renamed-but-equal graph is the same entry.
+  EXPECT_EQ(compile_with(dir, small_graph(3, "renamed")).cache, "hit");
+  fs::remove_all(fresh_dir("hit"));
+}
+
+TEST(CompileCache, ChangedGraphOrPolicyMissesAndIsStoredBeside) {
+  const fs::path dir = fresh_dir("beside");
+  const CompileReport a = compile_with(dir);
+  const CompileReport b = compile_with(dir, small_graph(5));
+  const CompileReport c = compile_with(dir, small_graph(), PrecisionPolicy::mixed_bfloat16);
+  EXPECT_EQ(b.cache, "miss");
+  EXPECT_EQ(c.cache, "miss");
+  EXPECT_NE(a.cache_key, b.cache_key);
+  EXPECT_NE(a.cache_key, c.cache_key);
+  EXPECT_EQ(cache::Store(dir.string()).scan().size(), 3u);
+  EXPECT_EQ(compile_with(dir).cache, "hit");
+  EXPECT_EQ(compile_with(dir, small_graph(5)).cache, "hit");
+  fs::remove_all(dir);
+}
+
+// Each kind of damage: the next compile misses (with a warning), succeeds, and repairs it.
+TEST(CompileCache, DamagedEntriesAreMissesAndRepaired) {
+  const fs::path dir = fresh_dir("damage");
+  const std::string key = compile_with(dir).cache_key;
+  const std::string e = entry_dir(dir, key), so = e + "/step.so", meta = e + "/meta.json";
+  const std::vector<std::pair<const char*, std::function<void()>>> damages = {
+      {"truncated object", [&] { fs::resize_file(so, fs::file_size(so) / 2); }},
+      {"flipped bytes", [&] {
+         std::fstream f(so, std::ios::in | std::ios::out | std::ios::binary);
+         f.seekp(1000);
+         f.put('\x5a');
+         f.put('\xa5');
+       }},
+      {"empty object", [&] { std::ofstream(so, std::ios::trunc); }},
+      {"missing metadata", [&] { fs::remove(meta); }},
+      {"garbled metadata", [&] { std::ofstream(meta, std::ios::trunc) << "{\"key\": "; }},
+      {"directory instead of object", [&] {
+         fs::remove(so);
+         fs::create_directory(so);
+       }},
+  };
+  for (const auto& [what, damage] : damages) {
+    damage();
+    const CompileReport r = compile_with(dir);
+    EXPECT_EQ(r.cache, "miss") << what;
+    EXPECT_NE(r.cache_note.find("not loaded"), std::string::npos) << what << ": " << r.cache_note;
+    EXPECT_EQ(compile_with(dir).cache, "hit") << what << ": repaired";
+  }
+  fs::remove_all(dir);
+}
+
+TEST(CompileCache, UnsafeDirectoriesAndEntriesAreRefused) {
+  const fs::path dir = fresh_dir("unsafe");
+  const std::string key = compile_with(dir).cache_key;
+  // A group-writable cache directory: nothing is loaded from it or stored in it.
+  fs::permissions(dir, fs::perms::group_write, fs::perm_options::add);
+  CompileReport r = compile_with(dir);
+  EXPECT_EQ(r.cache, "off");
+  EXPECT_NE(r.cache_note.find("writable by group or others"), std::string::npos) << r.cache_note;
+  EXPECT_THROW(compile_with(dir, small_graph(), PrecisionPolicy::original, int64_t{2} << 30, true), ConfigError);
+  fs::permissions(dir, fs::perms::group_write, fs::perm_options::remove);
+  EXPECT_EQ(compile_with(dir).cache, "hit");
+
+  // A group-writable entry: refused, then replaced (it is ours).
+  const std::string e = entry_dir(dir, key);
+  fs::permissions(e + "/step.so", fs::perms::others_write, fs::perm_options::add);
+  r = compile_with(dir);
+  EXPECT_EQ(r.cache, "miss");
+  EXPECT_NE(r.cache_note.find("writable by group or others"), std::string::npos) << r.cache_note;
+  EXPECT_EQ(compile_with(dir).cache, "hit");
+
+  // A symlinked entry (pointing at a valid copy elsewhere): refused and replaced.
+  const fs::path elsewhere = fresh_dir("unsafe-elsewhere");
+  fs::create_directories(elsewhere);
+  fs::copy(e, elsewhere / "entry");
+  fs::remove_all(e);
+  fs::create_directory_symlink(elsewhere / "entry", e);
+  r = compile_with(dir);
+  EXPECT_EQ(r.cache, "miss");
+  EXPECT_NE(r.cache_note.find("symlink"), std::string::npos) << r.cache_note;
+  EXPECT_FALSE(fs::is_symlink(e));
+  EXPECT_EQ(compile_with(dir).cache, "hit");
+  fs::remove_all(elsewhere);
+
+  // An entry owned by another user (only root can make one): refused, not replaced.
+  if (::geteuid() == 0) {
+    for (const auto& p : fs::recursive_directory_iterator(e)) EXPECT_EQ(::lchown(p.path().c_str(), 65534, 65534), 0);
+    EXPECT_EQ(::lchown(e.c_str(), 65534, 65534), 0);
+    r = compile_with(dir);
+    EXPECT_EQ(r.cache, "miss");
+    EXPECT_NE(r.cache_note.find("owned by uid 65534"), std::string::npos) << r.cache_note;
+    EXPECT_NE(r.cache_note.find("not ours"), std::string::npos) << r.cache_note;
+    EXPECT_EQ(compile_with(dir).cache, "miss") << "still foreign: never loaded";
+  }
+  fs::remove_all(dir);
+}
+
+TEST(CompileCache, UncreatableDirectoryWarnsAndCompilesUnlessStrict) {
+  const fs::path file = fresh_dir("notadir");
+  std::ofstream(file) << "x";
+  const CompileReport r = compile_with(file / "cache");
+  EXPECT_EQ(r.cache, "off");
+  EXPECT_NE(r.cache_note.find("cannot create"), std::string::npos) << r.cache_note;
+  try {
+    compile_with(file / "cache", small_graph(), PrecisionPolicy::original, int64_t{2} << 30, true);
+    ADD_FAILURE() << "strict mode must fail";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("[graph_compiler_cache_dir] cannot create"), std::string::npos) << e.what();
+  }
+  fs::remove(file);
+}
+
+TEST(CompileCache, EvictionKeepsTheTotalUnderTheCapLeastRecentlyUsedFirst) {
+  const fs::path dir = fresh_dir("evict");
+  const std::string k3 = compile_with(dir, small_graph(3)).cache_key;
+  const int64_t one = cache::Store(dir.string()).total_bytes();
+  const std::string k4 = compile_with(dir, small_graph(4)).cache_key;
+  EXPECT_EQ(compile_with(dir, small_graph(3)).cache, "hit");  // 3 is now more recent than 4
+  // Room for two entries: storing a third evicts 4, the least recently used.
+  const CompileReport r5 = compile_with(dir, small_graph(5), PrecisionPolicy::original, one * 5 / 2);
+  cache::Store store(dir.string());
+  EXPECT_LE(store.total_bytes(), one * 5 / 2);
+  std::set<std::string> keys;
+  for (const auto& e : store.scan()) keys.insert(e.key);
+  EXPECT_EQ(keys, (std::set<std::string>{k3, r5.cache_key}));
+  (void)k4;
+  fs::remove_all(dir);
+}
+
+// --- across processes -------------------------------------------------------------
+
+std::string self_exe() { return fs::read_symlink("/proc/self/exe").string(); }
+
+std::string child_command(const fs::path& dir, const std::string& env = "") {
+  return env + " KILN_TEST_CACHE_DIR='" + dir.string() + "' '" + self_exe() +
+         "' --gtest_also_run_disabled_tests --gtest_filter='CompileCacheChild.DISABLED_Compile' 2>&1";
+}
+
+std::string run(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+int count(const std::string& s, const std::string& part) {
+  int n = 0;
+  for (size_t i = s.find(part); i != std::string::npos; i = s.find(part, i + 1)) ++n;
+  return n;
+}
+
+TEST(CompileCacheChild, DISABLED_Compile) {
+  const char* dir = std::getenv("KILN_TEST_CACHE_DIR");
+  ASSERT_NE(dir, nullptr);
+  const CompileReport r = compile_with(dir);
+  std::printf("cache=%s key=%s\n", r.cache.c_str(), r.cache_key.c_str());
+}
+
+TEST(CompileCache, SeveralProcessesCompileOnceAndAllSucceed) {
+  const fs::path dir = fresh_dir("concurrent");
+  std::string cmd = "(";
+  for (int i = 0; i < 4; ++i) cmd += child_command(dir) + " & ";
+  cmd += "wait)";
+  const std::string out = run(cmd);
+  EXPECT_EQ(count(out, "[  PASSED  ] 1 test"), 4) << out;
+  EXPECT_EQ(count(out, "cache=miss"), 1) << "compiled once:\n" << out;
+  EXPECT_EQ(count(out, "cache=hit"), 3) << out;
+  EXPECT_EQ(cache::Store(dir.string()).scan().size(), 1u);
+  fs::remove_all(dir);
+}
+
+TEST(CompileCache, AnotherCompilerIdentityMisses) {
+  const fs::path dir = fresh_dir("identity");
+  EXPECT_NE(run(child_command(dir)).find("cache=miss"), std::string::npos);
+  EXPECT_NE(run(child_command(dir)).find("cache=hit"), std::string::npos);
+  // The same compiler behind a wrapper that reports another version.
+  const fs::path wrapper = fresh_dir("identity-cxx");
+  {
+    std::ofstream s(wrapper);
+    s << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'wrapped-c++ 99.0'; exit 0; fi\nexec c++ \"$@\"\n";
+  }
+  fs::permissions(wrapper, fs::perms::owner_all);
+  const std::string out = run(child_command(dir, "KILN_CXX='" + wrapper.string() + "'"));
+  EXPECT_NE(out.find("cache=miss"), std::string::npos) << out;
+  EXPECT_EQ(cache::Store(dir.string()).scan().size(), 2u);
+  fs::remove_all(dir);
+  fs::remove(wrapper);
+}
+
+}  // namespace
+}  // namespace kiln

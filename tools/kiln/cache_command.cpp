@@ -1,0 +1,112 @@
+#include "kiln/cache_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/compile_cache.h"
+#include "kiln/config.h"
+#include "kiln/error.h"
+
+namespace kiln::cli {
+namespace {
+
+std::string when(double t) {
+  if (t <= 0) return "?";
+  const std::time_t s = static_cast<std::time_t>(t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&s));
+  return buf;
+}
+
+nlohmann::json json_of(const CacheEntry& e) {
+  nlohmann::json j = {{"key", e.key},         {"dir", e.dir},       {"bytes", e.bytes},
+                      {"created", e.created}, {"last_used", e.last_used}, {"hits", e.hits},
+                      {"compile_seconds", e.compile_seconds}, {"precision", e.precision},
+                      {"graph_nodes", e.graph_nodes}};
+  return j;
+}
+
+void print_entry(const CacheEntry& e) {
+  std::printf("%s  %9s  %-16s %6lld nodes  compile %.2fs  hits %lld  created %s  last used %s%s%s\n", e.key.c_str(),
+              format_byte_size(e.bytes).c_str(), e.precision.empty() ? "?" : e.precision.c_str(),
+              static_cast<long long>(e.graph_nodes), e.compile_seconds, static_cast<long long>(e.hits),
+              when(e.created).c_str(), when(e.last_used).c_str(), e.problem.empty() ? "" : "  BAD: ",
+              e.problem.c_str());
+}
+
+}  // namespace
+
+CacheCommand::CacheCommand(CLI::App& parent) {
+  cmd_ = parent.add_subcommand("cache", "Inspect and manage the compile cache (graph_compiler_cache_dir)");
+  cmd_->add_option("action", action_, "stats | list | verify | prune | clear")
+      ->required()
+      ->check(CLI::IsMember({"stats", "list", "verify", "prune", "clear"}));
+  cmd_->add_option("--dir", dir_, "The cache directory (default: $KILN_CACHE_DIR)");
+  cmd_->add_option("--max-size", max_size_, "prune: evict least recently used entries down to this size (default 2G)");
+  cmd_->add_flag("--json", json_, "Machine-readable output");
+}
+
+int CacheCommand::run() {
+  if (dir_.empty())
+    if (const char* env = std::getenv("KILN_CACHE_DIR")) dir_ = env;
+  if (dir_.empty()) KILN_THROW(ConfigError) << "[cache] --dir is required (or set KILN_CACHE_DIR)";
+  const CompileCache cache(dir_);
+  if (action_ == "stats") {
+    const CacheStats s = cache.stats();
+    if (json_) {
+      std::cout << nlohmann::json{{"dir", dir_}, {"entries", s.entries}, {"bytes", s.bytes}, {"hits", s.hits},
+                                  {"stores", s.stores}, {"seconds_saved", s.seconds_saved}}
+                       .dump()
+                << "\n";
+    } else {
+      std::printf("cache %s: %lld entries, %s; %lld hits, %lld stores (misses compiled); %.1fs of compiling saved\n",
+                  dir_.c_str(), static_cast<long long>(s.entries), format_byte_size(s.bytes).c_str(),
+                  static_cast<long long>(s.hits), static_cast<long long>(s.stores), s.seconds_saved);
+    }
+    return 0;
+  }
+  if (action_ == "list" || action_ == "verify") {
+    std::string dir_problem;
+    const auto entries = action_ == "list" ? cache.list() : cache.verify(&dir_problem);
+    int bad = dir_problem.empty() ? 0 : 1;
+    for (const auto& e : entries) bad += !e.problem.empty();
+    if (json_) {
+      nlohmann::json j = {{"dir", dir_}, {"entries", nlohmann::json::array()}};
+      for (const auto& e : entries) {
+        nlohmann::json x = json_of(e);
+        if (action_ == "verify") x["problem"] = e.problem;
+        j["entries"].push_back(x);
+      }
+      if (action_ == "verify") j["directory_problem"] = dir_problem;
+      std::cout << j.dump() << "\n";
+    } else {
+      for (const auto& e : entries) print_entry(e);
+      if (!dir_problem.empty()) std::printf("directory: BAD: %s\n", dir_problem.c_str());
+      if (action_ == "verify")
+        std::printf("%zu entries checked, %d bad%s\n", entries.size(), bad,
+                    bad ? " (bad entries are never loaded; the next compile replaces them)" : "");
+    }
+    return action_ == "verify" && bad ? 1 : 0;
+  }
+  if (action_ == "prune") {
+    const int64_t cap = max_size_.empty() ? kDefaultCacheSizeCap : parse_byte_size(max_size_, "--max-size");
+    const auto removed = cache.prune(cap);
+    if (json_)
+      std::cout << nlohmann::json{{"evicted", removed}, {"bytes", cache.stats().bytes}}.dump() << "\n";
+    else
+      std::printf("evicted %zu entries; %s left\n", removed.size(), format_byte_size(cache.stats().bytes).c_str());
+    return 0;
+  }
+  const int64_t n = cache.clear();
+  if (json_)
+    std::cout << nlohmann::json{{"removed", n}}.dump() << "\n";
+  else
+    std::printf("removed %lld entries\n", static_cast<long long>(n));
+  return 0;
+}
+
+}  // namespace kiln::cli
