@@ -105,6 +105,17 @@ struct TrainStats {
   double steps_per_second() const { return train_seconds > 0 ? steps / train_seconds : 0; }
 };
 
+// What compiling cost over every graph an Estimator built (train, eval, predict), and
+// whether the compile cache (ExperimentalConfig::graph_compiler_cache_dir) served them.
+struct CompileSummary {
+  int graphs = 0;  // executables built by the cpu compiler
+  int cache_hits = 0, cache_misses = 0, cache_errors = 0;
+  double passes_seconds = 0, codegen_seconds = 0, compile_seconds = 0, load_seconds = 0;
+  // "hit" (every graph loaded from the cache), "miss" (at least one compiled and stored),
+  // "error" (a store failed) or "off" (no cache in use).
+  std::string cache() const;
+};
+
 struct Evaluation {
   std::map<std::string, double> metrics;  // "loss" plus the model_fn's eval_metrics
   int64_t examples = 0;
@@ -144,6 +155,7 @@ class Estimator {
   const RunConfig& config() const { return config_; }
 
   struct State;  // internal (src/train/estimator_state.h)
+  const CompileSummary& compile_summary() const;
 
  private:
   // The backend and the precision policy the run configuration asks for.

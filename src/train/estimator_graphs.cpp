@@ -1,6 +1,7 @@
 // Building the Estimator's graphs from the user's model_fn.
 #include <chrono>
 
+#include "kiln/compiler.h"
 #include "kiln/error.h"
 #include "train/estimator_state.h"
 
@@ -95,7 +96,21 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, cons
     }
   }
   verify(g);
-  b.exec = make_executable(g, backend);
+  CompileReport report;
+  BackendOptions with_report = backend;
+  with_report.report = &report;
+  b.exec = make_executable(g, with_report);
+  if (backend.backend == "cpu") {
+    CompileSummary& c = s.compile;
+    ++c.graphs;
+    c.cache_hits += report.cache == "hit";
+    c.cache_misses += report.cache == "miss";
+    c.cache_errors += report.cache == "error";
+    c.passes_seconds += report.passes_seconds;
+    c.codegen_seconds += report.codegen_seconds;
+    c.compile_seconds += report.compile_seconds;
+    c.load_seconds += report.load_seconds;
+  }
   s.compile_seconds += now_seconds() - t0;
   return s.graphs.emplace(key, std::move(b)).first->second;
 }

@@ -2,6 +2,7 @@
 #include "kiln/error.h"
 #include "kiln/estimator.h"
 #include "kiln/precision.h"
+#include "train/estimator_state.h"
 
 namespace kiln {
 
@@ -52,7 +53,19 @@ BackendOptions Estimator::backend_options() const {
   BackendOptions b;
   b.backend = options_.backend;
   b.policy = effective_policy(config_);
+  b.cache_dir = config_.experimental_config.graph_compiler_cache_dir;
+  b.cache_size_cap_bytes = config_.experimental_config.cache_size_cap_bytes;
+  b.cache_strict = config_.experimental_config.cache_strict;
   return b;
+}
+
+const CompileSummary& Estimator::compile_summary() const { return s_->compile; }
+
+std::string CompileSummary::cache() const {
+  if (cache_errors) return "error";
+  if (cache_misses) return "miss";
+  if (cache_hits) return "hit";
+  return "off";
 }
 
 void refuse_unbuilt_features(const RunConfig& config) {

@@ -22,6 +22,7 @@ struct Estimator::State {
   Variables vars;
   std::map<std::string, BuiltGraph> graphs;  // key: mode, shapes, fetches
   double compile_seconds = 0;  // total spent in build(); callers take differences
+  CompileSummary compile;
 };
 
 // Builds (or returns the cached) graph for `mode` and the shapes of `batch`, with outputs:

@@ -230,6 +230,13 @@ int TrainCommand::run() {
               resumed ? (" (" + std::to_string(run_steps) + " this run, resumed at " + std::to_string(start_step) + ")").c_str() : "",
               compile_s + train_s + eval_s, compile_s, train_s, eval_s, rate, throughput, final_loss, ev.at("loss"),
               ev.at("accuracy"));
+  const CompileSummary& cs = est.compile_summary();
+  if (backend_ == "cpu")
+    std::printf("compile: cache %s (%d of %d graphs loaded from the cache); %.3fs = passes %.3fs, codegen %.3fs, "
+                "c++ %.3fs, load %.3fs\n",
+                cs.cache().c_str(), cs.cache_hits, cs.graphs,
+                cs.passes_seconds + cs.codegen_seconds + cs.compile_seconds + cs.load_seconds, cs.passes_seconds,
+                cs.codegen_seconds, cs.compile_seconds, cs.load_seconds);
   metrics.write({{"event", "final"},
                  {"steps", global},
                  {"steps_this_run", run_steps},
@@ -245,7 +252,17 @@ int TrainCommand::run() {
                  {"test_examples", ev.examples},
                  {"model", model_},
                  {"backend", backend_},
-                 {"compile_cache", "none"}});
+                 {"compile_cache", cs.cache()},
+                 {"compile",
+                  {{"cache", cs.cache()},
+                   {"graphs", cs.graphs},
+                   {"cache_hits", cs.cache_hits},
+                   {"cache_misses", cs.cache_misses},
+                   {"seconds", cs.passes_seconds + cs.codegen_seconds + cs.compile_seconds + cs.load_seconds},
+                   {"passes_seconds", cs.passes_seconds},
+                   {"codegen_seconds", cs.codegen_seconds},
+                   {"cxx_seconds", cs.compile_seconds},
+                   {"load_seconds", cs.load_seconds}}}});
   return 0;
 }
 
