@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -79,6 +81,12 @@ int64_t dir_bytes(const std::string& dir) {
   return total;
 }
 
+// Crash-safety tests set KILN_CACHE_FAILPOINT to die by SIGKILL at a point of a store.
+void failpoint(const char* name) {
+  const char* fp = std::getenv("KILN_CACHE_FAILPOINT");
+  if (fp && std::strcmp(fp, name) == 0) ::raise(SIGKILL);
+}
+
 }  // namespace
 
 Store::Store(std::string root) : root_(fs::path(std::move(root)).lexically_normal().string()) {
@@ -145,6 +153,7 @@ std::string Store::publish(const std::string& key, const std::string& object_fil
   };
   std::string bytes;
   if (!read_all(object_file, bytes)) return fail("cannot read the compiled object " + object_file);
+  failpoint("staging");
   if (!write_synced(staging + "/" + kObjectFile, bytes))
     return fail("cannot write " + staging + "/" + kObjectFile + ": " + std::strerror(errno) + " (disk full?)");
   const double now = unix_now();
@@ -158,6 +167,7 @@ std::string Store::publish(const std::string& key, const std::string& object_fil
   if (!write_synced(staging + "/" + kMetaFile, meta.dump(2) + "\n"))
     return fail("cannot write the entry metadata in " + staging + ": " + std::strerror(errno) + " (disk full?)");
   if (!sync_path(staging)) return fail("cannot fsync " + staging);
+  failpoint("before_rename");
   const std::string dir = entry_dir(key);
   struct stat st {};
   if (::lstat(dir.c_str(), &st) == 0 && !remove(key)) return fail("cannot remove the old entry " + dir);

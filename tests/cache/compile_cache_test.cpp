@@ -294,3 +294,42 @@ TEST(CompileCache, AnotherCompilerIdentityMisses) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// A process killed by SIGKILL at any point of a store leaves no entry that loads; the
+// next compile misses, stores normally, and then hits.
+TEST(CompileCache, KilledStoreLeavesNothingLoadable) {
+  for (const char* point : {"staging", "before_rename"}) {
+    const fs::path dir = fresh_dir(std::string("crash-") + point);
+    const std::string out = run(child_command(dir, std::string("KILN_CACHE_FAILPOINT=") + point));
+    EXPECT_EQ(out.find("[  PASSED  ]"), std::string::npos) << point << ": the child was killed\n" << out;
+    EXPECT_TRUE(cache::Store(dir.string()).scan().empty()) << point;
+    EXPECT_FALSE(fs::is_empty(dir / "tmp")) << point << ": the staging directory is left behind";
+    EXPECT_NE(run(child_command(dir)).find("cache=miss"), std::string::npos) << point;
+    EXPECT_NE(run(child_command(dir)).find("cache=hit"), std::string::npos) << point;
+    fs::remove_all(dir);
+  }
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(CompileCache, KilnCacheDirEnvironmentVariableEnablesIt) {
+  const fs::path dir = fresh_dir("env");
+  ::setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  CompileReport a, b;
+  compile_cpu(small_graph(), {}, &a);
+  compile_cpu(small_graph(), {}, &b);
+  ::unsetenv("KILN_CACHE_DIR");
+  EXPECT_EQ(a.cache, "miss");
+  EXPECT_EQ(b.cache, "hit");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln

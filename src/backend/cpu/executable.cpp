@@ -129,8 +129,8 @@ class CompiledExecutable final : public Executable {
       cached.emplace(cache::Settings{cache_dir, options.cache_size_cap_bytes, options.cache_strict},
                      cache::compile_key_ingredients(canonical, options.policy));
       report.cache_key = cached->key();
+      t = Clock::now();  // on a hit, load_seconds includes the lookup and the checksum
       if (const auto hit = cached->find()) {
-        t = Clock::now();
         try {
           object_ = std::make_unique<cpu::SharedObject>(*hit);
           report.load_seconds = since(t);
