@@ -20,6 +20,9 @@ struct CompileOptions {
   std::string cache_dir;
   int64_t cache_size_cap_bytes = int64_t{2} << 30;
   bool cache_strict = false;
+  // How long to wait for another process compiling the same graph before compiling
+  // privately (without storing).
+  double cache_lock_timeout_seconds = 600;
 };
 
 // Where compile time goes, per graph: the number the compile cache is judged against.

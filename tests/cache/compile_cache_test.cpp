@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cache/lock.h"
 #include "cache/store.h"
 #include "kiln/compiler.h"
 #include "kiln/error.h"
@@ -328,6 +329,36 @@ TEST(CompileCache, KilnCacheDirEnvironmentVariableEnablesIt) {
   ::unsetenv("KILN_CACHE_DIR");
   EXPECT_EQ(a.cache, "miss");
   EXPECT_EQ(b.cache, "hit");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// While another process holds a key's lock (compiling it), a compile of that key waits;
+// after the timeout it compiles privately and stores nothing, and still succeeds.
+TEST(CompileCache, LockTimeoutCompilesPrivately) {
+  const fs::path dir = fresh_dir("locktimeout");
+  const std::string key = compile_with(dir).cache_key;
+  cache::Store store(dir.string());
+  ASSERT_TRUE(store.remove(key));
+  cache::KeyLock held(store.lock_path(key));
+  ASSERT_TRUE(held.try_acquire());
+  CompileOptions o;
+  o.cache_dir = dir.string();
+  o.cache_lock_timeout_seconds = 0.3;
+  CompileReport r;
+  auto exe = compile_cpu(small_graph(), o, &r);
+  expect_small_graph_result(*exe);
+  EXPECT_EQ(r.cache, "miss");
+  EXPECT_NE(r.cache_note.find("timed out"), std::string::npos) << r.cache_note;
+  EXPECT_TRUE(store.scan().empty()) << "a private compile does not store";
+  held.release();
+  EXPECT_EQ(compile_with(dir).cache, "miss");
+  EXPECT_EQ(compile_with(dir).cache, "hit");
   fs::remove_all(dir);
 }
 

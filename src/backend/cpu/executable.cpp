@@ -126,7 +126,8 @@ class CompiledExecutable final : public Executable {
     if (cache_dir.empty())
       if (const char* env = std::getenv("KILN_CACHE_DIR")) cache_dir = env;
     if (!cache_dir.empty()) {
-      cached.emplace(cache::Settings{cache_dir, options.cache_size_cap_bytes, options.cache_strict},
+      cached.emplace(cache::Settings{cache_dir, options.cache_size_cap_bytes, options.cache_strict,
+                                     options.cache_lock_timeout_seconds},
                      cache::compile_key_ingredients(canonical, options.policy));
       report.cache_key = cached->key();
       t = Clock::now();  // on a hit, load_seconds includes the lookup and the checksum
