@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
         const bool interp = std::strcmp(backend, "interp") == 0;
         if (interp && policy != PrecisionPolicy::original) continue;  // the interpreter has no policies
         CompileReport rep;
-        const auto ex = interp ? make_interpreter(g) : compile_cpu(g, CompileOptions{policy, {}, {}}, &rep);
+        const auto ex = interp ? make_interpreter(g) : compile_cpu(g, CompileOptions{.policy = policy}, &rep);
         Variables vars;
         initialize_variables(g, vars);
         const int n = interp && std::strcmp(w.model, "cnn") == 0 ? 2 : steps;

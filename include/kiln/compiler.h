@@ -13,11 +13,11 @@ namespace kiln {
 
 struct CompileOptions {
   PrecisionPolicy policy = PrecisionPolicy::original;
-  std::string dump_code_dir;  // keep the generated source here (also KILN_DUMP_CODE)
-  std::string dump_ir_dir;    // write the IR after each pass here (also KILN_DUMP_IR)
+  std::string dump_code_dir{};  // keep the generated source here (also KILN_DUMP_CODE)
+  std::string dump_ir_dir{};    // write the IR after each pass here (also KILN_DUMP_IR)
   // The persistent compile cache (kiln/compile_cache.h): off when empty (then KILN_CACHE_DIR
   // is used if set). A cache that cannot work warns and is skipped, unless cache_strict.
-  std::string cache_dir;
+  std::string cache_dir{};
   int64_t cache_size_cap_bytes = int64_t{2} << 30;
   bool cache_strict = false;
   // How long to wait for another process compiling the same graph before compiling

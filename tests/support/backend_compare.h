@@ -105,7 +105,7 @@ inline BothRuns run_both(const Graph& g, Executable& compiled, const Feeds& feed
 inline BothRuns run_both(const Graph& g, const Feeds& feeds, const Variables& initial, PrecisionPolicy policy,
                          int steps = 1) {
   CompileReport report;
-  auto compiled = compile_cpu(g, CompileOptions{policy, {}, {}}, &report);
+  auto compiled = compile_cpu(g, CompileOptions{.policy = policy}, &report);
   BothRuns r = run_both(g, *compiled, feeds, initial, policy, steps);
   r.report = report;
   return r;
@@ -128,7 +128,7 @@ inline void compile_all(std::vector<CompileJob>& jobs) {
     for (size_t i; (i = next++) < jobs.size();) {
       CompileJob& j = jobs[i];
       try {
-        j.executable = compile_cpu(*j.graph, CompileOptions{j.policy, {}, {}}, &j.report);
+        j.executable = compile_cpu(*j.graph, CompileOptions{.policy = j.policy}, &j.report);
       } catch (const std::exception& e) {
         j.error = e.what();
       }

@@ -55,7 +55,7 @@ void expect_small_graph_result(Executable& exe) {
 TEST(CompileOptions, DumpIrAndCodeDirectories) {
   const fs::path ir_dir = fresh_dir("ir"), code_dir = fresh_dir("code");
   CompileReport report;
-  auto exe = compile_cpu(small_graph(), CompileOptions{PrecisionPolicy::mixed_bfloat16, code_dir.string(), ir_dir.string()},
+  auto exe = compile_cpu(small_graph(), CompileOptions{.policy = PrecisionPolicy::mixed_bfloat16, .dump_code_dir = code_dir.string(), .dump_ir_dir = ir_dir.string()},
                          &report);
   expect_small_graph_result(*exe);
   size_t files = 0;

@@ -87,7 +87,8 @@ TEST(CompiledVsInterpCoverage, EveryOpHasACase) {
     for (const Case& c : fam.cases())
       for (Op op : c.covers) EXPECT_FALSE(f.g.of_op(op).empty()) << c.name << " claims " << op_name(op);
   }
-  for (const Node& n : state_graph().nodes()) seen.insert(n.op);
+  const Graph state = state_graph();  // named: a range-for over a temporary's member dangles
+  for (const Node& n : state.nodes()) seen.insert(n.op);
   for (int i = 0; i < kNumOps; ++i) {
     const Op op = static_cast<Op>(i);
     EXPECT_TRUE(seen.count(op)) << "no compiled-vs-interpreter case covers op " << op_name(op);

@@ -28,10 +28,10 @@ using testkit::TestRng;
 // How an input's values are drawn.
 struct In {
   enum Kind { uniform, away_from_zero, grid, distinct, labels, mask, ints, fixed } kind = uniform;
-  Shape shape;
+  Shape shape{};
   double a = -1, b = 1;   // uniform [a,b]; away |x| in [a,b]; grid k*b+a; distinct spacing a; labels/ints range [a,b)
   DType dtype = DType::f32;  // f32 = "the graph's float type"; other types are taken literally
-  std::vector<double> values;  // fixed
+  std::vector<double> values{};  // fixed
 };
 inline In U(Shape s, double lo = -1, double hi = 1) { return {In::uniform, std::move(s), lo, hi}; }
 inline In Pos(Shape s) { return {In::uniform, std::move(s), 0.5, 2.0}; }
