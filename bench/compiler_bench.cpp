@@ -1,15 +1,18 @@
 // Compiled (--backend cpu) vs interpreted training steps, float32 and mixed_bfloat16,
-// with compile time by stage, and the MLP step against oneDNN's matmuls alone.
+// with compile time by stage, the MLP step against oneDNN's matmuls alone, and the
+// compile cache's cold compile against its warm load.
 // Not a test: timings on shared machines are noisy; read ratios from one run.
 //   build/kiln_bench_compiler [--steps N]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include "backend/onednn/onednn.h"
 #include "kiln/backend.h"
@@ -122,5 +125,22 @@ int main(int argc, char** argv) {
       }
     }
   }
+
+  // The compile cache: cold compile (empty cache: miss, stored) vs warm load (hit).
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kiln-bench-cache-" + std::to_string(::getpid()));
+  std::printf("\n| model | cold compile s (miss) | warm load s (hit) | ratio |\n|---|---:|---:|---:|\n");
+  for (const Workload& w : loads) {
+    const Graph g = train_graph(w.net, batch);
+    fs::remove_all(dir);
+    CompileOptions co;
+    co.cache_dir = dir.string();
+    CompileReport cold, warm;
+    compile_cpu(g, co, &cold);
+    compile_cpu(g, co, &warm);
+    std::printf("| %s | %.3f (%s) | %.4f (%s) | %.0fx |\n", w.model, cold.total_seconds(), cold.cache.c_str(),
+                warm.total_seconds(), warm.cache.c_str(), cold.total_seconds() / std::max(warm.total_seconds(), 1e-9));
+  }
+  fs::remove_all(dir);
   return 0;
 }
