@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/run_kiln.h"
+
 namespace {
 
 std::vector<nlohmann::json> train(const std::string& backend, const std::string& model, int steps) {
@@ -22,13 +24,8 @@ std::vector<nlohmann::json> train(const std::string& backend, const std::string&
                           " --steps " + std::to_string(steps) +
                           " --batch-size 64 --train-limit 4096 --test-limit 1000 --log-every 10 --seed 3 --metrics-out " +
                           path.string() + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int st = pclose(p);
-  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
+  const testkit::Result r = testkit::run_command(cmd);
+  EXPECT_EQ(r.status, 0) << r.output;
   std::vector<nlohmann::json> records;
   std::ifstream in(path);
   std::string line;

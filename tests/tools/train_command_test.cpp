@@ -10,26 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/run_kiln.h"
+
 namespace {
 
-struct Result {
-  int status;
-  std::string output;  // stdout and stderr
-};
-
-Result run_kiln(const std::string& args) {
-  const std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testkit::contains;
+using testkit::Result;
+using testkit::run_kiln;
 
 TEST(TrainCommand, DryRunValidConfigurationsExitZero) {
   const char* valid[] = {

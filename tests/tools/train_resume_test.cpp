@@ -17,30 +17,15 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/checkpoint.h"
+#include "support/run_kiln.h"
 
 namespace {
 namespace fs = std::filesystem;
 
 bool have_data() { return fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"); }
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-struct Result {
-  int status;
-  std::string output;
-};
-
-Result run_kiln_raw(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
-Result run_kiln(const std::string& args) { return run_kiln_raw(std::string(KILN_BINARY) + " " + args + " 2>&1"); }
+using testkit::contains;
+using testkit::Result;
+using testkit::run_kiln;
 
 // Starts kiln in the background with stdout and stderr going to `log`.
 pid_t spawn_kiln(const std::string& args, const fs::path& log) {
@@ -110,8 +95,9 @@ TEST(TrainResume, KillNineAtAnyMomentThenResumeReachesTheSameResult) {
   }
   const Result r = run_kiln(args + " --metrics-out " + (t.path / "resumed.jsonl").string());
   ASSERT_EQ(r.status, 0) << r.output;
-  if (last_before < 40)
+  if (last_before < 40) {
     EXPECT_TRUE(contains(r.output, "resumed from checkpoint at step " + std::to_string(last_before))) << r.output;
+  }
   const auto resumed = final_record(t.path / "resumed.jsonl");
   EXPECT_EQ(resumed["steps"], 40);
 
@@ -225,7 +211,7 @@ TEST(TrainResume, ATerminalGetsOneLiveProgressLine) {
   if (!fs::exists("/usr/bin/script")) GTEST_SKIP() << "script(1) is not installed";
   // script(1) runs kiln on a pseudo-terminal, so stdout is a TTY.
   const std::string cmd = std::string(KILN_BINARY) + " " + kSmall + "--steps 4";
-  const Result r = run_kiln_raw("/usr/bin/script -qfec '" + cmd + "' /dev/null");
+  const Result r = testkit::run_command("/usr/bin/script -qfec '" + cmd + "' /dev/null");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "\r\033[Kstep ")) << r.output;
   EXPECT_TRUE(contains(r.output, "step 4/4")) << r.output;
