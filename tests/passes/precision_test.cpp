@@ -114,8 +114,11 @@ TEST(PrecisionPass, AllowFp32ToFp16OnlyMatmulsGoLowAndComeBackAtOnce) {
     for (ValueId u : users_of(out, m))
       EXPECT_TRUE(out.node(u).op == Op::cast && out.node(u).dtype == DType::f32) << describe_node(out, u);
   }
-  for (const Node& n : out.nodes())
-    if (n.op != Op::matmul && n.op != Op::cast) EXPECT_NE(n.dtype, DType::f16) << op_name(n.op);
+  for (const Node& n : out.nodes()) {
+    if (n.op != Op::matmul && n.op != Op::cast) {
+      EXPECT_NE(n.dtype, DType::f16) << op_name(n.op);
+    }
+  }
 }
 
 TEST(PrecisionPass, ForceFp16ComputesEveryFloatOpInFloat16) {
