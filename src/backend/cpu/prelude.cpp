@@ -1,4 +1,7 @@
-// The text every generated translation unit starts with (see codegen.cpp).
+// The text every generated translation unit starts with (see codegen.cpp). Generated code
+// is compiled on its own, so its portable float16/bfloat16 conversions mirror those of
+// src/ir/dtype.cpp rather than share them; the compiled-vs-interpreter tests hold the two
+// to the same bits.
 #include "backend/cpu/codegen.h"
 
 namespace kiln::cpu {
