@@ -11,6 +11,7 @@
 #include "kiln/optimizer.h"
 #include "passes/passes.h"
 #include "support/ir_facts.h"
+#include "support/temp_files.h"
 
 namespace kiln::passes {
 namespace {
@@ -30,18 +31,9 @@ Graph training_graph() {
   return g;
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+fs::path fresh_dir(const std::string& name) { return ::testkit::fresh_dir("lower-" + name); }
+std::string read(const fs::path& p) { return ::testkit::read_file(p); }
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("kiln-lower-test-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  return d;
-}
 
 TEST(Lower, RunsPrecisionSimplifyCseDceInOrder) {
   // Two identical matmuls of x*1, a dead exp: after lower under mixed_bfloat16 one cast of

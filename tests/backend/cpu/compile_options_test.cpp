@@ -17,24 +17,16 @@
 #include "kiln/ops.h"
 #include "kiln/text.h"
 #include "support/test_arrays.h"
+#include "support/temp_files.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+fs::path fresh_dir(const std::string& name) { return ::testkit::fresh_dir("compile-" + name); }
+std::string read(const fs::path& p) { return ::testkit::read_file(p); }
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("kiln-compile-test-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  return d;
-}
 
 Graph small_graph() {
   Graph g;
