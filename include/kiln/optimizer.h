@@ -4,6 +4,7 @@
 // "<var>/<slot>" so that checkpoints read like TensorFlow's.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,19 +16,35 @@ struct TrainOp {
   std::vector<Tensor> updates;  // assigns of variables, slots and the global step
 };
 
+// Loss scaling and guarded updates (accelerate_train_mode's low-precision phase).
+// When the loss's graph has a placeholder named kLossScaleName (float32 scalar, fed each
+// step), minimize() differentiates loss * loss_scale, multiplies every gradient by
+// 1 / loss_scale, and applies the updates of variables and slots only when every
+// gradient is finite: otherwise they keep their values (the global step still counts).
+// The flag is the bool scalar named kGradsFiniteName. Feeding 1 gives the guard alone.
+inline constexpr const char* kLossScaleName = "loss_scale";
+inline constexpr const char* kGradsFiniteName = "grads_finite";
+
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
   // Gradients of `loss` w.r.t. every float variable of its graph (or `vars` if given),
-  // the update of each, and increment of global_step.
+  // the update of each, and increment of global_step. See kLossScaleName.
   TrainOp minimize(const Tensor& loss, std::vector<Tensor> vars = {});
   virtual std::string name() const = 0;
 
  protected:
+  // How apply() and prepare() write a variable or slot: assign(target, value), guarded
+  // by the finite-gradients flag when minimize() scales the loss.
+  void update(TrainOp& op, const Tensor& target, const Tensor& value) const;
+
   // Appends the update of one variable given its gradient.
   virtual void apply(const Tensor& var, const Tensor& grad, TrainOp& op) = 0;
   // Called once per minimize() before apply(), for shared state (e.g. Adam's powers).
   virtual void prepare(Graph&, TrainOp&) {}
+
+ private:
+  std::optional<Tensor> grads_finite_;  // set while minimize() builds a guarded update
 };
 
 // var -= lr * grad

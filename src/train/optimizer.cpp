@@ -15,7 +15,7 @@ class Sgd final : public Optimizer {
   explicit Sgd(double lr) : lr_(lr) {}
   std::string name() const override { return "sgd"; }
   void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
-    op.updates.push_back(assign(var, var - g * lr_));
+    update(op, var, var - g * lr_);
   }
 
  private:
@@ -29,9 +29,9 @@ class Momentum final : public Optimizer {
   void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
     const Tensor accum = slot(var, "Momentum");
     const Tensor next = accum * momentum_ + g;
-    op.updates.push_back(assign(accum, next));
+    update(op, accum, next);
     const Tensor step = nesterov_ ? g + next * momentum_ : next;
-    op.updates.push_back(assign(var, var - step * lr_));
+    update(op, var, var - step * lr_);
   }
 
  private:
@@ -49,17 +49,17 @@ class Adam final : public Optimizer {
     const Tensor p1 = variable(g, "beta1_power", DType::f32, {}, Init::constant(b1_));
     const Tensor p2 = variable(g, "beta2_power", DType::f32, {}, Init::constant(b2_));
     lr_t_ = sqrt(1.0 - p2) / (1.0 - p1) * lr_;
-    op.updates.push_back(assign(p1, p1 * b1_));
-    op.updates.push_back(assign(p2, p2 * b2_));
+    update(op, p1, p1 * b1_);
+    update(op, p2, p2 * b2_);
   }
   void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
     const Tensor m = slot(var, "Adam"), v = slot(var, "Adam_1");
     const Tensor m_next = m * b1_ + g * (1.0 - b1_);
     const Tensor v_next = v * b2_ + square(g) * (1.0 - b2_);
-    op.updates.push_back(assign(m, m_next));
-    op.updates.push_back(assign(v, v_next));
+    update(op, m, m_next);
+    update(op, v, v_next);
     const Tensor lr_t = lr_t_.dtype() == var.dtype() ? lr_t_ : cast(lr_t_, var.dtype());
-    op.updates.push_back(assign(var, var - lr_t * m_next / (sqrt(v_next) + eps_)));
+    update(op, var, var - lr_t * m_next / (sqrt(v_next) + eps_));
   }
 
  private:
@@ -69,13 +69,59 @@ class Adam final : public Optimizer {
 
 }  // namespace
 
+namespace {
+
+// The graph's loss-scale placeholder, if any (see kLossScaleName).
+std::optional<Tensor> loss_scale_of(Graph& g) {
+  const auto id = g.find(kLossScaleName);
+  if (!id) return std::nullopt;
+  const Node& n = g.node(*id);
+  if (n.op != Op::placeholder || n.dtype != DType::f32 || !n.shape.empty())
+    KILN_THROW(GraphError) << "[minimize] '" << kLossScaleName
+                           << "' is reserved for the loss scale: it must be a float32 scalar placeholder, not "
+                           << describe_node(g, *id);
+  return Tensor(&g, *id);
+}
+
+// True (bool scalar) when every gradient is finite: 0 * g is 0 for finite g and NaN for
+// inf or NaN, so the sum over all of them is 0 exactly when all are finite.
+Tensor all_finite(Graph& g, const std::vector<Tensor>& grads) {
+  Tensor bad = constant(g, 0.0);
+  for (const Tensor& gr : grads) {
+    const Tensor x = gr.dtype() == DType::f32 ? gr : cast(gr, DType::f32);
+    bad = bad + reduce_sum(x * 0.0);
+  }
+  Tensor finite = equal(bad, constant(g, 0.0));
+  g.set_name(finite.id(), kGradsFiniteName);
+  return finite;
+}
+
+}  // namespace
+
+void Optimizer::update(TrainOp& op, const Tensor& target, const Tensor& value) const {
+  op.updates.push_back(assign(target, grads_finite_ ? select(*grads_finite_, value, target) : value));
+}
+
 TrainOp Optimizer::minimize(const Tensor& loss, std::vector<Tensor> vars) {
   Graph& g = loss.graph();
   if (vars.empty())
     for (ValueId id : g.variables())
       if (is_float(g.node(id).dtype)) vars.emplace_back(&g, id);
   if (vars.empty()) KILN_THROW(GraphError) << "[" << name() << "] the graph has no float variables to train";
-  const std::vector<Tensor> grads = grad(loss, vars);
+  const std::optional<Tensor> scale = loss_scale_of(g);
+  std::vector<Tensor> grads;
+  if (!scale) {
+    grads = grad(loss, vars);
+  } else {
+    grads = grad(loss * (loss.dtype() == DType::f32 ? *scale : cast(*scale, loss.dtype())), vars);
+    const Tensor inverse = 1.0 / *scale;
+    for (Tensor& gr : grads) gr = gr * (gr.dtype() == DType::f32 ? inverse : cast(inverse, gr.dtype()));
+    grads_finite_ = all_finite(g, grads);
+  }
+  struct Reset {
+    std::optional<Tensor>& flag;
+    ~Reset() { flag.reset(); }
+  } reset{grads_finite_};
   TrainOp op;
   prepare(g, op);
   for (size_t i = 0; i < vars.size(); ++i) apply(vars[i], grads[i], op);

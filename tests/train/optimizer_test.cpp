@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "kiln/error.h"
 #include "kiln/runtime.h"
@@ -102,6 +103,72 @@ TEST(Optimizer, ErrorsNameTheOption) {
   Graph g;
   Tensor x = placeholder(g, "x", DType::f32, {});
   EXPECT_THROW(make_sgd(0.1)->minimize(x * x), GraphError);  // nothing to train
+}
+
+// Loss scaling (accelerate_train_mode's float16 phase): a power-of-two scale changes no
+// bit of the update; a non-finite gradient leaves every variable and slot untouched.
+std::unique_ptr<Run> setup_scaled(Optimizer& opt) {
+  auto r = std::make_unique<Run>();
+  placeholder(r->g, kLossScaleName, DType::f32, {});
+  Tensor w = variable(r->g, "w", DType::f32, {3}, Init::zeros());
+  Tensor c = placeholder(r->g, "c", DType::f32, {3});
+  Tensor loss = reduce_sum(w * c) + reduce_sum(w * w) * 0.5;
+  opt.minimize(loss);
+  r->g.add_output("loss", loss.id());
+  r->g.add_output(kGradsFiniteName, *r->g.find(kGradsFiniteName));
+  initialize_variables(r->g, r->vars);
+  r->vars["w"] = Array::from_floats(DType::f32, {3}, kInit);
+  r->exec = make_interpreter(r->g);
+  return r;
+}
+
+Feeds scaled_feeds(double scale, float c0 = kC[0]) {
+  const float c[3] = {c0, kC[1], kC[2]};
+  return {{"c", Array::from_floats(DType::f32, {3}, c)}, {kLossScaleName, Array::scalar(DType::f32, scale)}};
+}
+
+TEST(Optimizer, PowerOfTwoLossScalingChangesNoBit) {
+  for (const char* name : {"sgd", "momentum", "adam"}) {
+    auto plain_opt = make_optimizer(name, 0.1), scaled_opt = make_optimizer(name, 0.1);
+    auto plain = setup(*plain_opt);
+    auto scaled = setup_scaled(*scaled_opt);
+    for (int step = 0; step < 4; ++step) {
+      plain->exec->run(feeds(), plain->vars);
+      const Fetches out = scaled->exec->run(scaled_feeds(65536.0 / (1 << step)), scaled->vars);
+      EXPECT_EQ(out.at(kGradsFiniteName).item(), 1) << name;
+    }
+    for (const auto& [var, value] : plain->vars) EXPECT_EQ(scaled->vars.at(var).to_floats(), value.to_floats()) << name << " " << var;
+  }
+}
+
+TEST(Optimizer, ANonFiniteGradientSkipsEveryUpdateButCountsTheStep) {
+  for (const char* name : {"sgd", "momentum", "adam"}) {
+    auto opt = make_optimizer(name, 0.1);
+    auto r = setup_scaled(*opt);
+    r->exec->run(scaled_feeds(4.0), r->vars);  // a normal step, so slots are non-zero
+    const Variables before = r->vars;
+    for (float bad : {std::numeric_limits<float>::infinity(), std::nanf("")}) {
+      const Fetches out = r->exec->run(scaled_feeds(4.0, bad), r->vars);
+      EXPECT_EQ(out.at(kGradsFiniteName).item(), 0) << name;
+      for (const auto& [var, value] : before) {
+        if (var == "global_step") continue;
+        EXPECT_EQ(r->vars.at(var).to_floats(), value.to_floats()) << name << " " << var;
+      }
+    }
+    EXPECT_EQ(r->vars.at("global_step").item(), 3) << name;
+  }
+}
+
+TEST(Optimizer, TheLossScaleNameIsReserved) {
+  Graph g;
+  Tensor w = variable(g, "w", DType::f32, {}, Init::zeros());
+  Tensor s = placeholder(g, kLossScaleName, DType::f32, {2});  // not a scalar
+  try {
+    make_sgd(0.1)->minimize(w * w + reduce_sum(s));
+    FAIL();
+  } catch (const GraphError& e) {
+    EXPECT_NE(std::string(e.what()).find("reserved for the loss scale"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
