@@ -12,12 +12,23 @@
 // iterations_per_loop (RunConfig): that many steps make one loop; hooks run at loop
 // boundaries. (The Executable interface runs one step per call today; the loop calls it
 // iterations_per_loop times and the compiled backend may fuse them later.)
+//
+// accelerate_train_mode (ExperimentalConfig; SPEC §1.2): train() builds two executables
+// before the first step (or loads them from the compile cache): the low-precision one
+// (mixed_float16 for "fast", mixed_bfloat16 for "fast1"; its updates guarded, with
+// dynamic loss scaling for float16, see optimizer.h) and the original-precision one.
+// Both read and write the same float32 variables and slots; a PrecisionSwitch picks the
+// executable before every step, so the switch is exact (also inside a loop of
+// iterations_per_loop steps), carries the state over bit for bit and costs no compile.
+// train() needs exactly one TellMeStepOrLossHook of the mode's split among its hooks.
+// Checkpoints record the phase, the switch and the loss scaler (RunContext::train_state).
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -82,6 +93,17 @@ using ModelFunction =
     std::function<EstimatorSpec(const Tensor& features, const Tensor& labels, ModeKeys mode, const Params& params)>;
 using InputFn = std::function<std::unique_ptr<data::BatchSource>()>;
 
+// The moment accelerate_train_mode leaves the low-precision phase.
+struct PrecisionSwitchEvent {
+  int64_t step = 0;            // the first original-precision step (0-based global step)
+  int64_t requested_step = 0;  // step split: floor(ratio * total_step); loss split: the cap
+  std::string reason;          // "step", "loss", "cap" or "divergence: ..."
+  double loss = 0;             // the last low-precision step's loss (NaN if none ran)
+  double window_mean = 0;      // loss split: the moving mean compared with the target
+  double seconds = 0;          // into this train() call's step loop
+  std::string low_phase;       // "mixed_float16" / "mixed_bfloat16"
+};
+
 struct EstimatorOptions {
   std::string backend = default_backend();  // see kiln::backend_names()
   // Where the built-in LoggingHook and resume messages go; nullptr = silent.
@@ -89,6 +111,25 @@ struct EstimatorOptions {
   // Set from another thread or a signal handler: training stops after the current step
   // (and end() hooks run, so the final checkpoint is written).
   const std::atomic<bool>* interrupt = nullptr;
+  // Called at the precision switch of accelerate_train_mode; unset: a line goes to `log`.
+  std::function<void(const PrecisionSwitchEvent&)> on_precision_switch;
+};
+
+// What accelerate_train_mode did in one train() call (TrainStats::accelerate).
+struct AccelerateStats {
+  std::string mode;                 // canonical, e.g. "fast1|step|0.9"
+  std::string low_phase;            // "mixed_float16" / "mixed_bfloat16"
+  int64_t requested_switch_step = 0;  // step split: floor(ratio * total_step); loss split: the cap
+  double loss_target = 0;           // loss split: ratio * final_loss (NaN for the step split)
+  std::optional<int64_t> switch_step;  // the first original-precision step, once switched (maybe earlier)
+  std::string switch_reason;        // "step", "loss", "cap", "divergence: ..."
+  std::optional<PrecisionSwitchEvent> event;  // the switch, if it happened in this call
+  int64_t low_steps = 0, original_steps = 0;     // steps run in each phase in this call
+  double low_seconds = 0, original_seconds = 0;  // time spent in those steps
+  int64_t skipped_updates = 0;      // low steps whose update the guard skipped
+  double loss_scale = 1;            // at the end of the call (1: no scaling)
+  double low_steps_per_second() const { return low_seconds > 0 ? low_steps / low_seconds : 0; }
+  double original_steps_per_second() const { return original_seconds > 0 ? original_steps / original_seconds : 0; }
 };
 
 struct TrainStats {
@@ -102,6 +143,7 @@ struct TrainStats {
   std::vector<double> losses;   // every step's loss in this call
   bool interrupted = false;     // stopped by options.interrupt
   bool stopped_by_hook = false;
+  std::optional<AccelerateStats> accelerate;  // set when accelerate_train_mode is on
   double steps_per_second() const { return train_seconds > 0 ? steps / train_seconds : 0; }
 };
 
@@ -136,7 +178,8 @@ class Estimator {
   // With model_dir: resumes from the latest checkpoint (logging "resumed from checkpoint
   // at step N"), checkpoints every save_checkpoints_steps and at the end, keeping
   // keep_checkpoint_max. Errors before the first step: max_steps <= 0 (ConfigError),
-  // unbuilt precision features (ConfigError), hook fetch names not in the graph
+  // accelerate_train_mode without exactly one TellMeStepOrLossHook of its split
+  // (ConfigError saying which hook to add), hook fetch names not in the graph
   // (ConfigError), model_dir not writable / checkpoint corrupt or from another model
   // (CheckpointError listing every mismatch).
   TrainStats train(const InputFn& input_fn, int64_t max_steps, HookList hooks = {});
@@ -167,9 +210,5 @@ class Estimator {
   Params params_;
   EstimatorOptions options_;
 };
-
-// Throws ConfigError for settings whose feature is not built yet (precision policies
-// other than the original one, accelerate_train_mode).
-void refuse_unbuilt_features(const RunConfig& config);
 
 }  // namespace kiln

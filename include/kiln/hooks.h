@@ -30,7 +30,9 @@ class RunContext {
   int64_t global_step = 0;   // before a loop: the step it starts at; after: the step reached
   int64_t max_steps = 0;     // the global step train() stops at
   int64_t loop_size = 1;     // steps in this loop
-  std::string phase = "original";  // precision phase (accelerate_train_mode)
+  // Precision phase (accelerate_train_mode): before a loop, the phase it starts in; after,
+  // the phase its last step ran in ("mixed_bfloat16", "mixed_float16" or "original").
+  std::string phase = "original";
   const Variables* variables = nullptr;  // the training state, read-only
   std::function<nlohmann::json()> train_state;  // what a checkpoint records besides variables
 
@@ -44,6 +46,10 @@ class RunContext {
 struct RunValues {
   Fetches values;               // name -> value, from the last step of the loop
   std::vector<double> losses;   // every step's loss in the loop
+  // Per step of `losses` (or empty): the low-precision phase's guard found a non-finite
+  // gradient and left every variable and slot unchanged (accelerate_train_mode).
+  std::vector<bool> update_skipped;
+  bool skipped(size_t i) const { return i < update_skipped.size() && update_skipped[i]; }
   double loss() const { return values.at("loss").item(); }
 };
 
@@ -66,7 +72,8 @@ class NanLossError : public Error {
   using Error::Error;
 };
 
-// Checks every step's loss. A non-finite one throws NanLossError "[nan_guard] loss is nan
+// Checks every step's loss (except steps whose update the low-precision guard skipped:
+// they left the state untouched, and the precision switch watches them). A non-finite one throws NanLossError "[nan_guard] loss is nan
 // at step N" (stop = true, the default) or only reports it to `log` and requests a stop
 // (stop = false: the end-of-training checkpoint is still written).
 class NanGuardHook : public Hook {
@@ -126,6 +133,11 @@ class StopAtStepHook : public Hook {
 // precision switch of accelerate_train_mode).
 //   TellMeStepOrLossHook(step_name, total_step)  — e.g. ("global_step", 10000)
 //   TellMeStepOrLossHook::loss(loss_name, final_loss)  — e.g. ("loss", 0.3)
+//   TellMeStepOrLossHook::loss(loss_name, final_loss, total_step)  — kiln: the planned
+//       total, for the cap on the low-precision share (default: train()'s max_steps)
+// In the step split, the switch counts the Estimator's global step (the value named
+// "global_step"), and total_step sets the split; in the loss split, the named value is
+// read after every step.
 // A name that is not in the graph is a ConfigError at train(), before the first step.
 // TensorFlow spellings with an output index, "global_step:0" and "loss:0", are accepted
 // (kiln values have one output, so a trailing ":0" is dropped).
@@ -133,7 +145,7 @@ class TellMeStepOrLossHook : public Hook {
  public:
   enum class Kind { step, loss };
   TellMeStepOrLossHook(std::string step, int64_t total_step);
-  static std::shared_ptr<TellMeStepOrLossHook> loss(std::string loss, double final_loss);
+  static std::shared_ptr<TellMeStepOrLossHook> loss(std::string loss, double final_loss, int64_t total_step = 0);
 
   std::vector<std::string> fetches() const override { return {name_}; }
   void after_run(RunContext&, const RunValues& v) override;
@@ -141,16 +153,19 @@ class TellMeStepOrLossHook : public Hook {
   Kind kind() const { return kind_; }
   const std::string& name() const { return name_; }
   double target() const { return target_; }  // total_step or final_loss
+  int64_t total_step() const { return total_step_; }  // 0: not given (loss split)
   std::optional<double> last_value() const { return last_; }
   int64_t reports() const { return reports_; }
   // Called with every reported value (the precision switch subscribes here).
   std::function<void(double)> on_report;
 
  private:
-  TellMeStepOrLossHook(Kind k, std::string name, double target) : kind_(k), name_(std::move(name)), target_(target) {}
+  TellMeStepOrLossHook(Kind k, std::string name, double target, int64_t total_step)
+      : kind_(k), name_(std::move(name)), target_(target), total_step_(total_step) {}
   Kind kind_;
   std::string name_;
   double target_;
+  int64_t total_step_;
   std::optional<double> last_;
   int64_t reports_ = 0;
 };

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "kiln/error.h"
+#include "kiln/optimizer.h"
 #include "train/estimator_state.h"
 
 namespace kiln {
@@ -42,9 +43,10 @@ std::string join_lines(const std::vector<std::string>& lines) {
 TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList hooks) {
   if (max_steps <= 0) KILN_THROW(ConfigError) << "[max_steps] '" << max_steps << "' must be >= 1";
   if (!input_fn) KILN_THROW(ConfigError) << "[input_fn] is empty";
-  refuse_unbuilt_features(config_);
   for (const auto& h : hooks)
     if (!h) KILN_THROW(ConfigError) << "[hooks] a hook is null";
+  const std::optional<AccelerateTrainMode> accel = config_.experimental_config.parsed_accelerate_train_mode();
+  const TellMeStepOrLossHook* tell = accel ? &accelerate_hook(hooks, *accel) : nullptr;
   std::optional<CheckpointDir> dir;
   if (!config_.model_dir.empty()) {
     dir.emplace(config_.model_dir, config_.keep_checkpoint_max);
@@ -76,6 +78,14 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   for (const auto& h : hooks)
     for (auto& f : h->fetches()) fetches.push_back(f);
   BuiltGraph& built = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::train, batch, fetches);
+  // accelerate_train_mode: the low-precision executable is built now too, so the switch
+  // never waits for a compile.
+  BuiltGraph* low = nullptr;
+  if (accel) {
+    BackendOptions lo = backend_options();
+    lo.policy = low_phase_policy(*accel);
+    low = &build_graph(*s_, model_fn_, params_, lo, ModeKeys::train, batch, fetches, /*guarded=*/true);
+  }
   if (restored) {
     const auto bad = checkpoint_mismatches(*built.graph, restored->variables);
     if (!bad.empty())
@@ -91,7 +101,34 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
     if (!bad.empty()) KILN_THROW(ConfigError) << "[train] the model changed between train() calls:" << join_lines(bad);
   }
   initialize_variables(*built.graph, s_->vars);
+  if (low) {
+    const auto bad = checkpoint_mismatches(*low->graph, s_->vars);
+    if (!bad.empty())
+      KILN_THROW(ConfigError) << "[model_fn] built other variables the second time it ran (for the low-precision"
+                                 " graph of accelerate_train_mode); it must build the same model every time:"
+                              << join_lines(bad);
+  }
   st.compile_seconds = s_->compile_seconds - compile_before;
+
+  PrecisionSwitch* sw = nullptr;
+  if (accel) {
+    if (restored || !s_->precision_switch || !(s_->precision_switch->mode() == *accel)) {
+      s_->precision_switch = std::make_unique<PrecisionSwitch>(PrecisionSwitchOptions{
+          *accel, tell->target(), tell->total_step() > 0 ? tell->total_step() : max_steps,
+          config_.experimental_config.accelerate_loss_window, config_.experimental_config.accelerate_max_low_share});
+      const std::string note = s_->precision_switch->restore(restored ? restored->state : nlohmann::json(),
+                                                             st.start_step);
+      if (options_.log && st.start_step > 0) *options_.log << "accelerate_train_mode: " << note << "\n";
+    }
+    sw = s_->precision_switch.get();
+    st.accelerate.emplace();
+    st.accelerate->mode = accel->to_string();
+    st.accelerate->low_phase = std::string(precision_policy_name(low_phase_policy(*accel)));
+    st.accelerate->requested_switch_step = sw->planned_switch_step();
+    st.accelerate->loss_target = accel->split == AccelerateTrainMode::Split::loss
+                                     ? sw->loss_target()
+                                     : std::numeric_limits<double>::quiet_NaN();
+  }
 
   HookList all;
   all.push_back(std::make_shared<NanGuardHook>(true, options_.log));
@@ -104,10 +141,23 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   ctx.global_step = st.start_step;
   ctx.max_steps = max_steps;
   ctx.variables = &s_->vars;
-  ctx.train_state = [&ctx] { return nlohmann::json{{"phase", ctx.phase}}; };
+  ctx.phase = sw ? sw->phase() : "original";
+  ctx.train_state = [&ctx, sw] { return sw ? sw->state() : nlohmann::json{{"phase", ctx.phase}}; };
   for (auto& h : all) h->begin(ctx);
 
   const double t0 = now_seconds();
+  auto announce = [&](int64_t step, double window_mean) {
+    PrecisionSwitchEvent e{step,           sw->planned_switch_step(), sw->switched()->reason, st.final_loss,
+                           window_mean,    now_seconds() - t0,        st.accelerate->low_phase};
+    st.accelerate->event = e;
+    if (options_.on_precision_switch) {
+      options_.on_precision_switch(e);
+    } else if (options_.log) {
+      *options_.log << "accelerate_train_mode: switched from " << e.low_phase << " to the original precision at step "
+                    << e.step << " (requested " << e.requested_step << ", reason " << e.reason << "), "
+                    << e.seconds << " s into training, last low-precision loss " << e.loss << "\n";
+    }
+  };
   bool have_batch = true, input_ended = false;
   Feeds feeds;
   int64_t& gs = st.global_step;
@@ -124,10 +174,23 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
       have_batch = false;
       feeds["features"] = std::move(batch.features);
       feeds["labels"] = std::move(batch.labels);
-      // accelerate_train_mode (issue 7) plugs in here: a PrecisionSwitch owned by the
-      // Estimator picks between two executables sharing s_->vars, sets ctx.phase, and adds
-      // its state to ctx.train_state so checkpoints record the phase.
-      rv.values = built.exec->run(feeds, s_->vars);
+      // The precision switch picks the executable step by step, so a loop that straddles
+      // the switch step is split exactly there.
+      Executable* exec = built.exec.get();
+      bool low_step = false;
+      if (sw) {
+        if (sw->before_step(gs)) announce(gs, sw->window_mean());
+        low_step = sw->low();
+      }
+      if (low_step) {
+        exec = low->exec.get();
+        feeds[kLossScaleName] = Array::scalar(DType::f32, sw->loss_scale());
+      } else {
+        feeds.erase(kLossScaleName);
+      }
+      const double ts = now_seconds();
+      rv.values = exec->run(feeds, s_->vars);
+      const double step_seconds = now_seconds() - ts;
       gs = static_cast<int64_t>(s_->vars.at("global_step").item());
       // The fetched global_step is read at the start of the step; report the step reached.
       rv.values["global_step"] = s_->vars.at("global_step");
@@ -136,6 +199,27 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
       st.losses.push_back(loss);
       st.final_loss = loss;
       ++st.steps;
+      if (sw) {
+        AccelerateStats& a = *st.accelerate;
+        bool skipped = false;
+        if (low_step) {
+          ++a.low_steps;
+          a.low_seconds += step_seconds;
+          skipped = rv.values.at(kGradsFiniteName).item() == 0;
+          a.skipped_updates += skipped;
+          const bool by_loss = tell->kind() == TellMeStepOrLossHook::Kind::loss;
+          const double watched = by_loss ? rv.values.at(tell->name()).item() : loss;
+          const double mean_before = sw->window_mean();
+          if (sw->after_low_step(gs, watched, !skipped))
+            announce(gs, sw->switched()->reason == "loss" ? sw->window_mean() : mean_before);
+        } else {
+          ++a.original_steps;
+          a.original_seconds += step_seconds;
+        }
+        rv.update_skipped.resize(rv.losses.size() - 1, false);
+        rv.update_skipped.push_back(skipped);
+        ctx.phase = low_step ? a.low_phase : "original";  // the phase this step ran in
+      }
       if (options_.interrupt && options_.interrupt->load()) {
         st.interrupted = true;
         break;
@@ -148,6 +232,13 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   }
   st.stopped_by_hook = ctx.stop_requested() && !st.interrupted;
   st.train_seconds = now_seconds() - t0;
+  if (sw) {
+    st.accelerate->loss_scale = sw->loss_scale();
+    if (sw->switched()) {
+      st.accelerate->switch_step = sw->switched()->step;
+      st.accelerate->switch_reason = sw->switched()->reason;
+    }
+  }
   ctx.global_step = gs;
   for (auto& h : all) h->end(ctx);
   return st;

@@ -3,6 +3,8 @@
 
 #include "kiln/compiler.h"
 #include "kiln/error.h"
+#include "kiln/optimizer.h"
+#include "kiln/precision.h"
 #include "train/estimator_state.h"
 
 namespace kiln {
@@ -38,10 +40,11 @@ void name_if_free(Graph& g, const Tensor& t, const std::string& name) {
 
 BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, const Params& params,
                         const BackendOptions& backend, ModeKeys mode, const data::Batch& batch,
-                        const std::vector<std::string>& fetches) {
+                        const std::vector<std::string>& fetches, bool guarded) {
   const bool has_labels = !batch.labels.empty();
   std::string key = std::string(mode_name(mode)) + " " + shape_str(batch.features.shape()) + " " +
-                    (has_labels ? shape_str(batch.labels.shape()) : "-");
+                    (has_labels ? shape_str(batch.labels.shape()) : "-") + " " +
+                    std::string(precision_policy_name(backend.policy)) + (guarded ? " guarded" : "");
   for (const auto& f : fetches) key += " " + f;
   auto it = s.graphs.find(key);
   if (it != s.graphs.end()) return it->second;
@@ -52,6 +55,8 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, cons
   Graph& g = *b.graph;
   const Tensor x = placeholder(g, "features", batch.features.dtype(), batch.features.shape());
   const Tensor y = has_labels ? placeholder(g, "labels", batch.labels.dtype(), batch.labels.shape()) : Tensor();
+  KILN_CHECK(!guarded || mode == ModeKeys::train) << "only a training graph has guarded updates";
+  if (guarded) placeholder(g, kLossScaleName, DType::f32, {});
   if (mode != ModeKeys::predict && !has_labels)
     KILN_THROW(ConfigError) << "[input_fn] " << mode_name(mode) << " needs labels, but the input's batches have none";
   EstimatorSpec spec = model_fn(x, y, mode, params);
@@ -69,6 +74,14 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, cons
     if (spec.train_op.updates.empty()) KILN_THROW(ConfigError) << ctx << "the spec has no train_op";
     if (!increments_global_step(g)) increment_global_step(g);
     g.add_output("global_step", global_step(g).id());
+    if (guarded) {
+      const auto finite = g.find(kGradsFiniteName);
+      if (!finite)
+        KILN_THROW(ConfigError) << ctx << "accelerate_train_mode needs the train_op from kiln::Optimizer::minimize"
+                                   " (it guards the low-precision updates and scales the loss); this train_op"
+                                   " was built another way";
+      g.add_output(kGradsFiniteName, *finite);
+    }
     for (const auto& name : fetches) {
       if (name == "loss" || name == "global_step") continue;
       const auto id = g.find(name);

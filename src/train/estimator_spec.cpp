@@ -68,11 +68,4 @@ std::string CompileSummary::cache() const {
   return "off";
 }
 
-void refuse_unbuilt_features(const RunConfig& config) {
-  if (!config.experimental_config.accelerate_train_mode.empty())
-    KILN_THROW(ConfigError) << "[accelerate_train_mode] '" << config.experimental_config.accelerate_train_mode
-                            << "' is valid, but this build cannot train in low precision yet; use --dry-run to check"
-                               " a configuration";
-}
-
 }  // namespace kiln

@@ -8,6 +8,7 @@
 
 #include "kiln/backend.h"
 #include "kiln/estimator.h"
+#include "train/precision_switch.h"
 
 namespace kiln {
 
@@ -23,15 +24,26 @@ struct Estimator::State {
   std::map<std::string, BuiltGraph> graphs;  // key: mode, shapes, fetches
   double compile_seconds = 0;  // total spent in build(); callers take differences
   CompileSummary compile;
+  // accelerate_train_mode: the switch lives as long as the training state, across train()
+  // calls (its phase goes with the variables).
+  std::unique_ptr<PrecisionSwitch> precision_switch;
 };
 
 // Builds (or returns the cached) graph for `mode` and the shapes of `batch`, with outputs:
 // train: "loss", "global_step" and `fetches`; eval: "loss", "metric/<m>/total|count";
 // predict: "prediction/<p>". ConfigError for a fetch name not in the graph or a spec
-// that lacks what the mode needs.
+// that lacks what the mode needs. `guarded` (train mode): the graph gets the loss-scale
+// placeholder (kLossScaleName, fed every step) before model_fn runs, so minimize() builds
+// scaled, guarded updates, and outputs kGradsFiniteName; ConfigError if the train_op did
+// not come from Optimizer::minimize.
 BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, const Params& params,
                         const BackendOptions& backend, ModeKeys mode, const data::Batch& batch,
-                        const std::vector<std::string>& fetches);
+                        const std::vector<std::string>& fetches, bool guarded = false);
+
+// accelerate_train_mode: the one TellMeStepOrLossHook of the mode's split among `hooks`;
+// ConfigError saying which hook to add, and how, when there is none, two, or one of the
+// other split.
+const TellMeStepOrLossHook& accelerate_hook(const HookList& hooks, const AccelerateTrainMode& mode);
 
 double now_seconds();
 

@@ -13,7 +13,7 @@ namespace kiln {
 void NanGuardHook::after_run(RunContext& ctx, const RunValues& v) {
   const int64_t first = ctx.global_step - static_cast<int64_t>(v.losses.size());
   for (size_t i = 0; i < v.losses.size(); ++i) {
-    if (std::isfinite(v.losses[i])) continue;
+    if (std::isfinite(v.losses[i]) || v.skipped(i)) continue;
     // Steps are counted from 1 in messages: the step that produced the loss.
     const int64_t step = first + static_cast<int64_t>(i) + 1;
     char buf[160];
@@ -77,17 +77,21 @@ std::string without_output_index(std::string name) {
 }  // namespace
 
 TellMeStepOrLossHook::TellMeStepOrLossHook(std::string step, int64_t total_step)
-    : TellMeStepOrLossHook(Kind::step, without_output_index(std::move(step)), static_cast<double>(total_step)) {
+    : TellMeStepOrLossHook(Kind::step, without_output_index(std::move(step)), static_cast<double>(total_step),
+                           total_step) {
   if (name_.empty()) KILN_THROW(ConfigError) << "[TellMeStepOrLossHook] the step value's name is empty";
   if (total_step <= 0) KILN_THROW(ConfigError) << "[TellMeStepOrLossHook] total_step '" << total_step << "' must be >= 1";
 }
 
-std::shared_ptr<TellMeStepOrLossHook> TellMeStepOrLossHook::loss(std::string loss, double final_loss) {
+std::shared_ptr<TellMeStepOrLossHook> TellMeStepOrLossHook::loss(std::string loss, double final_loss,
+                                                                 int64_t total_step) {
   if (loss.empty()) KILN_THROW(ConfigError) << "[TellMeStepOrLossHook] the loss value's name is empty";
   if (!(final_loss > 0) || !std::isfinite(final_loss))
     KILN_THROW(ConfigError) << "[TellMeStepOrLossHook] final_loss '" << final_loss << "' must be a positive number";
+  if (total_step < 0)
+    KILN_THROW(ConfigError) << "[TellMeStepOrLossHook] total_step '" << total_step << "' must be >= 1 (or 0: not given)";
   return std::shared_ptr<TellMeStepOrLossHook>(
-      new TellMeStepOrLossHook(Kind::loss, without_output_index(std::move(loss)), final_loss));
+      new TellMeStepOrLossHook(Kind::loss, without_output_index(std::move(loss)), final_loss, total_step));
 }
 
 void TellMeStepOrLossHook::after_run(RunContext&, const RunValues& v) {

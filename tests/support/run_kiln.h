@@ -1,6 +1,7 @@
 // Running the built `kiln` binary (KILN_BINARY) as a user would, for command-line tests.
 #pragma once
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -27,6 +28,17 @@ inline Result run_command(const std::string& cmd) {
 
 // `kiln <args>` with stderr folded into the output.
 inline Result run_kiln(const std::string& args) { return run_command(std::string(KILN_BINARY) + " " + args + " 2>&1"); }
+
+// Starts `kiln <args>` in the background with stdout and stderr going to `log`.
+inline pid_t spawn_kiln(const std::string& args, const std::string& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string cmd = "exec " + std::string(KILN_BINARY) + " " + args + " >" + log + " 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

@@ -27,16 +27,7 @@ using testkit::contains;
 using testkit::Result;
 using testkit::run_kiln;
 
-// Starts kiln in the background with stdout and stderr going to `log`.
-pid_t spawn_kiln(const std::string& args, const fs::path& log) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const std::string cmd = "exec " + std::string(KILN_BINARY) + " " + args + " >" + log.string() + " 2>&1";
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
-}
+pid_t spawn_kiln(const std::string& args, const fs::path& log) { return testkit::spawn_kiln(args, log.string()); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -169,7 +160,8 @@ TEST(TrainResume, BadInputsExitTwoWithClearMessages) {
       {"--steps -3", "--steps"},
       {"--steps 5 --train-limit 100 --batch-size 256", "[batch_size] '256' exceeds the 100 training examples"},
       {"--steps 5 --data /nonexistent/kiln-data", "dataset-fashion-mnist"},
-      {"--steps 5 --accelerate-train-mode 'fast1|step'", "[accelerate_train_mode]"},
+      {"--steps 5 --accelerate-train-mode 'fast2|step'", "[accelerate_train_mode] unknown"},
+      {"--steps 5 --accelerate-train-mode 'fast1|loss'", "[final_loss]"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = run_kiln("train --backend interp " + args);

@@ -8,40 +8,16 @@
 #include <sstream>
 
 #include "kiln/models.h"
+#include "support/train_inputs.h"
 
 namespace kiln {
 namespace {
 namespace fs = std::filesystem;
 
-// Two blobs separable by the sign of the first feature.
-std::shared_ptr<const data::Dataset> blobs(int64_t n, uint64_t seed) {
-  Array x(DType::f32, {n, 8});
-  Array y(DType::i32, {n});
-  uint64_t s = seed;
-  auto next = [&] {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<double>(s >> 11) / 9007199254740992.0 - 0.5;
-  };
-  for (int64_t i = 0; i < n; ++i) {
-    const int label = static_cast<int>(i % 2);
-    for (int64_t j = 0; j < 8; ++j) x.set(i * 8 + j, next() + (j == 0 ? (label ? 1.0 : -1.0) : 0.0));
-    y.set(i, label);
-  }
-  return std::make_shared<const data::Dataset>(data::Dataset::from_memory(std::move(x), std::move(y)));
-}
-
-InputFn training_input(std::shared_ptr<const data::Dataset> ds, int64_t batch, uint64_t seed = 0) {
-  return [ds, batch, seed] { return data::prefetch(data::batches(ds, data::BatcherOptions::training(batch, seed))); };
-}
-InputFn eval_input(std::shared_ptr<const data::Dataset> ds, int64_t batch) {
-  return [ds, batch] { return data::batches(ds, data::BatcherOptions::evaluation(batch)); };
-}
-
-EstimatorOptions interp() {
-  EstimatorOptions o;
-  o.backend = "interp";
-  return o;
-}
+using testkit::blobs;
+using testkit::eval_input;
+using testkit::interp;
+using testkit::training_input;
 
 Estimator mlp_estimator(RunConfig cfg = {}, const std::string& optimizer = "momentum", double lr = 0.1,
                         EstimatorOptions o = interp()) {

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/accelerate_summary.h"
 #include "kiln/backend.h"
 #include "kiln/error.h"
 #include "kiln/estimator.h"
@@ -116,6 +117,10 @@ TrainCommand::TrainCommand(CLI::App& parent) {
       ->check(whole_number(0));
   cmd_->add_option("--test-limit", test_limit_, "Evaluate on only the first N test examples (0: all)")
       ->check(whole_number(0));
+  cmd_->add_option("--final-loss", final_loss_,
+                   "accelerate_train_mode's loss split: the loss the run is expected to end at (the switch comes"
+                   " when the loss falls to RATIO times it)")
+      ->check(positive_real());
   cmd_->add_option("--metrics-out", metrics_out_, "Write JSON Lines metrics to this file");
   cmd_->add_flag("--quiet,-q", quiet_, "Print only the final summary and errors");
   cmd_->add_flag("--dry-run", dry_run_,
@@ -126,6 +131,11 @@ TrainCommand::TrainCommand(CLI::App& parent) {
 int TrainCommand::run() {
   config_.random_seed = static_cast<uint64_t>(seed_);
   config_.validate();
+  const auto accel = config_.experimental_config.parsed_accelerate_train_mode();
+  if (accel && accel->split == AccelerateTrainMode::Split::loss && !(final_loss_ > 0))
+    KILN_THROW(ConfigError) << "[final_loss] accelerate_train_mode '" << accel->to_string()
+                            << "' switches when the loss falls to " << accel->ratio
+                            << " x the final loss: give --final-loss, the loss this run is expected to end at";
   auto say = [&](const char* fmt, auto... args) {
     if (quiet_) return;
     std::printf(fmt, args...);
@@ -140,7 +150,6 @@ int TrainCommand::run() {
     std::printf("configuration is valid (dry run: nothing trained)\n");
     return 0;
   }
-  refuse_unbuilt_features(config_);
   if (config_.num_threads > 0) omp_set_num_threads(config_.num_threads);
   MetricsWriter metrics(metrics_out_);
   auto train_set = std::make_shared<data::Dataset>(data::load_fashion_mnist(data_dir_, data::Split::train));
@@ -161,6 +170,22 @@ int TrainCommand::run() {
   eo.backend = backend_;
   eo.log = quiet_ ? nullptr : &std::cout;
   eo.interrupt = &g_interrupted;
+  std::shared_ptr<ProgressHook> progress;  // set below, before training starts
+  double loop_seconds_before = 0;          // step-loop time of the earlier train() calls
+  eo.on_precision_switch = [&](const PrecisionSwitchEvent& e) {
+    progress->finish_line();
+    say("precision switch: %s -> original at step %lld (requested %lld, %s), loss %.4f, %.1fs into training\n",
+        e.low_phase.c_str(), static_cast<long long>(e.step), static_cast<long long>(e.requested_step),
+        e.reason.c_str(), e.loss, loop_seconds_before + e.seconds);
+    metrics.write({{"event", "precision_switch"},
+                   {"step", e.step},
+                   {"requested_step", e.requested_step},
+                   {"reason", e.reason},
+                   {"loss", std::isfinite(e.loss) ? nlohmann::json(e.loss) : nlohmann::json()},
+                   {"window_mean", std::isfinite(e.window_mean) ? nlohmann::json(e.window_mean) : nlohmann::json()},
+                   {"seconds", loop_seconds_before + e.seconds},
+                   {"from", e.low_phase}});
+  };
   config_.log_step_count_steps = 0;  // the progress hook below does the logging
   Estimator est(classifier_model_fn(make_model(model_, seed_)), config_,
                 Params{{"optimizer", optimizer_}, {"learning_rate", learning_rate_}}, eo);
@@ -174,18 +199,29 @@ int TrainCommand::run() {
     return data::prefetch(data::batches(test_set, data::BatcherOptions::evaluation(eval_batch)));
   };
 
-  auto progress = std::make_shared<ProgressHook>(
+  progress = std::make_shared<ProgressHook>(
       ProgressHook::Options{log_every_, ::isatty(STDOUT_FILENO) == 1, quiet_},
       [&metrics](const nlohmann::json& r) { metrics.write(r); });
+  // accelerate_train_mode: the CLI tells the switch where training is.
+  HookList hooks{progress};
+  if (accel) {
+    if (accel->split == AccelerateTrainMode::Split::step)
+      hooks.push_back(std::make_shared<TellMeStepOrLossHook>("global_step", steps_));
+    else
+      hooks.push_back(TellMeStepOrLossHook::loss("loss", final_loss_, steps_));
+  }
   std::signal(SIGINT, on_sigint);
 
   double compile_s = 0, train_s = 0, eval_s = 0, final_loss = NAN;
   int64_t run_steps = 0, start_step = -1, global = 0;
   bool resumed = false;
   TrainStats st;
+  AccelerateTotals accel_totals;
   do {
     const int64_t target = eval_every_ > 0 ? std::min(steps_, (est.global_step() / eval_every_ + 1) * eval_every_) : steps_;
-    st = est.train(train_input, target, {progress});
+    st = est.train(train_input, target, hooks);
+    loop_seconds_before += st.train_seconds;
+    if (st.accelerate) accel_totals.add(*st.accelerate);
     if (start_step < 0) {
       start_step = st.start_step;
       resumed = st.resumed;
@@ -230,6 +266,7 @@ int TrainCommand::run() {
               resumed ? (" (" + std::to_string(run_steps) + " this run, resumed at " + std::to_string(start_step) + ")").c_str() : "",
               compile_s + train_s + eval_s, compile_s, train_s, eval_s, rate, throughput, final_loss, ev.at("loss"),
               ev.at("accuracy"));
+  if (accel) std::printf("%s", accel_totals.summary().c_str());
   const CompileSummary& cs = est.compile_summary();
   if (backend_ == "cpu")
     std::printf("compile: cache %s (%d of %d graphs loaded from the cache); %.3fs = passes %.3fs, codegen %.3fs, "
@@ -237,7 +274,7 @@ int TrainCommand::run() {
                 cs.cache().c_str(), cs.cache_hits, cs.graphs,
                 cs.passes_seconds + cs.codegen_seconds + cs.compile_seconds + cs.load_seconds, cs.passes_seconds,
                 cs.codegen_seconds, cs.compile_seconds, cs.load_seconds);
-  metrics.write({{"event", "final"},
+  nlohmann::json final_record = {{"event", "final"},
                  {"steps", global},
                  {"steps_this_run", run_steps},
                  {"resumed_from_step", resumed ? start_step : 0},
@@ -262,7 +299,9 @@ int TrainCommand::run() {
                    {"passes_seconds", cs.passes_seconds},
                    {"codegen_seconds", cs.codegen_seconds},
                    {"cxx_seconds", cs.compile_seconds},
-                   {"load_seconds", cs.load_seconds}}}});
+                   {"load_seconds", cs.load_seconds}}}};
+  if (accel) final_record["accelerate"] = accel_totals.to_json();
+  metrics.write(final_record);
   return 0;
 }
 

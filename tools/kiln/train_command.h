@@ -27,6 +27,7 @@ class TrainCommand {
   int64_t steps_ = 1200;
   int64_t batch_size_ = 256;
   double learning_rate_ = 0.05;
+  double final_loss_ = 0;  // 0: not given
   int64_t seed_ = 0;
   int64_t log_every_ = 100;
   int64_t eval_every_ = 0;

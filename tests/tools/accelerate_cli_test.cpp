@@ -1,0 +1,138 @@
+// `kiln train --accelerate-train-mode` as a user meets it: the phase and the switch on the
+// console and in the metrics, and a run killed with SIGKILL before and after the switch
+// that resumes in the right phase and ends exactly where an uninterrupted run ends.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/checkpoint.h"
+#include "support/run_kiln.h"
+#include "support/temp_files.h"
+
+namespace {
+namespace fs = std::filesystem;
+using testkit::contains;
+using testkit::Result;
+using testkit::run_kiln;
+
+bool have_data() { return fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"); }
+
+std::vector<nlohmann::json> records(const fs::path& metrics) {
+  std::ifstream in(metrics);
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+const std::string kBase =
+    "train --backend interp --batch-size 32 --train-limit 2000 --test-limit 500 --log-every 10 ";
+
+TEST(AccelerateCli, ReportsThePhaseTheSwitchAndTheTimePerPhase) {
+  if (!have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const fs::path dir = testkit::fresh_dir("accelerate-cli");
+  fs::create_directories(dir);
+  const fs::path m = dir / "m.jsonl";
+  const Result r = run_kiln(kBase + "--steps 30 --iterations-per-loop 4 --accelerate-train-mode 'fast1|step|0.57' "
+                                    "--metrics-out " + m.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "phase mixed_bfloat16")) << r.output;
+  EXPECT_TRUE(contains(r.output, "phase original")) << r.output;
+  EXPECT_TRUE(contains(r.output, "precision switch: mixed_bfloat16 -> original at step 17 (requested 17, step)"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "accelerate: mixed_bfloat16 17 steps in")) << r.output;
+  EXPECT_TRUE(contains(r.output, "saved against")) << r.output;
+  const auto recs = records(m);
+  int switches = 0;
+  for (const auto& rec : recs)
+    if (rec["event"] == "precision_switch") {
+      ++switches;
+      EXPECT_EQ(rec["step"], 17);
+      EXPECT_EQ(rec["requested_step"], 17);
+    }
+  EXPECT_EQ(switches, 1);
+  const auto& a = recs.back()["accelerate"];
+  EXPECT_EQ(a["switch_step"], 17);
+  EXPECT_EQ(a["low_steps"], 17);
+  EXPECT_EQ(a["original_steps"], 13);
+  EXPECT_EQ(a["mode"], "fast1|step|0.57");
+  for (const char* key : {"low_steps_per_second", "original_steps_per_second", "seconds_saved", "low_seconds"})
+    EXPECT_TRUE(a.contains(key)) << key;
+  fs::remove_all(dir);
+}
+
+// Waits until `dir` holds a checkpoint at `step` or later, then kills the process.
+int64_t kill_after_checkpoint(pid_t pid, const kiln::CheckpointDir& dir, int64_t step) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline && waitpid(pid, &status, WNOHANG) == 0) {
+    const auto latest = dir.latest_step();
+    if (latest && *latest >= step) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return dir.latest_step().value_or(-1);
+}
+
+TEST(AccelerateCli, KilledBeforeAndAfterTheSwitchResumesInTheRightPhase) {
+  if (!have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const fs::path root = testkit::fresh_dir("accelerate-resume");
+  fs::create_directories(root);
+  const fs::path model_dir = root / "model";
+  // fast (float16 with loss scaling): the scaler's state must survive the kill too.
+  const std::string args = kBase + "--steps 60 --accelerate-train-mode 'fast|step|0.5' --save-checkpoints-steps 5 "
+                                   "--keep-checkpoint-max 0 --model-dir " + model_dir.string();
+  const kiln::CheckpointDir dir(model_dir.string(), 0);
+
+  // Killed before the switch (step 30).
+  const int64_t first = kill_after_checkpoint(testkit::spawn_kiln(args, (root / "1.log").string()), dir, 10);
+  ASSERT_GE(first, 10) << testkit::read_file(root / "1.log");
+  if (first < 30) {
+    const auto state = kiln::read_checkpoint(dir.path_for(first)).state;
+    EXPECT_EQ(state["phase"], "mixed_float16") << state.dump();
+    EXPECT_EQ(state["accelerate_train_mode"], "fast|step|0.5");
+  }
+  // Resumed, then killed after the switch.
+  const int64_t second = kill_after_checkpoint(testkit::spawn_kiln(args, (root / "2.log").string()), dir, 35);
+  const std::string log2 = testkit::read_file(root / "2.log");
+  if (first < 30) EXPECT_TRUE(contains(log2, "resumed in phase mixed_float16 at step " + std::to_string(first))) << log2;
+  ASSERT_GE(second, 35) << log2;
+  if (second < 60) {
+    const auto state = kiln::read_checkpoint(dir.path_for(second)).state;
+    EXPECT_EQ(state["phase"], "original") << state.dump();
+    EXPECT_EQ(state["switch_step"], 30) << state.dump();
+  }
+  // Resumed after the switch: stays in the original precision.
+  const Result last = run_kiln(args + " --metrics-out " + (root / "resumed.jsonl").string());
+  ASSERT_EQ(last.status, 0) << last.output;
+  if (second < 60) {
+    EXPECT_TRUE(contains(last.output, "resumed in phase original (switched at step 30, step)")) << last.output;
+    EXPECT_FALSE(contains(last.output, "phase mixed_float16")) << last.output;
+  }
+
+  // An uninterrupted run ends in exactly the same state.
+  const Result straight = run_kiln(kBase + "--steps 60 --accelerate-train-mode 'fast|step|0.5' --metrics-out " +
+                                   (root / "straight.jsonl").string());
+  ASSERT_EQ(straight.status, 0) << straight.output;
+  const auto resumed = records(root / "resumed.jsonl").back(), uninterrupted = records(root / "straight.jsonl").back();
+  EXPECT_EQ(resumed["final_loss"], uninterrupted["final_loss"]);
+  EXPECT_EQ(resumed["test_accuracy"], uninterrupted["test_accuracy"]);
+  EXPECT_EQ(uninterrupted["accelerate"]["switch_step"], 30);
+  fs::remove_all(root);
+}
+
+TEST(AccelerateCli, LossSplitNeedsTheFinalLoss) {
+  const Result r = run_kiln("train --steps 5 --accelerate-train-mode 'fast1|loss|1.05'");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "[final_loss]")) << r.output;
+  EXPECT_TRUE(contains(r.output, "--final-loss")) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,85 @@
+#include "kiln/accelerate_summary.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace kiln::cli {
+
+namespace {
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+}  // namespace
+
+void AccelerateTotals::add(const AccelerateStats& a) {
+  if (!any_) {
+    t_ = a;
+    any_ = true;
+    return;
+  }
+  t_.low_steps += a.low_steps;
+  t_.original_steps += a.original_steps;
+  t_.low_seconds += a.low_seconds;
+  t_.original_seconds += a.original_seconds;
+  t_.skipped_updates += a.skipped_updates;
+  t_.loss_scale = a.loss_scale;
+  if (a.switch_step) {
+    t_.switch_step = a.switch_step;
+    t_.switch_reason = a.switch_reason;
+  }
+  if (a.event) t_.event = a.event;
+}
+
+double AccelerateTotals::seconds_saved() const {
+  const double orig = t_.original_steps_per_second(), low = t_.low_steps_per_second();
+  if (!(orig > 0) || !(low > 0)) return std::numeric_limits<double>::quiet_NaN();
+  return static_cast<double>(t_.low_steps) / orig - t_.low_seconds;
+}
+
+std::string AccelerateTotals::summary() const {
+  if (!any_) return {};
+  char buf[512];
+  std::string out;
+  if (t_.switch_step)
+    std::snprintf(buf, sizeof buf, "accelerate: %s switched to the original precision at step %lld (requested %lld, %s)\n",
+                  t_.mode.c_str(), static_cast<long long>(*t_.switch_step),
+                  static_cast<long long>(t_.requested_switch_step), t_.switch_reason.c_str());
+  else
+    std::snprintf(buf, sizeof buf, "accelerate: %s did not switch (planned at step %lld)\n", t_.mode.c_str(),
+                  static_cast<long long>(t_.requested_switch_step));
+  out += buf;
+  std::snprintf(buf, sizeof buf,
+                "accelerate: %s %lld steps in %.1fs (%.1f steps/s, %lld updates skipped), original %lld steps in %.1fs "
+                "(%.1f steps/s)\n",
+                t_.low_phase.c_str(), static_cast<long long>(t_.low_steps), t_.low_seconds, t_.low_steps_per_second(),
+                static_cast<long long>(t_.skipped_updates), static_cast<long long>(t_.original_steps),
+                t_.original_seconds, t_.original_steps_per_second());
+  out += buf;
+  const double saved = seconds_saved();
+  if (std::isfinite(saved)) {
+    const double all_original = t_.low_seconds + t_.original_seconds + saved;
+    std::snprintf(buf, sizeof buf, "accelerate: %.1fs saved against %.1fs all in the original precision (%.0f%%)\n",
+                  saved, all_original, all_original > 0 ? 100.0 * saved / all_original : 0.0);
+    out += buf;
+  }
+  return out;
+}
+
+nlohmann::json AccelerateTotals::to_json() const {
+  return {{"mode", t_.mode},
+          {"low_phase", t_.low_phase},
+          {"switch_step", t_.switch_step ? nlohmann::json(*t_.switch_step) : nlohmann::json()},
+          {"requested_switch_step", t_.requested_switch_step},
+          {"switch_reason", t_.switch_reason},
+          {"loss_target", number_or_null(t_.loss_target)},
+          {"low_steps", t_.low_steps},
+          {"low_seconds", t_.low_seconds},
+          {"low_steps_per_second", t_.low_steps_per_second()},
+          {"original_steps", t_.original_steps},
+          {"original_seconds", t_.original_seconds},
+          {"original_steps_per_second", t_.original_steps_per_second()},
+          {"skipped_updates", t_.skipped_updates},
+          {"loss_scale", t_.loss_scale},
+          {"seconds_saved", number_or_null(seconds_saved())}};
+}
+
+}  // namespace kiln::cli
