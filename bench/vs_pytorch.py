@@ -1,0 +1,285 @@
+#!/usr/bin/python3
+"""Runs kiln (build/kiln_bench_train) and PyTorch (bench/pytorch_train.py) side by side.
+
+Every workload runs `--repeats` times for each system; repeats are interleaved (all
+workloads, then all again) and alternate which system goes first, so that a drift in the
+machine's speed hits both. Both are pinned to the same thread count. Writes a JSON file
+with every run and a Markdown report, printed and put between the markers in BENCHMARKS.md.
+scripts/bench-vs-pytorch installs, builds and calls this; see `--help` for running it alone.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BEGIN, END = "<!-- bench-vs-pytorch:begin -->", "<!-- bench-vs-pytorch:end -->"
+ISA_FLAGS = ["avx512f", "avx512_bf16", "amx_tile", "amx_bf16", "avx512_fp16"]
+# The issue's targets for kiln/PyTorch steps/s at batch 256.
+TARGETS = {("mlp", "f32"): 1.3, ("cnn", "f32"): 2.0, ("mlp", "bf16"): 2.5, ("cnn", "bf16"): 3.0}
+
+
+def workloads(quick):
+    """(group, model, hidden, batch, precision, steps). Steps give each run roughly 5-15 s
+    of steady state on 2 cores; the main four train long enough for a meaningful test
+    accuracy. --quick shrinks everything to check the harness itself."""
+    main = [("main", m, "1024,1024", 256, p, s) for m, s in (("mlp", 600), ("cnn", 150)) for p in ("f32", "bf16")]
+    sweep = []
+    for p in ("f32", "bf16"):
+        for width, steps in ((256, 400), (4096, 30)):
+            sweep.append(("width", "mlp", f"{width},{width}", 256, p, steps))
+        for batch, steps in ((64, 400), (1024, 60)):
+            sweep.append(("batch", "mlp", "1024,1024", batch, p, steps))
+    loads = main + sweep
+    if quick:
+        loads = [(g, m, h, b, p, 12) for g, m, h, b, p, _ in loads]
+    return loads
+
+
+MATMULS = [(256, 1024, 1024), (1024, 1024, 1024)]  # m, n, k: the MLP's hidden layer at batch 256, and square
+
+
+def run_json(cmd, env, timeout):
+    t0 = time.time()
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout} s", "cmd": " ".join(cmd)}
+    if r.returncode != 0:
+        return {"error": (r.stderr.strip() or r.stdout.strip())[-2000:], "cmd": " ".join(cmd)}
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out["wall_seconds"] = time.time() - t0
+    return out
+
+
+def command(system, args, opts):
+    if system == "kiln":
+        return [opts.kiln_bin, *args, "--threads", str(opts.threads), "--cache-dir", opts.cache_dir]
+    return [opts.python, os.path.join(ROOT, "bench", "pytorch_train.py"), *args, "--threads", str(opts.threads)]
+
+
+def cpu_info():
+    model, flags = platform.processor(), set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+            elif key.strip() == "flags":
+                flags = set(value.split())
+    return model, {flag: flag in flags for flag in ISA_FLAGS}
+
+
+def first_line(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def versions(python):
+    deb = lambda pkg: first_line(["dpkg-query", "-W", "-f=${Version}\n", pkg])
+    torch = first_line([python, "-c", "import torch, re; print(torch.__version__, "
+                        "re.search(r'MKL-DNN v([0-9.]+)', torch.__config__.show()).group(1))"]).split()
+    head = first_line(["git", "-C", ROOT, "describe", "--always", "--dirty"])
+    return {"kiln": head, "torch": torch[0] if torch else "unknown",
+            "torch_onednn": torch[1] if len(torch) > 1 else "unknown",
+            "kiln_onednn": deb("libdnnl-dev"), "openblas": deb("libopenblas0-pthread"),
+            "python3_torch_deb": deb("python3-torch"), "compiler": first_line(["c++", "--version"])}
+
+
+def spread(values):
+    return statistics.median(values), min(values), max(values)
+
+
+def summarise(runs, key):
+    """Median/min/max of `key` over successful runs, plus the runs' other fields."""
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return None
+    return {"median": statistics.median(r[key] for r in ok), "min": min(r[key] for r in ok),
+            "max": max(r[key] for r in ok), "n": len(ok), "runs": ok}
+
+
+def fmt_rate(s):
+    if s is None:
+        return "failed"
+    if s["n"] == 1:
+        return f"{s['median']:.1f}"
+    return f"{s['median']:.1f} ({s['min']:.1f}–{s['max']:.1f})"
+
+
+def ratio(a, b):
+    return a["median"] / b["median"] if a and b else float("nan")
+
+
+def acc(s):
+    return "–" if s is None else f"{100 * statistics.median(r['test_accuracy'] for r in s['runs']):.2f}"
+
+
+def rss(s):
+    return "–" if s is None else f"{max(r['peak_rss_mb'] for r in s['runs']):.0f}"
+
+
+def report(meta, results, matmuls):
+    cpu = meta["cpu"]
+    isa = ", ".join(f"{flag} {'yes' if present else 'no'}" for flag, present in meta["isa"].items())
+    v = meta["versions"]
+    lines = [
+        f"Measured {meta['date']} by `scripts/bench-vs-pytorch` in {meta['runtime_seconds'] / 60:.1f} min; "
+        f"{meta['repeats']} interleaved repeats per system; both pinned to {meta['threads']} threads."
+        + (" **--quick: a few steps per run, a check of the harness, not a measurement.**" if meta["quick"] else ""),
+        "",
+        f"- CPU: {cpu}, {meta['logical_cpus']} logical CPUs; ISA: {isa}",
+        f"- kiln {v['kiln']} (git describe; -dirty = uncommitted changes in the tree); "
+        f"PyTorch {v['torch']} (Debian python3-torch {v['python3_torch_deb']}, its oneDNN {v['torch_onednn']}, "
+        f"OpenBLAS {v['openblas']}); kiln's oneDNN: libdnnl {v['kiln_onednn']}; compiler: {v['compiler']}",
+        f"- Load average (1 min) before / after: {meta['load_before']:.2f} / {meta['load_after']:.2f} "
+        f"(on {meta['logical_cpus']} CPUs; above ~0.5 before the run means other work shared the machine)",
+        "",
+        "Training on Fashion-MNIST (same model, initial weights, batches, optimiser: momentum 0.9, lr 0.05; "
+        "steps/s over the steps after the warm-up, median (min–max); kiln compile time excluded and shown apart, "
+        "cold = first repeat; accuracy on the 10 000 test images after the run; peak RSS = ru_maxrss, max over repeats):",
+        "",
+        "| workload | precision | batch | steps | kiln steps/s | PyTorch steps/s | kiln/PyTorch | target | "
+        "kiln acc % | PyTorch acc % | kiln RSS MB | PyTorch RSS MB | kiln compile s (cold) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for (group, model, hidden, batch, prec, steps), (k, p) in results.items():
+        if group != "main":
+            continue
+        name = "MLP 784-1024-1024-10" if model == "mlp" else "CNN conv32-conv64-fc128"
+        target = TARGETS.get((model, prec))
+        cold = k["runs"][0]["compile_seconds"] if k else float("nan")
+        lines.append(f"| {name} | {prec} | {batch} | {steps} | {fmt_rate(k)} | {fmt_rate(p)} | {ratio(k, p):.2f}× | "
+                     f"≥ {target}× | {acc(k)} | {acc(p)} | {rss(k)} | {rss(p)} | {cold:.1f} |")
+    lines += ["", "Matmul micro-benchmark, GFLOP/s (median of the repeats): kiln = the matmul compiled as a kiln graph "
+              "(variables in, product fetched; bf16 = mixed_bfloat16, so casts included); oneDNN alone = "
+              "kiln's oneDNN called directly on operands already in the type; PyTorch = torch.matmul "
+              "(bf16 under autocast, casts included):", "",
+              "| m×k×n | precision | kiln | oneDNN alone | kiln/oneDNN | PyTorch | kiln/PyTorch |",
+              "|---|---|---:|---:|---:|---:|---:|"]
+    for (m, n, k_, prec), runs in matmuls.items():
+        kr, pr = runs["kiln"], runs["pytorch"]
+        kg = summarise(kr, "kiln_gflops")
+        og = summarise(kr, "onednn_gflops")
+        pg = summarise(pr, "pytorch_gflops")
+        g = lambda s: "failed" if s is None else f"{s['median']:.0f}"
+        lines.append(f"| {m}×{k_}×{n} | {prec} | {g(kg)} | {g(og)} | {ratio(kg, og):.2f} | {g(pg)} | "
+                     f"{ratio(kg, pg):.2f}× |")
+    lines += ["", "Scaling (MLP with two hidden layers; fewer steps, accuracy not meaningful): steps/s median "
+              "(min–max) and examples/s = steps/s × batch:", "",
+              "| sweep | hidden | batch | precision | steps | kiln steps/s | PyTorch steps/s | kiln/PyTorch | "
+              "kiln examples/s | PyTorch examples/s |",
+              "|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    sweep_rows = []
+    for (group, model, hidden, batch, prec, steps), (k, p) in results.items():
+        if model != "mlp" or not (group != "main" or hidden == "1024,1024"):
+            continue
+        width = int(hidden.split(",")[0])
+        rows = [("width", width)] if group == "width" else [("batch", batch)] if group == "batch" else \
+            [("width", width), ("batch", batch)]
+        for sweep, order in rows:
+            sweep_rows.append(((sweep, prec != "f32", order), f"| {sweep} | {hidden.replace(',', '-')} | {batch} | {prec} | "
+                               f"{steps} | {fmt_rate(k)} | {fmt_rate(p)} | {ratio(k, p):.2f}× | "
+                               f"{k['median'] * batch if k else float('nan'):.0f} | "
+                               f"{p['median'] * batch if p else float('nan'):.0f} |"))
+    lines += [row for _, row in sorted(sweep_rows)]
+    if meta["errors"]:
+        lines += ["", "Failed runs:", ""] + [f"- `{e['cmd']}`: {e['error'][:300]}" for e in meta["errors"]]
+    return "\n".join(lines) + "\n"
+
+
+def write_benchmarks_md(path, body):
+    intro = ("# Benchmarks\n\nkiln against PyTorch on the same CPU, in the same run. Regenerate with "
+             "`./scripts/bench-vs-pytorch` (it rewrites the part between the markers; text outside them stays).\n\n")
+    text = open(path).read() if os.path.exists(path) else intro + BEGIN + "\n" + END + "\n"
+    if BEGIN not in text or END not in text:
+        text = text.rstrip("\n") + "\n\n" + BEGIN + "\n" + END + "\n"
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with open(path, "w") as f:
+        f.write(head + BEGIN + "\n" + body + END + tail)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kiln-bin", default=os.path.join(ROOT, "build", "kiln_bench_train"))
+    ap.add_argument("--python", default="/usr/bin/python3", help="an interpreter with Debian's python3-torch")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--json", default=os.path.join(ROOT, "build", "bench-vs-pytorch.json"))
+    ap.add_argument("--markdown", default=os.path.join(ROOT, "BENCHMARKS.md"),
+                    help="file whose marked section receives the report ('' = none)")
+    ap.add_argument("--quick", action="store_true", help="a few steps per run: checks the harness, not speed")
+    ap.add_argument("--only", default="", help="comma-separated groups to run: main, width, batch, matmul")
+    opts = ap.parse_args()
+
+    start = time.time()
+    env = dict(os.environ, OMP_NUM_THREADS=str(opts.threads), OPENBLAS_NUM_THREADS=str(opts.threads))
+    groups = set(opts.only.split(",")) if opts.only else {"main", "width", "batch", "matmul"}
+    loads = [w for w in workloads(opts.quick) if w[0] in groups]
+    model, isa = cpu_info()
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "cpu": model, "isa": isa, "logical_cpus": os.cpu_count(), "threads": opts.threads,
+            "repeats": opts.repeats, "versions": versions(opts.python), "load_before": os.getloadavg()[0],
+            "quick": opts.quick, "errors": []}
+    raw = {w: {"kiln": [], "pytorch": []} for w in loads}
+    mm_raw = {(m, n, k, p): {"kiln": [], "pytorch": []} for m, n, k in MATMULS for p in ("f32", "bf16")}
+    if "matmul" not in groups:
+        mm_raw = {}
+    with tempfile.TemporaryDirectory(prefix="kiln-bench-cache-") as cache:
+        opts.cache_dir = cache  # repeats after the first load the compiled step from it
+        for rep in range(opts.repeats):
+            systems = ("kiln", "pytorch") if rep % 2 == 0 else ("pytorch", "kiln")
+            for w in loads:
+                group, model_name, hidden, batch, prec, steps = w
+                args = ["--model", model_name, "--hidden", hidden, "--batch", str(batch), "--precision", prec,
+                        "--steps", str(steps), "--warmup", "3" if opts.quick else "5", "--seed", "0"]
+                for system in systems:
+                    r = run_json(command(system, args, opts), env, timeout=600)
+                    raw[w][system].append(r)
+                    if "error" in r:
+                        meta["errors"].append(r)
+                    print(f"[{time.time() - start:6.0f}s] rep {rep + 1} {system:7} {model_name} {hidden} b{batch} "
+                          f"{prec}: " + (f"{r['steps_per_second']:.2f} steps/s, acc {r['test_accuracy']:.4f}, "
+                                         f"rss {r['peak_rss_mb']:.0f} MB" if "error" not in r else
+                                         "FAILED " + r["error"][-300:]), file=sys.stderr, flush=True)
+            if mm_raw:  # one process per system runs every shape in both precisions
+                args = ["--mode", "matmul", "--shapes", ",".join(f"{m}x{n}x{k}" for m, n, k in MATMULS),
+                        "--precisions", "f32,bf16", "--reps", "10" if opts.quick else "100"]
+                for system in systems:
+                    r = run_json(command(system, args, opts), env, timeout=300)
+                    if "error" in r:
+                        meta["errors"].append(r)
+                    for case in r.get("cases", []):
+                        mm_raw[(case["m"], case["n"], case["k"], case["precision"])][system].append(case)
+    meta["load_after"] = os.getloadavg()[0]
+    meta["runtime_seconds"] = time.time() - start
+    results = {w: (summarise(r["kiln"], "steps_per_second"), summarise(r["pytorch"], "steps_per_second"))
+               for w, r in raw.items()}
+    body = report(meta, results, mm_raw)
+    print(body)
+    os.makedirs(os.path.dirname(os.path.abspath(opts.json)), exist_ok=True)
+    with open(opts.json, "w") as f:
+        json.dump({"meta": meta,
+                   "training": [{"group": w[0], "model": w[1], "hidden": w[2], "batch": w[3], "precision": w[4],
+                                 "steps": w[5], "kiln": r["kiln"], "pytorch": r["pytorch"]} for w, r in raw.items()],
+                   "matmul": [{"m": m, "n": n, "k": k, "precision": p, "kiln": r["kiln"], "pytorch": r["pytorch"]}
+                              for (m, n, k, p), r in mm_raw.items()]}, f, indent=1)
+    print(f"wrote {opts.json}", file=sys.stderr)
+    if opts.markdown:
+        write_benchmarks_md(opts.markdown, body)
+        print(f"wrote {opts.markdown}", file=sys.stderr)
+    return 1 if meta["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
