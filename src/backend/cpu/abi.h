@@ -5,7 +5,7 @@
 
 namespace kiln::cpu {
 
-inline constexpr int kAbiVersion = 2;
+inline constexpr int kAbiVersion = 3;
 
 // Services kiln offers to generated code (filled by the host, passed to every step).
 struct Runtime {
@@ -17,7 +17,10 @@ struct Runtime {
   // (kind 0 max, 1 avg; grad 0/1) through oneDNN. geom holds the 13 values of
   // onednn::ConvGeom in order. Inputs as for onednn::conv2d / pool2d / pool2d_grad.
   void (*conv)(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom);
-  void (*pool)(int kind, int grad, int dtype, const void* x, const void* dy, void* out, const int64_t* geom);
+  // workspace: -1, or the index of a max pooling's record of where its maxima were, kept
+  // by the host from the forward (grad 0) for the gradient (grad 1) later in the step.
+  void (*pool)(void* host, int kind, int grad, int dtype, const void* x, const void* dy, void* out, const int64_t* geom,
+               int workspace);
   // Runs step `step` of the schedule with the interpreter's kernel.
   void (*fallback)(void* host, int step, void** buffers);
 };

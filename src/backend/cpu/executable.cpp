@@ -80,19 +80,21 @@ void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const
   widened_f16(a, na, b, nb, out, no, [&](float* fa, float* fb, float* fo) { onednn::conv2d(p, false, fa, fb, fo, g); });
 }
 
-void rt_pool(int kind, int grad, int dtype, const void* x, const void* dy, void* out, const int64_t* geom) {
-  const onednn::ConvGeom g = geom_of(geom);
+// ws: the max pooling's record of its maxima (see Runtime::pool), or null.
+void pool(int kind, int grad, int dtype, const void* x, const void* dy, void* out, const onednn::ConvGeom& g, void* ws) {
   const auto k = static_cast<onednn::PoolKind>(kind);
   const auto t = static_cast<DType>(dtype);
   const int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.c * g.oh * g.ow;
   if (t != DType::f16) {
-    if (grad) return onednn::pool2d_grad(k, t == DType::bf16, x, dy, out, g);
-    return onednn::pool2d(k, t == DType::bf16, x, out, g);
+    if (grad) return onednn::pool2d_grad(k, t == DType::bf16, x, dy, out, g, ws);
+    return onednn::pool2d(k, t == DType::bf16, x, out, g, ws);
   }
   if (!grad)
-    return widened_f16(x, nx, nullptr, 0, out, ny, [&](float* fx, float*, float* fo) { onednn::pool2d(k, false, fx, fo, g); });
+    return widened_f16(x, nx, nullptr, 0, out, ny,
+                       [&](float* fx, float*, float* fo) { onednn::pool2d(k, false, fx, fo, g, ws); });
+  if (ws) x = nullptr;  // the record replaces x: no need to widen it
   widened_f16(x ? x : dy, x ? nx : 0, dy, ny, out, nx,
-              [&](float* fx, float* fdy, float* fo) { onednn::pool2d_grad(k, false, x ? fx : nullptr, fdy, fo, g); });
+              [&](float* fx, float* fdy, float* fo) { onednn::pool2d_grad(k, false, x ? fx : nullptr, fdy, fo, g, ws); });
 }
 
 class CompiledExecutable final : public Executable {
@@ -149,7 +151,7 @@ class CompiledExecutable final : public Executable {
 
     arena_.resize(static_cast<size_t>(schedule_.arena_bytes / 64 + 1));
     table_.assign(schedule_.buffers.size(), nullptr);
-    runtime_ = {cpu::kAbiVersion, &rt_matmul, &rt_conv, &rt_pool, &CompiledExecutable::fallback};
+    runtime_ = {cpu::kAbiVersion, &rt_matmul, &rt_conv, &CompiledExecutable::rt_pool, &CompiledExecutable::fallback};
   }
 
   // Generates the source, compiles it in a private temporary directory, loads it, and
@@ -267,6 +269,22 @@ class CompiledExecutable final : public Executable {
     return a;
   }
 
+  static void rt_pool(void* host, int kind, int grad, int dtype, const void* x, const void* dy, void* out,
+                      const int64_t* geom, int workspace) {
+    const onednn::ConvGeom g = geom_of(geom);
+    void* ws = nullptr;
+    if (workspace >= 0) {
+      auto& slots = static_cast<CompiledExecutable*>(host)->pool_workspaces_;
+      if (slots.size() <= static_cast<size_t>(workspace)) slots.resize(workspace + 1);
+      const bool bf16 = static_cast<DType>(dtype) == DType::bf16;  // float16 pools in float32
+      const int64_t bytes = onednn::pool2d_workspace_bytes(static_cast<onednn::PoolKind>(kind), bf16, g);
+      std::vector<Block>& slot = slots[workspace];
+      slot.resize(static_cast<size_t>(bytes / 64 + 1));
+      ws = slot.data();
+    }
+    pool(kind, grad, dtype, x, dy, out, g, ws);
+  }
+
   // Runs one step with the interpreter's kernel: buffers in, buffer out.
   static void fallback(void* host, int step, void** buffers) {
     auto* self = static_cast<CompiledExecutable*>(host);
@@ -289,6 +307,7 @@ class CompiledExecutable final : public Executable {
   std::unique_ptr<cpu::SharedObject> object_;
   std::vector<Block> arena_;
   std::vector<void*> table_;
+  std::vector<std::vector<Block>> pool_workspaces_;  // per Runtime::pool workspace index
   cpu::Runtime runtime_{};
 };
 

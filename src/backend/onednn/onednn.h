@@ -15,7 +15,8 @@ void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t
 void matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n, int64_t k,
                  bool transpose_a, bool transpose_b);
 
-// Convolution geometry, NCHW input, OIHW filter, symmetric padding.
+// Convolution geometry, NCHW input, OIHW filter, symmetric padding. The buffers are plain
+// NCHW/OIHW; conv2d reorders to and from the layouts oneDNN's fast kernels use.
 struct ConvGeom {
   int64_t n, c, h, w;  // input
   int64_t o, kh, kw;   // output channels, window
@@ -31,7 +32,12 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
 enum class PoolKind { max, avg };
 // Pooling over the same geometry (o == c): forward reads x, writes y. The gradient reads
 // x (max only, to find the maxima) and dy, and writes dx. avg excludes padding.
-void pool2d(PoolKind kind, bool bf16, const void* x, void* y, const ConvGeom& g);
-void pool2d_grad(PoolKind kind, bool bf16, const void* x, const void* dy, void* dx, const ConvGeom& g);
+// Max pooling's forward can record where the maxima were in `workspace` (caller-owned,
+// pool2d_workspace_bytes long; 0 bytes for avg); a gradient given that record skips
+// running the forward again and ignores x. Null workspaces are allowed in both.
+int64_t pool2d_workspace_bytes(PoolKind kind, bool bf16, const ConvGeom& g);
+void pool2d(PoolKind kind, bool bf16, const void* x, void* y, const ConvGeom& g, void* workspace = nullptr);
+void pool2d_grad(PoolKind kind, bool bf16, const void* x, const void* dy, void* dx, const ConvGeom& g,
+                 const void* workspace = nullptr);
 
 }  // namespace kiln::onednn

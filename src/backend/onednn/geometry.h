@@ -1,0 +1,53 @@
+// The oneDNN descriptions of a kiln ConvGeom, shared by convolution and pooling, and the
+// primitive cache both use.
+#pragma once
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "backend/onednn/engine.h"
+#include "backend/onednn/onednn.h"
+
+namespace kiln::onednn {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+using GeomKey = std::tuple<int, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           int64_t, int64_t, int64_t, int64_t>;
+
+inline GeomKey key_of(int which, bool bf16, const ConvGeom& g) {
+  return {which, bf16, g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw};
+}
+
+// x [n,c,h,w], w [o,c,kh,kw], y [n,o,oh,ow] in kiln's plain layouts, or in whatever layout
+// oneDNN prefers when `fmt` is tag::any.
+struct Mds {
+  dnnl::memory::desc x, w, y;
+  dnnl::memory::dims strides, pad_l, pad_r;
+};
+
+inline Mds mds(bool bf16, const ConvGeom& g, tag fmt = tag::undef) {
+  const dt t = bf16 ? dt::bf16 : dt::f32;
+  const tag act = fmt == tag::undef ? tag::nchw : fmt, wei = fmt == tag::undef ? tag::oihw : fmt;
+  // Padding on the far side so that oneDNN's output size equals ours (floor division).
+  return {dnnl::memory::desc({g.n, g.c, g.h, g.w}, t, act), dnnl::memory::desc({g.o, g.c, g.kh, g.kw}, t, wei),
+          dnnl::memory::desc({g.n, g.o, g.oh, g.ow}, t, act), {g.sh, g.sw}, {g.ph, g.pw},
+          {(g.oh - 1) * g.sh + g.kh - g.h - g.ph, (g.ow - 1) * g.sw + g.kw - g.w - g.pw}};
+}
+
+inline dnnl::memory mem(const dnnl::memory::desc& d, const void* p) {
+  return dnnl::memory(d, engine(), const_cast<void*>(p));
+}
+
+// The cached value for `key`, made by `make()` on first use: creating a primitive costs
+// far more than running it.
+template <class T, class Make>
+T& cached(const GeomKey& key, std::map<GeomKey, T>& cache, std::mutex& mu, Make make) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, make()).first;
+  return it->second;
+}
+
+}  // namespace kiln::onednn
