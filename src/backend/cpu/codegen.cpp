@@ -97,22 +97,53 @@ std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& 
     k << "      acc[j - jb] = " << acc_expr("acc[j - jb]", x) << ";\n    }\n";
     k << "    for (int64_t j = jb; j < je; ++j) out[j] = " << final_expr("acc[j - jb]") << ";\n  }\n}\n\n";
   } else {
-    const auto ist = strides_of(in_shape);
-    auto offset = [&](const std::vector<int64_t>& ax, const std::string& var) {
-      Shape sub;
-      for (int64_t a : ax) sub.push_back(in_shape[a]);
-      const auto sst = strides_of(sub);
-      std::string e = "0";
-      for (size_t j = 0; j < ax.size(); ++j)
-        e += " + ((" + var + " / " + std::to_string(sst[j]) + ") % " + std::to_string(sub[j]) + ") * " +
-             std::to_string(ist[ax[j]]);
-      return e;
+    // Reduced axes on both sides of kept ones (e.g. a convolution's bias gradient, [N,C,H,W]
+    // over N, H and W). Adjacent axes of one kind merge into one run; each output walks
+    // its reduced runs as nested loops in the input's order, so the index needs no
+    // division per element and the innermost run is contiguous. A sum's innermost loop
+    // is a SIMD reduction: partial sums in double lanes, whose reassociation moves the
+    // float result far less than one float rounding.
+    struct Run {
+      bool reduced;
+      int64_t size, stride;
     };
-    k << par << "  for (int64_t o = 0; o < " << O << "; ++o) {\n    const int64_t base = " << offset(kept_axes, "o")
+    std::vector<Run> runs;  // outermost first
+    const auto ist = strides_of(in_shape);
+    for (size_t a = 0; a < in_shape.size(); ++a) {
+      if (in_shape[a] == 1) continue;
+      const bool red = axes.count(static_cast<int64_t>(a)) != 0;
+      if (!runs.empty() && runs.back().reduced == red) {
+        runs.back().size *= in_shape[a];
+        runs.back().stride = ist[a];
+      } else {
+        runs.push_back({red, in_shape[a], ist[a]});
+      }
+    }
+    std::string base = "0";
+    int64_t o_stride = O;
+    for (const Run& r : runs) {
+      if (r.reduced || O == 0) continue;  // no outputs, no loop to index
+      o_stride /= r.size;
+      base += " + ((o / " + std::to_string(o_stride) + ") % " + std::to_string(r.size) + ") * " + std::to_string(r.stride);
+    }
+    k << par << "  for (int64_t o = 0; o < " << O << "; ++o) {\n    const int64_t base = " << base
       << ";\n    double acc = " << init << ";\n";
-    k << "    for (int64_t r = 0; r < " << K << "; ++r) {\n      const int64_t i = base + " << offset(red_axes, "r")
-      << ";\n";
-    k << body.str() << "      acc = " << acc_expr("acc", x) << ";\n    }\n";
+    std::string i = "base", indent = "    ";
+    int depth = 0, loops = 0;
+    for (const Run& r : runs) loops += r.reduced;
+    for (const Run& r : runs) {
+      if (!r.reduced) continue;
+      const std::string v = "r" + std::to_string(depth++);
+      if (depth == loops && !max) k << indent << "#pragma omp simd reduction(+ : acc)\n";
+      k << indent << "for (int64_t " << v << " = 0; " << v << " < " << r.size << "; ++" << v << ") {\n";
+      indent += "  ";
+      i += " + " + v + " * " + std::to_string(r.stride);
+    }
+    k << indent << "const int64_t i = " << i << ";\n" << body.str() << indent << "acc = " << acc_expr("acc", x) << ";\n";
+    for (; depth > 0; --depth) {
+      indent.resize(indent.size() - 2);
+      k << indent << "}\n";
+    }
     k << "    out[o] = " << final_expr("acc") << ";\n  }\n}\n\n";
   }
   return k.str();

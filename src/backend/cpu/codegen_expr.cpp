@@ -24,6 +24,21 @@ std::string round_to(DType t, const std::string& e) {
   return e;
 }
 
+// Coordinate (idx / stride) % size of a linear index below `count`; no modulo when
+// `outermost`. Below 2^32 the division is unsigned 32-bit: GCC vectorises that one (by
+// multiplying), and not 64-bit division, which left broadcast loops such as a bias add
+// scalar.
+std::string coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count, bool outermost) {
+  if (count > int64_t{0xffffffff}) {
+    const std::string q = "(" + idx + " / " + std::to_string(stride) + ")";
+    return outermost ? q : "(" + q + " % " + std::to_string(size) + ")";
+  }
+  std::string e = "static_cast<uint32_t>(" + idx + ")";
+  if (stride != 1) e = "(" + e + " / " + std::to_string(stride) + "u)";
+  if (!outermost) e = "(" + e + " % " + std::to_string(size) + "u)";
+  return "static_cast<int64_t>(" + e + ")";
+}
+
 }  // namespace
 
 std::string ExprEmitter::storage_type(DType t) {
@@ -65,10 +80,8 @@ std::string ExprEmitter::broadcast_index(const std::string& idx, const Shape& fr
   for (size_t a = 0; a < to.size(); ++a) {
     if (to[a] == 1) continue;
     const size_t j = a + lead;
-    std::string coord = "(" + idx + " / " + std::to_string(fst[j]) + ")";
-    if (j > 0) coord = "(" + coord + " % " + std::to_string(from[j]) + ")";
     if (!e.empty()) e += " + ";
-    e += coord + " * " + std::to_string(tst[a]);
+    e += coordinate(idx, fst[j], from[j], numel(from), j == 0) + " * " + std::to_string(tst[a]);
   }
   const std::string name = fresh("i");
   body_ << "      const int64_t " << name << " = " << (e.empty() ? "0" : e) << ";\n";
@@ -110,9 +123,7 @@ std::string ExprEmitter::gathered(const Node& n, const std::string& idx) {
   const Shape is = s_.graph.node(n.inputs[0]).shape;
   if (numel(is) == 0) return "static_cast<" + value_type(n.dtype) + ">(0)";  // padding of nothing
   const auto ost = strides_of(os), ist = strides_of(is);
-  auto coord = [&](size_t a) {
-    return "((" + idx + " / " + std::to_string(ost[a]) + ") % " + std::to_string(os[a]) + ")";
-  };
+  auto coord = [&](size_t a) { return coordinate(idx, ost[a], os[a], numel(os), false); };
   std::string e = "0", inside = "true";
   for (size_t a = 0; a < os.size(); ++a) {
     if (n.op == Op::transpose) {

@@ -270,6 +270,16 @@ inline std::vector<Case> reduce_layout_cases() {
   c.push_back({"reduce_sum_leading_wide", {Op::reduce_sum}, {U({64, 130})}, [](const auto& x) { return reduce_sum(x[0], {0}); }, 4});
   c.push_back({"reduce_mean_trailing_long", {Op::reduce_mean}, {U({5, 700})}, [](const auto& x) { return reduce_mean(x[0], {1}, true); }, 4});
   c.push_back({"reduce_max_middle_long", {Op::reduce_max}, {U({3, 257, 5})}, [](const auto& x) { return reduce_max(x[0], {1}); }, 4});
+  // Reduced axes on both sides of kept ones (a convolution's bias gradient): nested loops
+  // over merged runs of axes, the innermost a SIMD sum; size-1 axes in between.
+  c.push_back({"reduce_sum_around_channels", {Op::reduce_sum}, {U({4, 3, 5, 40})},
+               [](const auto& x) { return reduce_sum(x[0], {0, 2, 3}); }, 4});
+  c.push_back({"reduce_mean_around_unit_axes", {Op::reduce_mean}, {U({2, 1, 3, 1, 37})},
+               [](const auto& x) { return reduce_mean(x[0], {0, 3, 4}, true); }, 4});
+  c.push_back({"reduce_max_around_channels", {Op::reduce_max}, {Distinct({3, 4, 2, 19})},
+               [](const auto& x) { return reduce_max(x[0], {0, 2, 3}); }});
+  c.push_back({"reduce_sum_around_fused_expr", {Op::reduce_sum, Op::relu}, {U({3, 4, 6, 7}), U({3, 4, 6, 7})},
+               [](const auto& x) { return reduce_sum(x[0] * relu(x[1]), {0, 2, 3}, true); }, 4});
   c.push_back({"reduce_of_fused_expr", {Op::reduce_sum, Op::exp}, {U({4, 6}), U({6})},
                [](const auto& x) { return reduce_sum(exp(x[0] * x[1]) + x[1], {0}, true); }, 4});
   c.push_back({"reduce_sum_i32", {Op::reduce_sum}, {Ints(DType::i32, {3, 5}, -100, 100)},
