@@ -102,7 +102,9 @@ TEST(AccelerateCli, KilledBeforeAndAfterTheSwitchResumesInTheRightPhase) {
   // Resumed, then killed after the switch.
   const int64_t second = kill_after_checkpoint(testkit::spawn_kiln(args, (root / "2.log").string()), dir, 35);
   const std::string log2 = testkit::read_file(root / "2.log");
-  if (first < 30) EXPECT_TRUE(contains(log2, "resumed in phase mixed_float16 at step " + std::to_string(first))) << log2;
+  if (first < 30) {
+    EXPECT_TRUE(contains(log2, "resumed in phase mixed_float16 at step " + std::to_string(first))) << log2;
+  }
   ASSERT_GE(second, 35) << log2;
   if (second < 60) {
     const auto state = kiln::read_checkpoint(dir.path_for(second)).state;

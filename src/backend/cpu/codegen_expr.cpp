@@ -197,7 +197,8 @@ std::string ExprEmitter::compute(const Node& n, ValueId, const std::string& idx)
     case Op::sigmoid: return r("(1.0f / (1.0f + std::exp(-" + in(0) + ")))");
     case Op::relu: {
       const std::string x = in(0);
-      return fl ? "(" + x + " > 0 ? " + x + " : 0.0f)" : "(" + x + " > 0 ? " + x + " : static_cast<int64_t>(0))";
+      // As the interpreter: NaN passes through.
+      return fl ? "(" + x + " < 0 ? 0.0f : " + x + ")" : "(" + x + " > 0 ? " + x + " : static_cast<int64_t>(0))";
     }
     case Op::gelu: {
       const std::string x = in(0);

@@ -116,7 +116,9 @@ Array interp_sigmoid(const Node& n, Inputs in) {
   return unary_float(n, *in[0], [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
 }
 Array interp_relu(const Node& n, Inputs in) {
-  return unary(n, in, [](float x) { return x > 0 ? x : 0.0f; }, [](int64_t x) { return x > 0 ? x : int64_t{0}; });
+  // x < 0 ? 0 : x, not x > 0 ? x : 0: a NaN passes through (as in TensorFlow and PyTorch),
+  // so a diverging run shows a NaN loss instead of silently zeroed activations.
+  return unary(n, in, [](float x) { return x < 0 ? 0.0f : x; }, [](int64_t x) { return x > 0 ? x : int64_t{0}; });
 }
 Array interp_gelu(const Node& n, Inputs in) { return unary_float(n, *in[0], gelu_f); }
 Array interp_erf(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::erf(x); }); }

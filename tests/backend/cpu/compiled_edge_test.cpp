@@ -2,7 +2,9 @@
 // compiled code and the interpreter once disagreed (regression tests).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "kiln/ops.h"
 #include "support/backend_compare.h"
@@ -83,6 +85,23 @@ TEST(CompiledEdge, IntegerDivisionByZeroAgrees) {
   const Tensor z = placeholder(g, "z", DType::i32, {3});
   g.add_output("y", (b / z).id());
   expect_backends_agree(g, {{"b", testkit::ints(DType::i32, {3}, {7, -5, 3})}, {"z", testkit::ints(DType::i32, {3}, {2, 0, 1})}});
+}
+
+// ReLU lets a NaN through on both backends (a zeroed NaN would hide a diverging run from
+// the NaN guard and accelerate_train_mode's divergence guard).
+TEST(CompiledEdge, ReluPassesNaNThrough) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {4});
+  g.add_output("y", relu(x).id());
+  const Feeds feeds{{"x", testkit::f32({4}, {std::nanf(""), -1.0f, 2.0f, -std::numeric_limits<float>::infinity()})}};
+  const testkit::BothRuns r = testkit::run_both(g, feeds, {}, PrecisionPolicy::original);
+  for (const auto* run : {&r.interp, &r.compiled}) {
+    const std::vector<float> y = run->at(0).at("y").to_floats();
+    EXPECT_TRUE(std::isnan(y[0]));
+    EXPECT_EQ(y[1], 0.0f);
+    EXPECT_EQ(y[2], 2.0f);
+    EXPECT_EQ(y[3], 0.0f);
+  }
 }
 
 }  // namespace
