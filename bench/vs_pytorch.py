@@ -163,7 +163,7 @@ def report(meta, results, matmuls):
     v = meta["versions"]
     lines = [
         f"Measured {meta['date']} by `scripts/bench-vs-pytorch` in {meta['runtime_seconds'] / 60:.1f} min; "
-        f"{meta["repeats"]} interleaved repeat(s) per system; both pinned to {meta['threads']} threads."
+        f"{meta['repeats']} interleaved repeat(s) per system; both pinned to {meta['threads']} threads."
         + (" **--quick: a few steps per run, a check of the harness, not a measurement.**" if meta["quick"] else ""),
         "",
         f"- CPU: {cpu}, {meta['logical_cpus']} logical CPUs; ISA: {isa}",
