@@ -107,7 +107,7 @@ def versions(python):
     deb = lambda pkg: first_line(["dpkg-query", "-W", "-f=${Version}\n", pkg])
     torch = first_line([python, "-c", "import torch, re; print(torch.__version__, "
                         "re.search(r'MKL-DNN v([0-9.]+)', torch.__config__.show()).group(1))"]).split()
-    head = first_line(["git", "-C", ROOT, "describe", "--always", "--dirty"])
+    head = os.environ.get("KILN_REVISION") or first_line(["git", "-C", ROOT, "describe", "--always", "--dirty"])
     return {"kiln": head, "torch": torch[0] if torch else "unknown",
             "torch_onednn": torch[1] if len(torch) > 1 else "unknown",
             "kiln_onednn": deb("libdnnl-dev"), "openblas": deb("libopenblas0-pthread"),
