@@ -52,7 +52,8 @@ std::string KeyIngredients::key() const {
   return hash_hex(stream);
 }
 
-KeyIngredients compile_key_ingredients(const std::string& canonical_text, PrecisionPolicy policy) {
+KeyIngredients compile_key_ingredients(const std::string& canonical_text, PrecisionPolicy policy,
+                                       std::string_view generated_source) {
   const cpu::Toolchain& tc = cpu::host_toolchain();
   const CpuFeatures& cpu = cpu_features();
   std::string flags;
@@ -65,6 +66,7 @@ KeyIngredients compile_key_ingredients(const std::string& canonical_text, Precis
   // hash (the text itself can be megabytes).
   k.add("graph", hash_hex(canonical_text));
   k.add("precision_policy", std::string(precision_policy_name(policy)));
+  k.add("source", hash_hex(generated_source));
   k.add("compiler", tc.cxx);
   k.add("compiler_identity", tc.identity);
   k.add("compiler_flags", flags);

@@ -32,7 +32,12 @@ struct KeyIngredients {
 
 // The ingredients for compiling `canonical_text` (print_graph(g, TextForm::canonical))
 // with `policy` on this machine: kiln version, codegen ABI, compiler path, identity and
-// flags (host_toolchain()), CPU model and ISA. Throws SystemError if there is no compiler.
-KeyIngredients compile_key_ingredients(const std::string& canonical_text, PrecisionPolicy policy);
+// flags (host_toolchain()), CPU model and ISA, and the hash of the C++ source kiln
+// generated for it. The source makes the key follow every change to kiln's passes,
+// schedule and code generator, also between builds that share a version number (a stale
+// object would disagree with this kiln about buffer layout and arithmetic).
+// Throws SystemError if there is no compiler.
+KeyIngredients compile_key_ingredients(const std::string& canonical_text, PrecisionPolicy policy,
+                                       std::string_view generated_source);
 
 }  // namespace kiln::cache

@@ -24,7 +24,7 @@ std::string mlp_text(int64_t width, const std::string& hidden_name) {
 }
 
 TEST(CacheKey, IsXxh3OfAllIngredientsAnd32HexDigits) {
-  const KeyIngredients k = compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::original);
+  const KeyIngredients k = compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::original, "code");
   const std::string key = k.key();
   EXPECT_EQ(key.size(), 32u);
   EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
@@ -36,22 +36,26 @@ TEST(CacheKey, IsXxh3OfAllIngredientsAnd32HexDigits) {
   EXPECT_EQ(k.get("cpu_isa"), cpu_features().isa());
   EXPECT_EQ(k.get("cpu_model"), cpu_features().model);
   EXPECT_EQ(k.get("precision_policy"), "original");
+  EXPECT_EQ(k.get("source"), hash_hex("code"));
   EXPECT_EQ(k.to_json()["graph"], hash_hex(mlp_text(16, "h")));
 }
 
 TEST(CacheKey, NoiseDoesNotChangeIt) {
   // Same inputs, computed twice (other times, other temp dirs, other allocations).
-  EXPECT_EQ(compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::original).key(),
-            compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::original).key());
+  EXPECT_EQ(compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::original, "code").key(),
+            compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::original, "code").key());
   // A renamed intermediate value is the same canonical graph.
-  EXPECT_EQ(compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::original).key(),
-            compile_key_ingredients(mlp_text(16, "hidden_renamed"), PrecisionPolicy::original).key());
+  EXPECT_EQ(compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::original, "code").key(),
+            compile_key_ingredients(mlp_text(16, "hidden_renamed"), PrecisionPolicy::original, "code").key());
 }
 
 TEST(CacheKey, EveryIngredientChangesIt) {
-  const KeyIngredients base = compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::original);
-  EXPECT_NE(base.key(), compile_key_ingredients(mlp_text(32, "h"), PrecisionPolicy::original).key()) << "graph";
-  EXPECT_NE(base.key(), compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::mixed_bfloat16).key()) << "policy";
+  const KeyIngredients base = compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::original, "code");
+  EXPECT_NE(base.key(), compile_key_ingredients(mlp_text(32, "h"), PrecisionPolicy::original, "code").key()) << "graph";
+  EXPECT_NE(base.key(), compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::mixed_bfloat16, "code").key()) << "policy";
+  // Another kiln build generating other code for the same graph (a changed schedule or
+  // code generator under the same version number) never shares an entry.
+  EXPECT_NE(base.key(), compile_key_ingredients(mlp_text(16, "h"), PrecisionPolicy::original, "code2").key()) << "source";
   for (size_t i = 0; i < base.items.size(); ++i) {
     KeyIngredients changed = base;
     changed.items[i].second += "x";

@@ -121,8 +121,12 @@ class CompiledExecutable final : public Executable {
 
     const cpu::Toolchain& tc = cpu::host_toolchain();
     report.compiler = tc.cxx + " (" + tc.identity + ")";
-    // The cache: the schedule above is a pure function of (canonical text, policy), so a
-    // hit skips only codegen and the C++ compile, which is where the time goes.
+    // The source is generated every time (about a millisecond): it is part of the cache
+    // key, so a kiln whose code generator changed never loads another kiln's object. A
+    // hit skips the C++ compile, which is where the time goes.
+    t = Clock::now();
+    const std::string source = cpu::generate_source(schedule_);
+    report.codegen_seconds = since(t);
     std::optional<cache::Session> cached;
     std::string cache_dir = options.cache_dir;
     if (cache_dir.empty())
@@ -130,7 +134,7 @@ class CompiledExecutable final : public Executable {
     if (!cache_dir.empty()) {
       cached.emplace(cache::Settings{cache_dir, options.cache_size_cap_bytes, options.cache_strict,
                                      options.cache_lock_timeout_seconds},
-                     cache::compile_key_ingredients(canonical, options.policy));
+                     cache::compile_key_ingredients(canonical, options.policy, source));
       report.cache_key = cached->key();
       t = Clock::now();  // on a hit, load_seconds includes the lookup and the checksum
       if (const auto hit = cached->find()) {
@@ -143,7 +147,7 @@ class CompiledExecutable final : public Executable {
         }
       }
     }
-    if (!object_) compile_and_load(options, tc, report, cached ? &*cached : nullptr, g);
+    if (!object_) compile_and_load(source, options, tc, report, cached ? &*cached : nullptr, g);
     if (cached) {
       report.cache = cached->status();
       report.cache_note = cached->note();
@@ -156,11 +160,8 @@ class CompiledExecutable final : public Executable {
 
   // Generates the source, compiles it in a private temporary directory, loads it, and
   // publishes it to the cache (when one is in use).
-  void compile_and_load(const CompileOptions& options, const cpu::Toolchain& tc, CompileReport& report,
-                        cache::Session* cached, const Graph& g) {
-    auto t = Clock::now();
-    const std::string source = cpu::generate_source(schedule_);
-    report.codegen_seconds = since(t);
+  void compile_and_load(const std::string& source, const CompileOptions& options, const cpu::Toolchain& tc,
+                        CompileReport& report, cache::Session* cached, const Graph& g) {
     namespace fs = std::filesystem;
     std::string tmpl = (fs::temp_directory_path() / "kiln-build-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) KILN_THROW(SystemError) << "[compiler] cannot create a build directory in " << fs::temp_directory_path();
@@ -178,7 +179,7 @@ class CompiledExecutable final : public Executable {
       fs::create_directories(keep);
       fs::copy_file(src, fs::path(keep) / "step.cpp", fs::copy_options::overwrite_existing);
     }
-    t = Clock::now();
+    auto t = Clock::now();
     try {
       cpu::compile_shared_object(tc, src.string(), so.string());
     } catch (...) {
