@@ -49,7 +49,8 @@ TEST(TrainCompileCache, SecondRunHitsCompilesNothingAndTrainsTheSame) {
   EXPECT_EQ(f2["compile"]["cache"], "hit") << b.output;
   EXPECT_EQ(f2["compile"]["cache_misses"], 0);
   EXPECT_EQ(f2["compile"]["cxx_seconds"].get<double>(), 0) << "the C++ compiler did not run";
-  EXPECT_EQ(f2["compile"]["codegen_seconds"].get<double>(), 0);
+  // The source is still generated (it is part of the key), in well under the compile's time.
+  EXPECT_LT(f2["compile"]["codegen_seconds"].get<double>(), f1["compile"]["cxx_seconds"].get<double>());
   EXPECT_EQ(f1["final_loss"], f2["final_loss"]) << "identical training";
   EXPECT_EQ(f1["test_loss"], f2["test_loss"]);
   EXPECT_NE(b.output.find("cache hit"), std::string::npos) << b.output;
