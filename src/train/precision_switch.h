@@ -88,7 +88,6 @@ class PrecisionSwitch {
   bool low_ = true;
   LossScaler scaler_;
   std::deque<double> window_;
-  double window_sum_ = 0;
   int64_t nonfinite_run_ = 0;
   std::optional<Switch> switched_;
 };

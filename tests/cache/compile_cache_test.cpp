@@ -17,6 +17,7 @@
 #include "kiln/compiler.h"
 #include "kiln/error.h"
 #include "kiln/ops.h"
+#include "support/small_graph.h"
 #include "support/test_arrays.h"
 
 namespace kiln {
@@ -37,22 +38,8 @@ std::string read(const fs::path& p) {
   return s.str();
 }
 
-Graph small_graph(int64_t width = 3, const std::string& hidden = "") {
-  Graph g;
-  const Tensor x = placeholder(g, "x", DType::f32, {2, width});
-  const Tensor w = variable(g, "w", DType::f32, {width, 2}, Init::constant(0.5));
-  const Tensor h = matmul(x, w) * 2.0;
-  if (!hidden.empty()) g.set_name(h.id(), hidden);
-  g.add_output("y", relu(h).id());
-  return g;
-}
-
-void expect_small_graph_result(Executable& exe) {
-  Variables vars;
-  initialize_variables(small_graph(), vars);
-  const Fetches out = exe.run({{"x", testkit::f32({2, 3}, {1, 2, 3, -4, -5, -6})}}, vars);
-  EXPECT_EQ(out.at("y").to_floats(), (std::vector<float>{6, 6, 0, 0}));
-}
+using testkit::expect_small_graph_result;
+using testkit::small_graph;
 
 CompileReport compile_with(const fs::path& dir, const Graph& g = small_graph(),
                            PrecisionPolicy policy = PrecisionPolicy::original, int64_t cap = int64_t{2} << 30,

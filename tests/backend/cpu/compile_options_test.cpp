@@ -16,6 +16,7 @@
 #include "kiln/error.h"
 #include "kiln/ops.h"
 #include "kiln/text.h"
+#include "support/small_graph.h"
 #include "support/test_arrays.h"
 #include "support/temp_files.h"
 
@@ -27,22 +28,8 @@ namespace fs = std::filesystem;
 fs::path fresh_dir(const std::string& name) { return ::testkit::fresh_dir("compile-" + name); }
 std::string read(const fs::path& p) { return ::testkit::read_file(p); }
 
-
-Graph small_graph() {
-  Graph g;
-  const Tensor x = placeholder(g, "x", DType::f32, {2, 3});
-  const Tensor w = variable(g, "w", DType::f32, {3, 2}, Init::constant(0.5));
-  g.add_output("y", relu(matmul(x, w) * 2.0).id());
-  return g;
-}
-
-// y = relu(2 * x w) with w = 0.5 everywhere: the row sums of x.
-void expect_small_graph_result(Executable& exe) {
-  Variables vars;
-  initialize_variables(small_graph(), vars);
-  const Fetches out = exe.run({{"x", testkit::f32({2, 3}, {1, 2, 3, -4, -5, -6})}}, vars);
-  EXPECT_EQ(out.at("y").to_floats(), (std::vector<float>{6, 6, 0, 0}));
-}
+using testkit::expect_small_graph_result;
+using testkit::small_graph;
 
 TEST(CompileOptions, DumpIrAndCodeDirectories) {
   const fs::path ir_dir = fresh_dir("ir"), code_dir = fresh_dir("code");
