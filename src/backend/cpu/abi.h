@@ -5,7 +5,7 @@
 
 namespace kiln::cpu {
 
-inline constexpr int kAbiVersion = 3;
+inline constexpr int kAbiVersion = 4;
 
 // Services kiln offers to generated code (filled by the host, passed to every step).
 struct Runtime {
@@ -13,16 +13,14 @@ struct Runtime {
   // C = op(A) x op(B), batched; dtype is a kiln::DType value (f32, bf16 or f16).
   void (*matmul)(int dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n,
                  int64_t k, int transpose_a, int transpose_b);
-  // Convolution (pass 0 forward, 1 backward_input, 2 backward_filter) and pooling
-  // (kind 0 max, 1 avg; grad 0/1) through oneDNN. geom holds the 13 values of
-  // onednn::ConvGeom in order. Inputs as for onednn::conv2d / pool2d / pool2d_grad.
+  // Convolution (pass 0 forward, 1 backward_input, 2 backward_filter) through oneDNN.
+  // geom holds the 13 values of onednn::ConvGeom in order; inputs as for onednn::conv2d.
+  // (Pooling is generated code: codegen_pool.cpp.)
   void (*conv)(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom);
-  // workspace: -1, or the index of a max pooling's record of where its maxima were, kept
-  // by the host from the forward (grad 0) for the gradient (grad 1) later in the step.
-  void (*pool)(void* host, int kind, int grad, int dtype, const void* x, const void* dy, void* out, const int64_t* geom,
-               int workspace);
   // Runs step `step` of the schedule with the interpreter's kernel.
   void (*fallback)(void* host, int step, void** buffers);
+  // Null unless the host profiles (KILN_PROFILE): called after every step with its index.
+  void (*tick)(void* host, int step);
 };
 
 // Generated code exports:

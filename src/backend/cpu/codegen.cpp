@@ -5,6 +5,7 @@
 
 #include "backend/cpu/abi.h"
 #include "backend/cpu/codegen_expr.h"
+#include "backend/cpu/codegen_pool.h"
 #include "kiln/error.h"
 
 namespace kiln::cpu {
@@ -164,7 +165,7 @@ std::string matmul_call(const Schedule& s, const Step& st) {
   return c.str();
 }
 
-// The 13 numbers of onednn::ConvGeom for a conv/pool node, given input and output shapes.
+// The 13 numbers of onednn::ConvGeom for a conv node, given input and output shapes.
 std::string geom_array(const std::string& name, const Node& n, const Shape& x, const Shape& y, int64_t kh, int64_t kw) {
   const auto& st = n.attrs.ints("stride");
   const auto& pd = n.attrs.ints("padding");
@@ -174,28 +175,7 @@ std::string geom_array(const std::string& name, const Node& n, const Shape& x, c
   return out + "};\n";
 }
 
-// Max pooling records where its maxima were (a oneDNN workspace); the gradient of the
-// same pooling (same input value and attributes) later in the step reuses the record
-// instead of running the forward again. Returns, per step, the workspace index of such a
-// forward/gradient pair, or -1.
-std::vector<int> pool_workspaces(const Schedule& s) {
-  std::vector<int> slot(s.steps.size(), -1);
-  int next = 0;
-  for (size_t f = 0; f < s.steps.size(); ++f) {
-    const Node& fwd = s.graph.node(s.steps[f].node());
-    if (s.steps[f].kind != StepKind::library || fwd.op != Op::max_pool2d) continue;
-    for (size_t b = f + 1; b < s.steps.size(); ++b) {
-      const Node& grad = s.graph.node(s.steps[b].node());
-      if (s.steps[b].kind != StepKind::library || grad.op != Op::max_pool2d_grad || slot[b] >= 0) continue;
-      if (grad.inputs[0] != fwd.inputs[0] || !(grad.attrs == fwd.attrs)) continue;
-      if (slot[f] < 0) slot[f] = next++;
-      slot[b] = slot[f];
-    }
-  }
-  return slot;
-}
-
-std::string library_call(const Schedule& s, const Step& st, size_t index, int workspace) {
+std::string library_call(const Schedule& s, const Step& st, size_t index) {
   const Node& n = s.graph.node(st.node());
   if (n.op == Op::matmul) return matmul_call(s, st);
   auto buf = [&](ValueId v) { return "B[" + std::to_string(s.buffer_of[v]) + "]"; };
@@ -222,27 +202,6 @@ std::string library_call(const Schedule& s, const Step& st, size_t index, int wo
       c << "  rt->conv(2, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g << ");\n";
       break;
     }
-    case Op::max_pool2d:
-    case Op::avg_pool2d: {
-      const auto& k = n.attrs.ints("window");
-      c << geom_array(g, n, shape(n.inputs[0]), n.shape, k[0], k[1]);
-      c << "  rt->pool(host, " << (n.op == Op::avg_pool2d) << ", 0, " << dt << ", " << buf(n.inputs[0]) << ", nullptr, "
-        << out << ", " << g << ", " << workspace << ");\n";
-      break;
-    }
-    case Op::max_pool2d_grad: {
-      const auto& k = n.attrs.ints("window");
-      c << geom_array(g, n, n.shape, shape(n.inputs[1]), k[0], k[1]);
-      c << "  rt->pool(host, 0, 1, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", "
-        << g << ", " << workspace << ");\n";
-      break;
-    }
-    case Op::avg_pool2d_grad: {
-      const auto& k = n.attrs.ints("window");
-      c << geom_array(g, n, n.shape, shape(n.inputs[0]), k[0], k[1]);
-      c << "  rt->pool(host, 1, 1, " << dt << ", nullptr, " << buf(n.inputs[0]) << ", " << out << ", " << g << ", -1);\n";
-      break;
-    }
     default: KILN_CHECK(false) << "no library call for " << op_name(n.op);
   }
   return c.str();
@@ -252,7 +211,6 @@ std::string library_call(const Schedule& s, const Step& st, size_t index, int wo
 
 std::string generate_source(const Schedule& s) {
   std::ostringstream kernels, step;
-  const std::vector<int> workspace = pool_workspaces(s);
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const Step& st = s.steps[i];
     const std::string name = "k" + std::to_string(i);
@@ -265,14 +223,19 @@ std::string generate_source(const Schedule& s) {
         kernels << reduce_kernel(s, st, name);
         step << "  " << name << "(B);\n";
         break;
-      case StepKind::library: step << library_call(s, st, i, workspace[i]); break;
+      case StepKind::pool:
+        kernels << pool_kernel(s, st, name);
+        step << "  " << name << "(B);\n";
+        break;
+      case StepKind::library: step << library_call(s, st, i); break;
       case StepKind::fallback:
         step << "  rt->fallback(host, " << i << ", B);  // " << op_name(s.graph.node(st.node()).op) << "\n";
         break;
     }
+    step << "  if (rt->tick) rt->tick(host, " << i << ");\n";
   }
   std::ostringstream tu;
-  tu << kPrelude << "\n" << kernels.str();
+  tu << kPrelude << kPreludePool << "\n" << kernels.str();
   tu << "extern \"C\" int kiln_abi_version() { return " << kAbiVersion << "; }\n\n";
   tu << "extern \"C\" void kiln_step(const Runtime* rt, void* host, void** B) {\n"
      << "  (void)rt;\n  (void)host;\n"

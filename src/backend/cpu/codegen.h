@@ -8,6 +8,7 @@
 namespace kiln::cpu {
 
 extern const char* const kPrelude;
+extern const char* const kPreludePool;  // prelude_pool.cpp
 
 std::string generate_source(const Schedule& s);
 

@@ -18,6 +18,7 @@
 #include "backend/cpu/half_convert.h"
 #include "backend/cpu/loader.h"
 #include "backend/cpu/schedule.h"
+#include "backend/cpu/step_profile.h"
 #include "backend/cpu/toolchain.h"
 #include "backend/interp/kernels.h"
 #include "backend/onednn/onednn.h"
@@ -80,23 +81,6 @@ void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const
   widened_f16(a, na, b, nb, out, no, [&](float* fa, float* fb, float* fo) { onednn::conv2d(p, false, fa, fb, fo, g); });
 }
 
-// ws: the max pooling's record of its maxima (see Runtime::pool), or null.
-void pool(int kind, int grad, int dtype, const void* x, const void* dy, void* out, const onednn::ConvGeom& g, void* ws) {
-  const auto k = static_cast<onednn::PoolKind>(kind);
-  const auto t = static_cast<DType>(dtype);
-  const int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.c * g.oh * g.ow;
-  if (t != DType::f16) {
-    if (grad) return onednn::pool2d_grad(k, t == DType::bf16, x, dy, out, g, ws);
-    return onednn::pool2d(k, t == DType::bf16, x, out, g, ws);
-  }
-  if (!grad)
-    return widened_f16(x, nx, nullptr, 0, out, ny,
-                       [&](float* fx, float*, float* fo) { onednn::pool2d(k, false, fx, fo, g, ws); });
-  if (ws) x = nullptr;  // the record replaces x: no need to widen it
-  widened_f16(x ? x : dy, x ? nx : 0, dy, ny, out, nx,
-              [&](float* fx, float* fdy, float* fo) { onednn::pool2d_grad(k, false, x ? fx : nullptr, fdy, fo, g, ws); });
-}
-
 class CompiledExecutable final : public Executable {
  public:
   CompiledExecutable(const Graph& g, const CompileOptions& options, CompileReport& report) {
@@ -112,7 +96,8 @@ class CompiledExecutable final : public Executable {
     report.passes_seconds = since(t);
 
     for (const auto& st : schedule_.steps) {
-      report.kernels += st.kind == cpu::StepKind::elementwise || st.kind == cpu::StepKind::reduce;
+      report.kernels += st.kind == cpu::StepKind::elementwise || st.kind == cpu::StepKind::reduce ||
+                        st.kind == cpu::StepKind::pool;
       report.library_calls += st.kind == cpu::StepKind::library;
       report.fallback_ops += st.kind == cpu::StepKind::fallback;
     }
@@ -155,7 +140,16 @@ class CompiledExecutable final : public Executable {
 
     arena_.resize(static_cast<size_t>(schedule_.arena_bytes / 64 + 1));
     table_.assign(schedule_.buffers.size(), nullptr);
-    runtime_ = {cpu::kAbiVersion, &rt_matmul, &rt_conv, &CompiledExecutable::rt_pool, &CompiledExecutable::fallback};
+    runtime_ = {cpu::kAbiVersion, &rt_matmul, &rt_conv, &CompiledExecutable::fallback, nullptr};
+    if (cpu::profiling_requested()) {
+      profile_.emplace(schedule_.steps.size());
+      profile_title_ = std::to_string(g.size()) + " nodes, " + std::string(precision_policy_name(options.policy));
+      runtime_.tick = &CompiledExecutable::tick;
+    }
+  }
+
+  ~CompiledExecutable() override {
+    if (profile_) std::fputs(profile_->report(schedule_, profile_title_).c_str(), stderr);
   }
 
   // Generates the source, compiles it in a private temporary directory, loads it, and
@@ -228,6 +222,7 @@ class CompiledExecutable final : public Executable {
         table_[b] = checked(n, vars, "variable", "has no value (call initialize_variables) for variable").bytes();
       }
     }
+    if (profile_) profile_->begin();
     object_->step()(&runtime_, this, table_.data());
 
     Fetches out;
@@ -270,21 +265,7 @@ class CompiledExecutable final : public Executable {
     return a;
   }
 
-  static void rt_pool(void* host, int kind, int grad, int dtype, const void* x, const void* dy, void* out,
-                      const int64_t* geom, int workspace) {
-    const onednn::ConvGeom g = geom_of(geom);
-    void* ws = nullptr;
-    if (workspace >= 0) {
-      auto& slots = static_cast<CompiledExecutable*>(host)->pool_workspaces_;
-      if (slots.size() <= static_cast<size_t>(workspace)) slots.resize(workspace + 1);
-      const bool bf16 = static_cast<DType>(dtype) == DType::bf16;  // float16 pools in float32
-      const int64_t bytes = onednn::pool2d_workspace_bytes(static_cast<onednn::PoolKind>(kind), bf16, g);
-      std::vector<Block>& slot = slots[workspace];
-      slot.resize(static_cast<size_t>(bytes / 64 + 1));
-      ws = slot.data();
-    }
-    pool(kind, grad, dtype, x, dy, out, g, ws);
-  }
+  static void tick(void* host, int step) { static_cast<CompiledExecutable*>(host)->profile_->tick(step); }
 
   // Runs one step with the interpreter's kernel: buffers in, buffer out.
   static void fallback(void* host, int step, void** buffers) {
@@ -308,8 +289,9 @@ class CompiledExecutable final : public Executable {
   std::unique_ptr<cpu::SharedObject> object_;
   std::vector<Block> arena_;
   std::vector<void*> table_;
-  std::vector<std::vector<Block>> pool_workspaces_;  // per Runtime::pool workspace index
   cpu::Runtime runtime_{};
+  std::optional<cpu::StepProfile> profile_;  // KILN_PROFILE
+  std::string profile_title_;
 };
 
 }  // namespace

@@ -21,8 +21,8 @@ struct Runtime {
   int abi_version;
   void (*matmul)(int, const void*, const void*, void*, int64_t, int64_t, int64_t, int64_t, int, int);
   void (*conv)(int, int, const void*, const void*, void*, const int64_t*);
-  void (*pool)(void*, int, int, int, const void*, const void*, void*, const int64_t*, int);
   void (*fallback)(void*, int, void**);
+  void (*tick)(void*, int);
 };
 
 inline float bf2f(uint16_t h) {

@@ -24,13 +24,11 @@ bool inlinable(const Node& n) {
 bool is_reduction(Op op) { return op == Op::reduce_sum || op == Op::reduce_mean || op == Op::reduce_max; }
 
 bool is_library(Op op) {
-  switch (op) {
-    case Op::matmul: case Op::conv2d: case Op::conv2d_backward_input: case Op::conv2d_backward_filter:
-    case Op::max_pool2d: case Op::max_pool2d_grad: case Op::avg_pool2d: case Op::avg_pool2d_grad:
-      return true;
-    default:
-      return false;
-  }
+  return op == Op::matmul || op == Op::conv2d || op == Op::conv2d_backward_input || op == Op::conv2d_backward_filter;
+}
+
+bool is_pool(Op op) {
+  return op == Op::max_pool2d || op == Op::max_pool2d_grad || op == Op::avg_pool2d || op == Op::avg_pool2d_grad;
 }
 
 // Steps (by index) that read the buffer of v.
@@ -143,7 +141,7 @@ bool Schedule::in_place(ValueId assign) const {
 
 int Schedule::kernel_count() const {
   int k = 0;
-  for (const Step& s : steps) k += s.kind == StepKind::elementwise || s.kind == StepKind::reduce;
+  for (const Step& s : steps) k += s.kind == StepKind::elementwise || s.kind == StepKind::reduce || s.kind == StepKind::pool;
   return k;
 }
 
@@ -186,7 +184,7 @@ Schedule make_schedule(Graph lowered) {
         if (x.op != Op::constant && numel(x.shape) < numel(node.shape) && !is_reduction(node.op))
           needs_buffer[in] = true;
       } else {
-        needs_buffer[in] = true;  // library and fallback ops read buffers
+        needs_buffer[in] = true;  // pooling, library and fallback steps read buffers
       }
     }
   }
@@ -211,6 +209,7 @@ Schedule make_schedule(Graph lowered) {
     if (kind != BufferKind::arena) continue;
     StepKind sk = inlinable(node)            ? StepKind::elementwise
                   : is_reduction(node.op)    ? StepKind::reduce
+                  : is_pool(node.op)         ? StepKind::pool
                   : is_library(node.op)      ? StepKind::library
                                              : StepKind::fallback;
     s.steps.push_back({sk, {id}, {}});

@@ -12,7 +12,8 @@ namespace kiln::cpu {
 enum class StepKind {
   elementwise,  // a fused loop over the output's elements
   reduce,       // a reduction whose input expression is fused into it
-  library,      // oneDNN: matmul, convolution, pooling and their gradients
+  pool,         // a generated loop nest over NCHW planes: pooling and its gradients
+  library,      // oneDNN: matmul, convolution and its gradients
   fallback,     // the interpreter's kernel, called from the compiled step
 };
 
@@ -54,7 +55,7 @@ struct Schedule {
   bool has_buffer(ValueId v) const { return buffer_of[v] >= 0; }
   // Is the assign's new value written in place (so there is nothing to copy after the step)?
   bool in_place(ValueId assign) const;
-  int kernel_count() const;          // elementwise + reduce steps
+  int kernel_count() const;          // elementwise + reduce + pool steps
 };
 
 // Decides fusion and buffers for a lowered graph and plans the arena.

@@ -1,5 +1,4 @@
-// The oneDNN descriptions of a kiln ConvGeom, shared by convolution and pooling, and the
-// primitive cache both use.
+// The oneDNN descriptions of a kiln ConvGeom, and the primitive cache convolution uses.
 #pragma once
 #include <map>
 #include <mutex>

@@ -29,15 +29,4 @@ enum class ConvPass { forward, backward_input, backward_filter };
 // backward_filter: a = x, b = dy, out = dw. `bf16` selects bfloat16 data (else float32).
 void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, const ConvGeom& g);
 
-enum class PoolKind { max, avg };
-// Pooling over the same geometry (o == c): forward reads x, writes y. The gradient reads
-// x (max only, to find the maxima) and dy, and writes dx. avg excludes padding.
-// Max pooling's forward can record where the maxima were in `workspace` (caller-owned,
-// pool2d_workspace_bytes long; 0 bytes for avg); a gradient given that record skips
-// running the forward again and ignores x. Null workspaces are allowed in both.
-int64_t pool2d_workspace_bytes(PoolKind kind, bool bf16, const ConvGeom& g);
-void pool2d(PoolKind kind, bool bf16, const void* x, void* y, const ConvGeom& g, void* workspace = nullptr);
-void pool2d_grad(PoolKind kind, bool bf16, const void* x, const void* dy, void* dx, const ConvGeom& g,
-                 const void* workspace = nullptr);
-
 }  // namespace kiln::onednn

@@ -354,6 +354,21 @@ inline std::vector<Case> nn_cases() {
   c.push_back({"max_pool_2x2", max_ops, {Distinct({1, 2, 4, 4})}, pool(max_pool2d, {2, 2}, {2, 2}, {0, 0})});
   c.push_back({"max_pool_overlap", max_ops, {Distinct({2, 1, 5, 5})}, pool(max_pool2d, {3, 3}, {1, 1}, {0, 0})});
   c.push_back({"max_pool_padded", max_ops, {Distinct({1, 2, 5, 5})}, pool(max_pool2d, {3, 3}, {2, 2}, {1, 1})});
+  // The vectorised 2x2 rows: 20 outputs a row (a full vector and a tail), odd sizes (the
+  // last row and column in no window), and ReLU zeros (ties: the first tap gets it).
+  c.push_back({"max_pool_2x2_wide_odd", max_ops, {Distinct({1, 2, 5, 41})}, pool(max_pool2d, {2, 2}, {2, 2}, {0, 0})});
+  // Every window of four taps drawn from {1, 2, 2, -0.5} and two values apart: equal
+  // maxima in every arrangement, which only the first tap may receive.
+  std::vector<double> ties;
+  for (int64_t i = 0; i < 4 * 40; ++i) {
+    const int64_t r = i / 40, col = i % 40, window = col / 2 + 20 * (r / 2), tap = (r % 2) * 2 + col % 2;
+    ties.push_back(std::vector<double>{1, 2, 2, -0.5}[(window / (tap == 0 ? 1 : tap == 1 ? 4 : tap == 2 ? 16 : 64) + tap) % 4]);
+  }
+  c.push_back({"max_pool_2x2_ties", max_ops, {Fixed(DType::f32, {1, 1, 4, 40}, ties)},
+               pool(max_pool2d, {2, 2}, {2, 2}, {0, 0})});
+  // Windows written whole, with untouched elements between them (stride > window).
+  c.push_back({"max_pool_stride_gaps", max_ops, {Distinct({1, 2, 7, 7})}, pool(max_pool2d, {2, 2}, {3, 3}, {0, 0})});
+  c.push_back({"avg_pool_stride_gaps", avg_ops, {U({1, 2, 7, 7})}, pool(avg_pool2d, {2, 2}, {3, 3}, {0, 0})});
   c.push_back({"avg_pool_2x2", avg_ops, {U({1, 2, 4, 4})}, pool(avg_pool2d, {2, 2}, {2, 2}, {0, 0})});
   c.push_back({"avg_pool_padded", avg_ops, {U({1, 2, 5, 5})}, pool(avg_pool2d, {3, 3}, {2, 2}, {1, 1})});
   c.push_back({"conv_relu_pool", {Op::conv2d, Op::relu, Op::max_pool2d}, {U({2, 1, 6, 6}), U({2, 1, 3, 3}), U({2, 1, 1})},
