@@ -21,9 +21,11 @@ void vjp_sqrt(const Node&, const Tensor& y, const Tensor& gy, Grads& gx) { gx[0]
 void vjp_rsqrt(const Node&, const Tensor& y, const Tensor& gy, Grads& gx) { gx[0] = gy * (y * y * y) * -0.5; }
 void vjp_tanh(const Node&, const Tensor& y, const Tensor& gy, Grads& gx) { gx[0] = gy * (1.0 - y * y); }
 void vjp_sigmoid(const Node&, const Tensor& y, const Tensor& gy, Grads& gx) { gx[0] = gy * (y * (1.0 - y)); }
-void vjp_relu(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) {
-  const Tensor x = input(y, n, 0);
-  gx[0] = select(greater(x, zeros_like(x)), gy, zeros_like(gy));
+// y > 0 exactly where x > 0 (a NaN x gives a NaN y: 0 either way). Testing the output
+// rather than the input means the backward pass keeps only the activation, so a fused
+// bias+ReLU loop writes one tensor instead of two.
+void vjp_relu(const Node&, const Tensor& y, const Tensor& gy, Grads& gx) {
+  gx[0] = select(greater(y, zeros_like(y)), gy, zeros_like(gy));
 }
 // d/dx x*Phi(x) = Phi(x) + x*phi(x)
 void vjp_gelu(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) {

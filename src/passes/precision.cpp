@@ -62,6 +62,13 @@ class PrecisionRewrite {
     return converted_[key] = v;
   }
 
+  // Is new_id a variable, possibly reshaped?
+  bool is_parameter(ValueId new_id) {
+    const Node* n = &out().node(new_id);
+    while (n->op == Op::reshape) n = &out().node(n->inputs[0]);
+    return n->op == Op::variable;
+  }
+
   // Copies node id with its float inputs converted to type t (non-float inputs as they are).
   void emit(ValueId id, DType t) {
     Node n = g_.node(id);
@@ -92,14 +99,20 @@ class PrecisionRewrite {
       rw_.alias(id, out().add_unchecked(std::move(a)));
       return;
     }
-    // Which float inputs are low now, and are the others convertible at no loss of meaning?
+    // Which float inputs are low now, and may the others join them? Constants are
+    // retyped, not cast. A variable broadcast onto a low value (a bias added to a matmul
+    // or convolution) is cast at use, as Keras's mixed policies do, so the layer's
+    // activation stays low instead of widening the whole tensor to float32. Updates are
+    // not affected: there the variable has the result's shape.
     bool any_low = false, all_low = true, any_float = false;
     for (ValueId x : n.inputs) {
       const ValueId m = rw_.mapped(x);
       if (!is_float(dtype(m))) continue;
       any_float = true;
       const bool low = dtype(m) == plan_.low;
-      const bool free = out().node(m).op == Op::constant;  // retyped, not cast
+      const bool free = out().node(m).op == Op::constant ||
+                        (info.precision == OpPrecision::Follow && numel(out().node(m).shape) < numel(n.shape) &&
+                         is_parameter(m));
       any_low = any_low || low;
       all_low = all_low && (low || free);
     }

@@ -99,6 +99,33 @@ TEST(PrecisionPass, MixedBfloat16TrainingStep) {
   }
 }
 
+TEST(PrecisionPass, ABiasAddedToALowMatmulStaysLowButUpdatesStayFloat32) {
+  const Graph g = training_graph();
+  const Graph out = apply_precision(g, PrecisionPolicy::mixed_bfloat16);
+  // Every add of a matmul result and a bias is bfloat16, with the bias cast at use, and
+  // so is the ReLU after it: the activation is never widened to float32.
+  int bias_adds = 0;
+  for (ValueId a : out.of_op(Op::add)) {
+    const Node& n = out.node(a);
+    const Node& lhs = out.node(n.inputs[0]);
+    if (lhs.op != Op::matmul) continue;
+    ++bias_adds;
+    EXPECT_EQ(n.dtype, DType::bf16) << describe_node(out, a);
+    const Node& bias = out.node(n.inputs[1]);
+    ASSERT_EQ(bias.op, Op::cast) << describe_node(out, a);
+    EXPECT_EQ(out.node(bias.inputs[0]).op, Op::variable) << describe_node(out, a);
+  }
+  EXPECT_EQ(bias_adds, 3) << "two hidden layers and the logits";
+  for (ValueId r : out.of_op(Op::relu)) EXPECT_EQ(out.node(r).dtype, DType::bf16) << describe_node(out, r);
+  // The optimizer's arithmetic on variables (same shape as the variable) stays float32.
+  for (ValueId a : out.assigns()) {
+    const Node& v = out.node(out.node(a).inputs[1]);
+    if (!is_float(v.dtype)) continue;  // global_step
+    EXPECT_EQ(v.dtype, DType::f32) << describe_node(out, a);
+    EXPECT_NE(v.op, Op::cast) << "no update is computed low and widened: " << describe_node(out, a);
+  }
+}
+
 TEST(PrecisionPass, MixedFloat16TrainingStep) {
   const Graph g = training_graph();
   expect_mixed_facts(g, apply_precision(g, PrecisionPolicy::mixed_float16), DType::f16);

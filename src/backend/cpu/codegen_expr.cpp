@@ -97,6 +97,19 @@ std::string ExprEmitter::load(ValueId v, const std::string& idx) {
               storage_type(t) + "*>(B[" + std::to_string(b) + "]);\n";
   }
   const std::string elem = "p" + std::to_string(b) + "[" + idx + "]";
+  // A small 16-bit buffer read at computed indices (a bias broadcast over a batch): x86
+  // has no 16-bit gather, so such a load keeps the whole loop scalar. Widen it to float32
+  // once, before the loop, and gather from that.
+  const int64_t count = numel(s_.graph.node(v).shape);
+  if ((t == DType::bf16 || t == DType::f16) && idx != "i" && count <= kWidenLimit) {
+    const std::string w = "w" + std::to_string(b);
+    if (std::find(widened_.begin(), widened_.end(), b) == widened_.end()) {
+      widened_.push_back(b);
+      decls_ += "  float " + w + "[" + std::to_string(count) + "];\n  for (int64_t k = 0; k < " + std::to_string(count) +
+                "; ++k) " + w + "[k] = " + (t == DType::bf16 ? "bf2f" : "hf2f") + "(p" + std::to_string(b) + "[k]);\n";
+    }
+    return w + "[" + idx + "]";
+  }
   switch (t) {
     case DType::f32: return elem;
     case DType::bf16: return "bf2f(" + elem + ")";

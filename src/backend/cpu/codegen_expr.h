@@ -36,6 +36,8 @@ class ExprEmitter {
   int counter_ = 0;
   std::string decls_;
   std::vector<int> declared_;
+  std::vector<int> widened_;  // 16-bit buffers copied to float32 arrays before the loop
+  static constexpr int64_t kWidenLimit = 4096;  // elements (16 KiB on the stack)
   // Values already computed in this loop body, by (value, index expression).
   std::map<std::pair<ValueId, std::string>, std::string> known_;
 };
