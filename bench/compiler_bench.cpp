@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <malloc.h>
 #include <unistd.h>
 
 #include "backend/onednn/onednn.h"
@@ -19,6 +18,7 @@
 #include "kiln/compiler.h"
 #include "kiln/cpu_features.h"
 #include "kiln/models.h"
+#include "kiln/process.h"
 #include "kiln/optimizer.h"
 #include "kiln/runtime.h"
 
@@ -87,8 +87,7 @@ double mlp_step_flops(int64_t batch) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  kiln::tune_process(argv);
   int steps = 30;
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);

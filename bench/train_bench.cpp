@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <malloc.h>
 #include <sys/resource.h>
 
 #include <omp.h>
@@ -27,6 +26,7 @@
 #include "kiln/cpu_features.h"
 #include "kiln/estimator.h"
 #include "kiln/models.h"
+#include "kiln/process.h"
 
 using namespace kiln;
 using Clock = std::chrono::steady_clock;
@@ -71,7 +71,7 @@ struct Options {
   double learning_rate = 0.05;
   std::string shapes = "256x1024x1024,1024x1024x1024", precisions = "f32,bf16";  // matmul mode
   int64_t reps = 100;
-  bool default_malloc = false;
+  bool default_process = false;
 };
 
 nlohmann::json train(const Options& o) {
@@ -199,13 +199,10 @@ int main(int argc, char** argv) {
   app.add_option("--shapes", o.shapes, "matmul shapes MxNxK, comma-separated")->capture_default_str();
   app.add_option("--precisions", o.precisions, "matmul precisions, comma-separated")->capture_default_str();
   app.add_option("--reps", o.reps, "matmul repetitions")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_flag("--default-malloc", o.default_malloc,
-               "Keep glibc's mmap threshold (kiln train raises it so per-step buffers stay in the heap)");
+  app.add_flag("--default-process", o.default_process,
+               "Keep glibc's heap thresholds and libgomp's spin waits (kiln train tunes both: kiln/process.h)");
   CLI11_PARSE(app, argc, argv);
-  if (!o.default_malloc) {  // as tools/kiln/main.cpp does: measure what `kiln train` runs
-    mallopt(M_MMAP_THRESHOLD, 1 << 30);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  }
+  if (!o.default_process) kiln::tune_process(argv);  // measure what `kiln train` runs
   omp_set_num_threads(o.threads);
   try {
     nlohmann::json out = o.mode == "train" ? train(o) : matmul(o);

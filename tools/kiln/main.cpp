@@ -1,5 +1,4 @@
 // The kiln command: `kiln train`, `kiln cache`, and later `kiln bench`.
-#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +8,7 @@
 
 #include "kiln/checkpoint.h"
 #include "kiln/error.h"
+#include "kiln/process.h"
 #include "kiln/cache_command.h"
 #include "kiln/train_command.h"
 
@@ -22,10 +22,7 @@ void report(const std::exception& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A training step allocates and frees the same large buffers every step. Keep them in
-  // the heap instead of mapping fresh (page-faulting, zeroed) memory each time.
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  kiln::tune_process(argv);  // heap thresholds, short OpenMP spin waits (may re-exec)
   CLI::App app{"kiln: a graph compiler and training runtime for neural networks on CPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
