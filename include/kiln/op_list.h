@@ -57,6 +57,8 @@
   X(pad, 1, Pad, true, false, Follow, "low high")                                                    \
   X(concat, -1, Concat, true, false, Follow, "axis")                                                 \
   X(matmul, 2, MatMul, true, false, Low, "transpose_a transpose_b")                                  \
+  /* matmul + bias [n] (+ ReLU), rounded once: made by the epilogue pass after autodiff */           \
+  X(dense, 3, Dense, false, false, Low, "transpose_a transpose_b relu")                             \
   X(conv2d, 2, Conv2D, true, false, Low, "stride padding")                                           \
   X(conv2d_backward_input, 2, Conv2DBackwardInput, false, false, Low, "stride padding input_shape")  \
   X(conv2d_backward_filter, 2, Conv2DBackwardFilter, false, false, Low, "stride padding filter_shape") \
@@ -68,4 +70,4 @@
   X(argmax, 1, ArgMax, false, false, None, "axis")                                                   \
   X(assign, 2, Assign, false, false, None, "")
 
-#define KILN_OP_COUNT 51
+#define KILN_OP_COUNT 52

@@ -215,6 +215,20 @@ void matmul(Ctx& c) {
   c.n.shape = out;
 }
 
+// A 2-D matmul whose result gets a bias row [n] (or [1, n]), float32 or the product's type.
+void dense(Ctx& c) {
+  if (c.in(0).shape.size() != 2) c.fail() << "is 2-D only, got " << shape_str(c.in(0).shape);
+  matmul(c);
+  const Node& b = c.in(2);
+  const int64_t n = c.n.shape[1];
+  if (!(b.shape == Shape{n} || b.shape == Shape{1, n}))
+    c.fail() << "bias must be [" << n << "] or [1," << n << "], got " << shape_str(b.shape);
+  if (b.dtype != DType::f32 && b.dtype != c.n.dtype)
+    c.fail() << "bias must be f32 or " << dtype_name(c.n.dtype) << ", got " << dtype_name(b.dtype);
+  const int64_t relu = c.n.attrs.i("relu");
+  if (relu != 0 && relu != 1) c.fail() << "relu must be 0 or 1, got " << relu;
+}
+
 struct Window {
   int64_t kh, kw, sh, sw, ph, pw;
 };
@@ -389,6 +403,7 @@ void infer(const Graph& g, Node& n) {
     case OpFamily::Pad: return pad(c);
     case OpFamily::Concat: return concat(c);
     case OpFamily::MatMul: return matmul(c);
+    case OpFamily::Dense: return dense(c);
     case OpFamily::Conv2D: return conv2d(c);
     case OpFamily::Conv2DBackwardInput: return conv2d_backward_input(c);
     case OpFamily::Conv2DBackwardFilter: return conv2d_backward_filter(c);

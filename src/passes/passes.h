@@ -33,12 +33,21 @@ Graph simplify(const Graph& g);
 // unchanged.
 Graph apply_precision(const Graph& g, PrecisionPolicy policy);
 
+// Folds relu(matmul(a, b) + bias) and matmul(a, b) + bias into dense(a, b, bias) {relu},
+// which oneDNN computes with post-ops (the bias added to the float32 accumulator, ReLU,
+// one rounding) instead of a loop that reads the product back. Only 2-D float32/bfloat16
+// products used once, with a bias row [n] or [1, n]; the product and sum are left dead
+// for DCE. Under mixed precision the result is rounded once, not after the product and
+// again after the sum: slightly more accurate, and the interpreter runs the same node.
+Graph fuse_epilogues(const Graph& g);
+
 struct LowerOptions {
   PrecisionPolicy policy = PrecisionPolicy::original;
   std::string dump_dir;  // non-empty: write the IR after each pass (also KILN_DUMP_IR)
 };
 
-// The single ordered list of passes: verify -> precision -> simplify -> CSE -> DCE.
+// The single ordered list of passes: verify -> precision -> simplify -> CSE -> epilogues
+// -> DCE.
 // The verifier runs after every pass in debug builds.
 Graph lower(const Graph& g, const LowerOptions& options);
 

@@ -39,6 +39,7 @@ Graph lower(const Graph& input, const LowerOptions& options) {
   step("precision", [&](const Graph& x) { return apply_precision(x, options.policy); });
   step("simplify", simplify);
   step("cse", cse);
+  step("epilogues", fuse_epilogues);
   step("dce", dce);
   return g;
 }

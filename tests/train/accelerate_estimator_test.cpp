@@ -203,7 +203,9 @@ TEST(Accelerate, DivergenceSwitchesEarlyFromTheLastGoodState) {
   for (size_t i = 2; i <= 6; ++i) {
     EXPECT_TRUE(std::isnan(st.losses[i])) << i;
     for (const auto& [name, value] : rec->vars[1])
-      if (name != "global_step") EXPECT_EQ(rec->vars[i].at(name).to_floats(), value.to_floats()) << i << name;
+      if (name != "global_step") {
+        EXPECT_EQ(rec->vars[i].at(name).to_floats(), value.to_floats()) << i << name;
+      }
   }
   for (size_t i = 7; i < 12; ++i) EXPECT_TRUE(std::isfinite(st.losses[i])) << i;
   EXPECT_EQ(rec->phases[6], "mixed_bfloat16");  // step 6 ran low; step 7 is the first original one

@@ -5,14 +5,16 @@
 
 namespace kiln::cpu {
 
-inline constexpr int kAbiVersion = 4;
+inline constexpr int kAbiVersion = 5;
 
 // Services kiln offers to generated code (filled by the host, passed to every step).
 struct Runtime {
   int abi_version;
-  // C = op(A) x op(B), batched; dtype is a kiln::DType value (f32, bf16 or f16).
+  // C = op(A) x op(B), batched; dtype is a kiln::DType value (f32, bf16 or f16). With a
+  // bias ([n], of type bias_dtype: f32 or bf16; f32/bf16 products only), C = op(A) x op(B)
+  // + bias, then ReLU if relu, computed before C is rounded to its type.
   void (*matmul)(int dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n,
-                 int64_t k, int transpose_a, int transpose_b);
+                 int64_t k, int transpose_a, int transpose_b, const void* bias, int bias_dtype, int relu);
   // Convolution (pass 0 forward, 1 backward_input, 2 backward_filter) through oneDNN.
   // geom holds the 13 values of onednn::ConvGeom in order; inputs as for onednn::conv2d.
   // (Pooling is generated code: codegen_pool.cpp.)

@@ -161,7 +161,14 @@ std::string matmul_call(const Schedule& s, const Step& st) {
   std::ostringstream c;
   c << "  rt->matmul(" << static_cast<int>(n.dtype) << ", B[" << s.buffer_of[n.inputs[0]] << "], B["
     << s.buffer_of[n.inputs[1]] << "], B[" << s.buffer_of[st.node()] << "], " << batch << ", " << m << ", " << nn
-    << ", " << k << ", " << ta << ", " << tb << ");\n";
+    << ", " << k << ", " << ta << ", " << tb << ", ";
+  if (n.op == Op::dense) {
+    const bool relu = n.attrs.i("relu") != 0;
+    c << "B[" << s.buffer_of[n.inputs[2]] << "], " << static_cast<int>(s.graph.node(n.inputs[2]).dtype) << ", " << relu
+      << ");  // + bias" << (relu ? ", relu" : "") << "\n";
+  } else {
+    c << "nullptr, 0, 0);\n";
+  }
   return c.str();
 }
 
@@ -177,7 +184,7 @@ std::string geom_array(const std::string& name, const Node& n, const Shape& x, c
 
 std::string library_call(const Schedule& s, const Step& st, size_t index) {
   const Node& n = s.graph.node(st.node());
-  if (n.op == Op::matmul) return matmul_call(s, st);
+  if (n.op == Op::matmul || n.op == Op::dense) return matmul_call(s, st);
   auto buf = [&](ValueId v) { return "B[" + std::to_string(s.buffer_of[v]) + "]"; };
   auto shape = [&](ValueId v) { return s.graph.node(v).shape; };
   const std::string g = "g" + std::to_string(index);

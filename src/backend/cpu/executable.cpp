@@ -48,14 +48,16 @@ void widened_f16(const void* a, int64_t na, const void* b, int64_t nb, void* out
 }
 
 void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n, int64_t k,
-               int ta, int tb) {
+               int ta, int tb, const void* bias, int bias_dtype, int relu) {
   const auto t = static_cast<DType>(dtype);
+  const onednn::Epilogue e{bias, static_cast<DType>(bias_dtype) == DType::bf16, relu != 0};
+  KILN_CHECK(!bias || t != DType::f16) << "a float16 matmul has no epilogue";
   if (t == DType::f32) {
     onednn::matmul_f32(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), batch, m, n,
-                       k, ta, tb);
+                       k, ta, tb, e);
   } else if (t == DType::bf16) {
     onednn::matmul_bf16(static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), static_cast<uint16_t*>(c),
-                        batch, m, n, k, ta, tb);
+                        batch, m, n, k, ta, tb, e);
   } else {
     // float16: oneDNN 2.6 has no CPU f16 matmul. Operands are already float16 values, so
     // widening them is exact; the product accumulates in float32 and is rounded once.

@@ -19,7 +19,8 @@ namespace {
 
 struct Runtime {
   int abi_version;
-  void (*matmul)(int, const void*, const void*, void*, int64_t, int64_t, int64_t, int64_t, int, int);
+  void (*matmul)(int, const void*, const void*, void*, int64_t, int64_t, int64_t, int64_t, int, int, const void*, int,
+                 int);
   void (*conv)(int, int, const void*, const void*, void*, const int64_t*);
   void (*fallback)(void*, int, void**);
   void (*tick)(void*, int);

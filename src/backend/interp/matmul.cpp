@@ -28,4 +28,24 @@ Array interp_matmul(const Node& n, Inputs in) {
   return out.finish();
 }
 
+// (a x b + bias), then ReLU if asked, in float32 before the one rounding to the type.
+Array interp_dense(const Node& n, Inputs in) {
+  const bool ta = n.attrs.i("transpose_a") != 0, tb = n.attrs.i("transpose_b") != 0;
+  const int64_t m = n.shape[0], nn = n.shape[1], k = ta ? in[0]->shape()[0] : in[0]->shape()[1];
+  FloatIn a(*in[0]), b(*in[1]), bias(*in[2]);
+  FloatOut out(n.dtype, n.shape);
+  if (m * nn == 0) return out.finish();
+  const onednn::Epilogue e{bias.data(), false, n.attrs.i("relu") != 0};
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < nn; ++j) {
+        const float v = bias.data()[j];
+        out.data()[i * nn + j] = e.relu && v < 0 ? 0.0f : v;
+      }
+    return out.finish();
+  }
+  onednn::matmul_f32(a.data(), b.data(), out.data(), 1, m, nn, k, ta, tb, e);
+  return out.finish();
+}
+
 }  // namespace kiln::interp

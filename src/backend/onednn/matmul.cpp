@@ -1,6 +1,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <unordered_map>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -11,10 +12,11 @@ namespace kiln::onednn {
 namespace {
 
 using dt = dnnl::memory::data_type;
-using Key = std::tuple<dt, int64_t, int64_t, int64_t, int64_t, bool, bool>;
+// type, batch, m, n, k, transposes; bias (0 none, 1 f32, 2 bf16), relu
+using Key = std::tuple<dt, int64_t, int64_t, int64_t, int64_t, bool, bool, int, bool>;
 
 struct Prim {
-  dnnl::memory::desc a, b, c;
+  dnnl::memory::desc a, b, c, bias;
   dnnl::matmul prim;
 };
 
@@ -31,24 +33,38 @@ Prim& primitive(const Key& key) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  const auto [type, batch, m, n, k, ta, tb] = key;
+  const auto [type, batch, m, n, k, ta, tb, bias, relu] = key;
   Prim p;
   p.a = desc(type, batch, m, k, ta);
   p.b = desc(type, batch, k, n, tb);
   p.c = desc(type, batch, m, n, false);
-  p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.c), engine()));
+  dnnl::primitive_attr attr;
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  if (bias) {
+    p.bias = dnnl::memory::desc({1, 1, n}, bias == 2 ? dt::bf16 : dt::f32, {n, n, 1});
+    p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.bias, p.c), attr, engine()));
+  } else {
+    p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.c), attr, engine()));
+  }
   return cache.emplace(key, std::move(p)).first->second;
 }
 
 void matmul(dt type, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n, int64_t k,
-            bool transpose_a, bool transpose_b) {
+            bool transpose_a, bool transpose_b, const Epilogue& e) {
   try {
-    Prim& p = primitive({type, batch, m, n, k, transpose_a, transpose_b});
+    const int bias = e.bias ? (e.bias_bf16 ? 2 : 1) : 0;
+    Prim& p = primitive({type, batch, m, n, k, transpose_a, transpose_b, bias, e.relu});
     dnnl::stream s(engine());
     dnnl::memory ma(p.a, engine(), const_cast<void*>(a));
     dnnl::memory mb(p.b, engine(), const_cast<void*>(b));
     dnnl::memory mc(p.c, engine(), c);
-    p.prim.execute(s, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.bias, engine(), const_cast<void*>(e.bias)));
+    p.prim.execute(s, args);
     s.wait();
   } catch (const dnnl::error& e) {
     KILN_THROW(SystemError) << "[onednn] matmul " << batch << "x" << m << "x" << k << " * " << k << "x" << n
@@ -59,13 +75,13 @@ void matmul(dt type, const void* a, const void* b, void* c, int64_t batch, int64
 }  // namespace
 
 void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n, int64_t k,
-                bool transpose_a, bool transpose_b) {
-  matmul(dt::f32, a, b, c, batch, m, n, k, transpose_a, transpose_b);
+                bool transpose_a, bool transpose_b, const Epilogue& epilogue) {
+  matmul(dt::f32, a, b, c, batch, m, n, k, transpose_a, transpose_b, epilogue);
 }
 
 void matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n, int64_t k,
-                 bool transpose_a, bool transpose_b) {
-  matmul(dt::bf16, a, b, c, batch, m, n, k, transpose_a, transpose_b);
+                 bool transpose_a, bool transpose_b, const Epilogue& epilogue) {
+  matmul(dt::bf16, a, b, c, batch, m, n, k, transpose_a, transpose_b, epilogue);
 }
 
 }  // namespace kiln::onednn

@@ -8,12 +8,19 @@ namespace kiln::onednn {
 // C[b] = op(A[b]) x op(B[b]) for b < batch, float32 row-major, where op transposes when
 // the flag is set. A is [batch, M, K] (or [batch, K, M] if transpose_a), B is
 // [batch, K, N] (or [batch, N, K]), C is [batch, M, N].
+// Optionally, before C is stored: a bias row [n] (float32, or bfloat16 as 16-bit
+// patterns) added to every row of the float32 accumulator, then ReLU (oneDNN post-ops).
+struct Epilogue {
+  const void* bias = nullptr;
+  bool bias_bf16 = false;
+  bool relu = false;
+};
 void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n, int64_t k,
-                bool transpose_a, bool transpose_b);
+                bool transpose_a, bool transpose_b, const Epilogue& epilogue = {});
 
 // The same with bfloat16 operands and result (float32 accumulation), as 16-bit patterns.
 void matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n, int64_t k,
-                 bool transpose_a, bool transpose_b);
+                 bool transpose_a, bool transpose_b, const Epilogue& epilogue = {});
 
 // Convolution geometry, NCHW input, OIHW filter, symmetric padding. The buffers are plain
 // NCHW/OIHW; conv2d reorders to and from the layouts oneDNN's fast kernels use.

@@ -8,6 +8,7 @@
 
 #include "backend/cpu/op_cases.h"
 #include "kiln/text.h"
+#include "passes/passes.h"
 #include "support/backend_compare.h"
 
 namespace kiln {
@@ -84,6 +85,11 @@ TEST(CompiledVsInterpCoverage, EveryOpHasACase) {
   for (const Family& fam : kFamilies) {
     const FamilyGraph f = build_family(fam.cases(), DType::f32, 1);
     for (const Node& n : f.g.nodes()) seen.insert(n.op);
+    // Ops that only lowering creates (dense, from matmul + bias epilogues).
+    for (PrecisionPolicy p : {PrecisionPolicy::original, PrecisionPolicy::mixed_bfloat16}) {
+      const Graph lowered = passes::lower(f.g, {p, ""});
+      for (const Node& n : lowered.nodes()) seen.insert(n.op);
+    }
     for (const Case& c : fam.cases())
       for (Op op : c.covers) EXPECT_FALSE(f.g.of_op(op).empty()) << c.name << " claims " << op_name(op);
   }

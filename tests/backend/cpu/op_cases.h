@@ -334,6 +334,12 @@ inline std::vector<Case> nn_cases() {
   c.push_back({"matmul_vector", {Op::matmul}, {U({1, 64}), U({64, 1})}, [](const auto& x) { return matmul(x[0], x[1]); }, 4});
   c.push_back({"dense_relu", {Op::matmul, Op::add, Op::relu}, {U({8, 6}), U({6, 5}), U({5}, 0.1, 0.4)},
                [](const auto& x) { return relu(matmul(x[0], x[1]) + x[2]); }, 4});
+  // Matmul epilogues (oneDNN post-ops): a bias row without ReLU, and bias+ReLU whose
+  // product feeds a second layer.
+  c.push_back({"dense_bias_row", {Op::matmul, Op::add}, {U({8, 6}), U({6, 5}), U({1, 5})},
+               [](const auto& x) { return matmul(x[0], x[1]) + x[2]; }, 4});
+  c.push_back({"two_dense_layers", {Op::matmul, Op::add, Op::relu}, {U({8, 6}), U({6, 5}), U({5}), U({5, 3}), U({3})},
+               [](const auto& x) { return matmul(relu(matmul(x[0], x[1]) + x[2]), x[3]) + x[4]; }, 4});
   c.push_back({"matmul_chain", {Op::matmul}, {U({4, 6}), U({6, 6}), U({6, 3})},
                [](const auto& x) { return matmul(tanh(matmul(x[0], x[1])), x[2]); }, 4});
 
