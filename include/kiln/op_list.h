@@ -60,6 +60,8 @@
   /* matmul + bias [n] (+ ReLU), rounded once: made by the epilogue pass after autodiff */           \
   X(dense, 3, Dense, false, false, Low, "transpose_a transpose_b relu")                             \
   X(conv2d, 2, Conv2D, true, false, Low, "stride padding")                                           \
+  /* conv2d + per-channel bias (+ ReLU), rounded once: made by the epilogue pass */                 \
+  X(conv2d_bias, 3, Conv2DBias, false, false, Low, "stride padding relu")                           \
   X(conv2d_backward_input, 2, Conv2DBackwardInput, false, false, Low, "stride padding input_shape")  \
   X(conv2d_backward_filter, 2, Conv2DBackwardFilter, false, false, Low, "stride padding filter_shape") \
   X(max_pool2d, 1, Pool2D, true, false, Follow, "window stride padding")                             \
@@ -70,4 +72,4 @@
   X(argmax, 1, ArgMax, false, false, None, "axis")                                                   \
   X(assign, 2, Assign, false, false, None, "")
 
-#define KILN_OP_COUNT 52
+#define KILN_OP_COUNT 53

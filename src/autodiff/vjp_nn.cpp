@@ -51,6 +51,7 @@ void vjp_avg_pool2d(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx)
   void vjp_##name(const Node&, const Tensor&, const Tensor&, Grads&) {}
 KILN_NO_GRADIENT(placeholder)
 KILN_NO_GRADIENT(dense)
+KILN_NO_GRADIENT(conv2d_bias)
 KILN_NO_GRADIENT(variable)
 KILN_NO_GRADIENT(constant)
 KILN_NO_GRADIENT(equal)

@@ -267,6 +267,19 @@ void conv2d(Ctx& c) {
   c.n.dtype = c.in(0).dtype;
 }
 
+// conv2d plus a per-channel bias ([o], [o,1,1] or [1,o,1,1]), float32 or the conv's type.
+void conv2d_bias(Ctx& c) {
+  conv2d(c);
+  const Node& b = c.in(2);
+  const int64_t o = c.n.shape[1];
+  if (!(b.shape == Shape{o} || b.shape == Shape{o, 1, 1} || b.shape == Shape{1, o, 1, 1}))
+    c.fail() << "bias must be [" << o << "], [" << o << ",1,1] or [1," << o << ",1,1], got " << shape_str(b.shape);
+  if (b.dtype != DType::f32 && b.dtype != c.n.dtype)
+    c.fail() << "bias must be f32 or " << dtype_name(c.n.dtype) << ", got " << dtype_name(b.dtype);
+  const int64_t relu = c.n.attrs.i("relu");
+  if (relu != 0 && relu != 1) c.fail() << "relu must be 0 or 1, got " << relu;
+}
+
 void conv2d_backward_input(Ctx& c) {  // inputs: dy, w; attr input_shape
   const Shape& xs = c.n.attrs.ints("input_shape");
   need_rank4(c, xs, "input_shape");
@@ -405,6 +418,7 @@ void infer(const Graph& g, Node& n) {
     case OpFamily::MatMul: return matmul(c);
     case OpFamily::Dense: return dense(c);
     case OpFamily::Conv2D: return conv2d(c);
+    case OpFamily::Conv2DBias: return conv2d_bias(c);
     case OpFamily::Conv2DBackwardInput: return conv2d_backward_input(c);
     case OpFamily::Conv2DBackwardFilter: return conv2d_backward_filter(c);
     case OpFamily::Pool2D: return pool2d(c);

@@ -7,9 +7,21 @@ namespace {
 bool onednn_type(DType t) { return t == DType::f32 || t == DType::bf16; }
 
 struct Match {
-  ValueId matmul = -1, bias = -1;
+  ValueId product = -1, bias = -1;  // the matmul or conv2d
   bool relu = false;
 };
+
+// Is `b` a bias oneDNN can add to product `p`: a row [n] / [1, n] of a 2-D matmul, or one
+// value per output channel ([o], [o,1,1], [1,o,1,1]) of a convolution?
+bool fits(const Node& p, const Node& b) {
+  if (!(b.dtype == DType::f32 || b.dtype == p.dtype)) return false;
+  if (p.op == Op::matmul) {
+    const int64_t n = p.shape[1];
+    return b.shape == Shape{n} || b.shape == Shape{1, n};
+  }
+  const int64_t o = p.shape[1];
+  return b.shape == Shape{o, 1, 1} || b.shape == Shape{1, o, 1, 1};
+}
 
 }  // namespace
 
@@ -28,14 +40,13 @@ Graph fuse_epilogues(const Graph& g) {
   std::vector<Match> at(n);
   for (size_t i = 0; i < n; ++i) {
     const Node& m = g.nodes()[i];
-    if (m.op != Op::matmul || m.shape.size() != 2 || !onednn_type(m.dtype) || uses[i] != 1) continue;
+    const bool product = (m.op == Op::matmul && m.shape.size() == 2) || m.op == Op::conv2d;
+    if (!product || !onednn_type(m.dtype) || uses[i] != 1) continue;
     const ValueId aid = user[i];
     const Node& a = g.node(aid);
     if (a.op != Op::add || a.dtype != m.dtype || a.shape != m.shape || a.inputs[0] == a.inputs[1]) continue;
     const ValueId bias = a.inputs[0] == static_cast<ValueId>(i) ? a.inputs[1] : a.inputs[0];
-    const Node& b = g.node(bias);
-    const int64_t cols = m.shape[1];
-    if (!(b.shape == Shape{cols} || b.shape == Shape{1, cols}) || !(b.dtype == DType::f32 || b.dtype == m.dtype)) continue;
+    if (!fits(m, g.node(bias))) continue;
     ValueId root = aid;
     bool relu = false;
     if (uses[aid] == 1 && g.node(user[aid]).op == Op::relu) {
@@ -49,14 +60,15 @@ Graph fuse_epilogues(const Graph& g) {
   for (size_t i = 0; i < n; ++i) {
     const auto id = static_cast<ValueId>(i);
     const Match& f = at[i];
-    if (f.matmul < 0) {
+    if (f.product < 0) {
       rw.copy(id);
       continue;
     }
-    const Node& m = g.node(f.matmul);
+    const Node& m = g.node(f.product);
     Attrs attrs = m.attrs;
     attrs.set("relu", int64_t{f.relu});
-    const ValueId d = rw.out().add(Op::dense, {rw.mapped(m.inputs[0]), rw.mapped(m.inputs[1]), rw.mapped(f.bias)}, attrs);
+    const Op op = m.op == Op::matmul ? Op::dense : Op::conv2d_bias;
+    const ValueId d = rw.out().add(op, {rw.mapped(m.inputs[0]), rw.mapped(m.inputs[1]), rw.mapped(f.bias)}, attrs);
     rw.alias(id, d);
     carry_name(rw.out(), g.node(id), d);
   }

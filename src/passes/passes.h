@@ -34,10 +34,11 @@ Graph simplify(const Graph& g);
 Graph apply_precision(const Graph& g, PrecisionPolicy policy);
 
 // Folds relu(matmul(a, b) + bias) and matmul(a, b) + bias into dense(a, b, bias) {relu},
-// which oneDNN computes with post-ops (the bias added to the float32 accumulator, ReLU,
-// one rounding) instead of a loop that reads the product back. Only 2-D float32/bfloat16
-// products used once, with a bias row [n] or [1, n]; the product and sum are left dead
-// for DCE. Under mixed precision the result is rounded once, not after the product and
+// and the same around conv2d into conv2d_bias(x, w, bias) {relu}, which oneDNN computes
+// with post-ops (the bias added to the float32 accumulator, ReLU, one rounding) instead
+// of a loop that reads the product back. Only float32/bfloat16 products used once (2-D
+// matmuls), with a bias row [n] / [1, n] or one per channel ([o,1,1], [1,o,1,1]); the
+// product and sum are left dead for DCE. Under mixed precision the result is rounded once, not after the product and
 // again after the sum: slightly more accurate, and the interpreter runs the same node.
 Graph fuse_epilogues(const Graph& g);
 

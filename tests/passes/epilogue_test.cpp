@@ -88,5 +88,28 @@ output "h" = %7
 )");
 }
 
+TEST(Epilogues, AConvolutionsChannelBiasAndReluFoldToo) {
+  const Graph before = ir(R"(%0 = placeholder() {dtype="f32", shape=[2,1,5,5]} : f32[2,1,5,5] "img"
+%1 = variable() {dtype="f32", init="zeros", shape=[4,1,3,3]} : f32[4,1,3,3] "filter"
+%2 = variable() {dtype="f32", init="zeros", shape=[4]} : f32[4] "channel_bias"
+%3 = reshape(%2) {shape=[4,1,1]} : f32[4,1,1]
+%4 = conv2d(%0, %1) {padding=[1,1], stride=[1,1]} : f32[2,4,5,5]
+%5 = add(%4, %3) : f32[2,4,5,5]
+%6 = relu(%5) : f32[2,4,5,5]
+%7 = conv2d(%0, %1) {padding=[0,0], stride=[1,1]} : f32[2,4,3,3]
+output "a" = %6
+output "b" = %7
+)");
+  EXPECT_EQ(text(dce(fuse_epilogues(before))), R"(%0 = placeholder() {dtype="f32", shape=[2,1,5,5]} : f32[2,1,5,5] "img"
+%1 = variable() {dtype="f32", init="zeros", shape=[4,1,3,3]} : f32[4,1,3,3] "filter"
+%2 = variable() {dtype="f32", init="zeros", shape=[4]} : f32[4] "channel_bias"
+%3 = reshape(%2) {shape=[4,1,1]} : f32[4,1,1]
+%4 = conv2d_bias(%0, %1, %3) {padding=[1,1], relu=1, stride=[1,1]} : f32[2,4,5,5]
+%5 = conv2d(%0, %1) {padding=[0,0], stride=[1,1]} : f32[2,4,3,3]
+output "a" = %4
+output "b" = %5
+)");
+}
+
 }  // namespace
 }  // namespace kiln::passes

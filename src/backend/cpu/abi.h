@@ -5,7 +5,7 @@
 
 namespace kiln::cpu {
 
-inline constexpr int kAbiVersion = 5;
+inline constexpr int kAbiVersion = 6;
 
 // Services kiln offers to generated code (filled by the host, passed to every step).
 struct Runtime {
@@ -17,8 +17,10 @@ struct Runtime {
                  int64_t k, int transpose_a, int transpose_b, const void* bias, int bias_dtype, int relu);
   // Convolution (pass 0 forward, 1 backward_input, 2 backward_filter) through oneDNN.
   // geom holds the 13 values of onednn::ConvGeom in order; inputs as for onednn::conv2d.
-  // (Pooling is generated code: codegen_pool.cpp.)
-  void (*conv)(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom);
+  // The forward may add a per-channel bias (bias_dtype f32 or bf16) and apply ReLU, as
+  // matmul does. (Pooling is generated code: codegen_pool.cpp.)
+  void (*conv)(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom, const void* bias,
+               int bias_dtype, int relu);
   // Runs step `step` of the schedule with the interpreter's kernel.
   void (*fallback)(void* host, int step, void** buffers);
   // Null unless the host profiles (KILN_PROFILE): called after every step with its index.

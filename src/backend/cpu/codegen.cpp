@@ -192,21 +192,31 @@ std::string library_call(const Schedule& s, const Step& st, size_t index) {
   const std::string out = buf(st.node());
   std::ostringstream c;
   switch (n.op) {
-    case Op::conv2d: {
+    case Op::conv2d:
+    case Op::conv2d_bias: {
       const Shape w = shape(n.inputs[1]);
       c << geom_array(g, n, shape(n.inputs[0]), n.shape, w[2], w[3]);
-      c << "  rt->conv(0, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g << ");\n";
+      c << "  rt->conv(0, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g;
+      if (n.op == Op::conv2d_bias) {
+        const bool relu = n.attrs.i("relu") != 0;
+        c << ", " << buf(n.inputs[2]) << ", " << static_cast<int>(s.graph.node(n.inputs[2]).dtype) << ", " << relu
+          << ");  // + bias" << (relu ? ", relu" : "") << "\n";
+      } else {
+        c << ", nullptr, 0, 0);\n";
+      }
       break;
     }
     case Op::conv2d_backward_input: {
       const Shape w = shape(n.inputs[1]);
       c << geom_array(g, n, n.shape, shape(n.inputs[0]), w[2], w[3]);
-      c << "  rt->conv(1, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g << ");\n";
+      c << "  rt->conv(1, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g
+        << ", nullptr, 0, 0);\n";
       break;
     }
     case Op::conv2d_backward_filter: {
       c << geom_array(g, n, shape(n.inputs[0]), shape(n.inputs[1]), n.shape[2], n.shape[3]);
-      c << "  rt->conv(2, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g << ");\n";
+      c << "  rt->conv(2, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g
+        << ", nullptr, 0, 0);\n";
       break;
     }
     default: KILN_CHECK(false) << "no library call for " << op_name(n.op);

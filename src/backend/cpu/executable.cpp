@@ -71,11 +71,14 @@ onednn::ConvGeom geom_of(const int64_t* v) {
   return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]};
 }
 
-void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom) {
+void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom, const void* bias,
+             int bias_dtype, int relu) {
   const onednn::ConvGeom g = geom_of(geom);
   const auto p = static_cast<onednn::ConvPass>(pass);
   const auto t = static_cast<DType>(dtype);
-  if (t != DType::f16) return onednn::conv2d(p, t == DType::bf16, a, b, out, g);
+  const onednn::Epilogue e{bias, static_cast<DType>(bias_dtype) == DType::bf16, relu != 0};
+  KILN_CHECK(!bias || t != DType::f16) << "a float16 convolution has no epilogue";
+  if (t != DType::f16) return onednn::conv2d(p, t == DType::bf16, a, b, out, g, e);
   const int64_t x = g.n * g.c * g.h * g.w, w = g.o * g.c * g.kh * g.kw, y = g.n * g.o * g.oh * g.ow;
   const int64_t na = p == onednn::ConvPass::backward_input ? y : x;
   const int64_t nb = p == onednn::ConvPass::forward ? w : (p == onednn::ConvPass::backward_input ? w : y);

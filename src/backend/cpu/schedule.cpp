@@ -24,7 +24,7 @@ bool inlinable(const Node& n) {
 bool is_reduction(Op op) { return op == Op::reduce_sum || op == Op::reduce_mean || op == Op::reduce_max; }
 
 bool is_library(Op op) {
-  return op == Op::matmul || op == Op::dense || op == Op::conv2d || op == Op::conv2d_backward_input || op == Op::conv2d_backward_filter;
+  return op == Op::matmul || op == Op::dense || op == Op::conv2d || op == Op::conv2d_bias || op == Op::conv2d_backward_input || op == Op::conv2d_backward_filter;
 }
 
 bool is_pool(Op op) {

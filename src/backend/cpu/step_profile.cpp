@@ -45,8 +45,7 @@ std::string StepProfile::report(const Schedule& s, const std::string& title, siz
     std::string what(op_name(n.op));
     if (st.roots.size() > 1) what += " (" + std::to_string(st.roots.size()) + ")";
     what += " -> " + std::string(dtype_name(n.dtype)) + shape_str(n.shape);
-    if (n.op == Op::matmul || n.op == Op::conv2d || n.op == Op::conv2d_backward_input ||
-        n.op == Op::conv2d_backward_filter)
+    if (st.kind == StepKind::library)
       what += " from " + std::string(dtype_name(s.graph.node(n.inputs[0]).dtype)) +
               shape_str(s.graph.node(n.inputs[0]).shape) + " x " + shape_str(s.graph.node(n.inputs[1]).shape);
     std::snprintf(line, sizeof line, "  %4zu  %-7s %7.3f  %4.1f%%  %s\n", k, kind_name(st.kind), 1e3 * seconds_[k] / runs,

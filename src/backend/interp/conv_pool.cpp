@@ -69,6 +69,26 @@ Array interp_conv2d(const Node& node, Inputs in) {
   return from_doubles(node, acc);
 }
 
+// conv2d + bias[o], then ReLU if asked, before the one rounding to the type.
+Array interp_conv2d_bias(const Node& node, Inputs in) {
+  const Shape& ws = in[1]->shape();
+  const Geom g = geom(node, in[0]->shape(), node.shape, ws[2], ws[3]);
+  FloatIn x(*in[0]), w(*in[1]), bias(*in[2]);
+  std::vector<double> acc(numel(node.shape), 0.0);
+  const bool relu = node.attrs.i("relu") != 0;
+  const int64_t plane = g.oh * g.ow;
+#pragma omp parallel for
+  for (int64_t b = 0; b < g.n; ++b) {
+    for_taps(g, b, [&](int64_t yi, int64_t xi, int64_t wi) { acc[yi] += double(x[xi]) * w[wi]; });
+    for (int64_t i = b * g.o * plane; i < (b + 1) * g.o * plane; ++i) {
+      // The bias is added to the float32 accumulator, as oneDNN's post-op does.
+      const double v = static_cast<float>(acc[i]) + bias[(i / plane) % g.o];
+      acc[i] = relu && v < 0 ? 0.0 : v;
+    }
+  }
+  return from_doubles(node, acc);
+}
+
 // dx[b,c,hi,wi] = sum over the taps that read x[b,c,hi,wi] of dy * w
 Array interp_conv2d_backward_input(const Node& node, Inputs in) {
   const Shape& ws = in[1]->shape();

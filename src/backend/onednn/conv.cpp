@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "backend/onednn/geometry.h"
+#include "kiln/error.h"
 
 namespace kiln::onednn {
 namespace {
@@ -23,6 +24,7 @@ struct Arg {
 struct ConvPrim {
   dnnl::primitive prim;
   Arg in[2], out;
+  dnnl::memory::desc bias;  // forward with an epilogue's bias, else empty
 };
 
 Arg arg(int id, const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen, bool is_output) {
@@ -42,27 +44,47 @@ bool wants_blocked(ConvPass pass, const ConvGeom& g) {
   return pass != ConvPass::backward_input || g.c >= 16;
 }
 
-ConvPrim make(ConvPass pass, bool bf16, const ConvGeom& g) {
+// bias: 0 none, 1 float32, 2 bfloat16 (forward only).
+ConvPrim make(ConvPass pass, bool bf16, const ConvGeom& g, int bias, bool relu) {
   const Mds p = mds(bf16, g);
   const Mds m = wants_blocked(pass, g) ? mds(bf16, g, tag::any) : p;
   const auto alg = dnnl::algorithm::convolution_direct;
   const dnnl::convolution_forward::primitive_desc fwd(
       {dnnl::prop_kind::forward_training, alg, m.x, m.w, m.y, m.strides, m.pad_l, m.pad_r}, engine());
+  if (pass == ConvPass::forward && (bias || relu)) {
+    dnnl::primitive_attr attr;
+    if (relu) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(ops);
+    }
+    const dnnl::memory::desc b = bias ? dnnl::memory::desc({g.o}, bias == 2 ? dt::bf16 : dt::f32, tag::a)
+                                      : dnnl::memory::desc();
+    const dnnl::convolution_forward::primitive_desc fb(
+        {dnnl::prop_kind::forward_training, alg, m.x, m.w, b, m.y, m.strides, m.pad_l, m.pad_r}, attr, engine());
+    return {dnnl::convolution_forward(fb),
+            {arg(DNNL_ARG_SRC, p.x, fb.src_desc(), false), arg(DNNL_ARG_WEIGHTS, p.w, fb.weights_desc(), false)},
+            arg(DNNL_ARG_DST, p.y, fb.dst_desc(), true),
+            b};
+  }
   if (pass == ConvPass::forward)
     return {dnnl::convolution_forward(fwd),
             {arg(DNNL_ARG_SRC, p.x, fwd.src_desc(), false), arg(DNNL_ARG_WEIGHTS, p.w, fwd.weights_desc(), false)},
-            arg(DNNL_ARG_DST, p.y, fwd.dst_desc(), true)};
+            arg(DNNL_ARG_DST, p.y, fwd.dst_desc(), true),
+            {}};
   if (pass == ConvPass::backward_input) {
     const dnnl::convolution_backward_data::primitive_desc bd({alg, m.x, m.w, m.y, m.strides, m.pad_l, m.pad_r}, engine(), fwd);
     return {dnnl::convolution_backward_data(bd),
             {arg(DNNL_ARG_DIFF_DST, p.y, bd.diff_dst_desc(), false), arg(DNNL_ARG_WEIGHTS, p.w, bd.weights_desc(), false)},
-            arg(DNNL_ARG_DIFF_SRC, p.x, bd.diff_src_desc(), true)};
+            arg(DNNL_ARG_DIFF_SRC, p.x, bd.diff_src_desc(), true),
+            {}};
   }
   const dnnl::convolution_backward_weights::primitive_desc bw({alg, m.x, m.w, m.y, m.strides, m.pad_l, m.pad_r}, engine(),
                                                               fwd);
   return {dnnl::convolution_backward_weights(bw),
           {arg(DNNL_ARG_SRC, p.x, bw.src_desc(), false), arg(DNNL_ARG_DIFF_DST, p.y, bw.diff_dst_desc(), false)},
-          arg(DNNL_ARG_DIFF_WEIGHTS, p.w, bw.diff_weights_desc(), true)};
+          arg(DNNL_ARG_DIFF_WEIGHTS, p.w, bw.diff_weights_desc(), true),
+          {}};
 }
 
 // A growable, 64-byte aligned buffer for one reordered argument. Per thread, so that
@@ -88,12 +110,15 @@ class Scratch {
 
 }  // namespace
 
-void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, const ConvGeom& g) {
+void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, const ConvGeom& g, const Epilogue& e) {
   static std::mutex mu;
   static std::map<GeomKey, ConvPrim> cache;
   thread_local Scratch scratch[3];
+  KILN_CHECK(pass == ConvPass::forward || (!e.bias && !e.relu)) << "only the forward convolution has an epilogue";
+  const int bias = e.bias ? (e.bias_bf16 ? 2 : 1) : 0;
   guarded("convolution", [&] {
-    ConvPrim& p = cached(key_of(static_cast<int>(pass), bf16, g), cache, mu, [&] { return make(pass, bf16, g); });
+    const int which = static_cast<int>(pass) + 4 * bias + 16 * e.relu;
+    ConvPrim& p = cached(key_of(which, bf16, g), cache, mu, [&] { return make(pass, bf16, g, bias, e.relu); });
     dnnl::stream s(engine());
     std::unordered_map<int, dnnl::memory> args;
     const void* ins[2] = {a, b};
@@ -111,6 +136,7 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
     dnnl::memory user_out = mem(p.out.plain, out);
     dnnl::memory chosen_out = p.out.reorder ? mem(p.out.chosen, scratch[2].get(p.out.chosen.get_size())) : user_out;
     args.emplace(p.out.id, chosen_out);
+    if (bias) args.emplace(DNNL_ARG_BIAS, mem(p.bias, e.bias));
     p.prim.execute(s, args);
     if (p.out.reorder) p.out.reorder->execute(s, chosen_out, user_out);
     s.wait();

@@ -8,8 +8,9 @@ namespace kiln::onednn {
 // C[b] = op(A[b]) x op(B[b]) for b < batch, float32 row-major, where op transposes when
 // the flag is set. A is [batch, M, K] (or [batch, K, M] if transpose_a), B is
 // [batch, K, N] (or [batch, N, K]), C is [batch, M, N].
-// Optionally, before C is stored: a bias row [n] (float32, or bfloat16 as 16-bit
-// patterns) added to every row of the float32 accumulator, then ReLU (oneDNN post-ops).
+// Optionally, before a product is stored: a bias (float32, or bfloat16 as 16-bit
+// patterns) added to the float32 accumulator, then ReLU (oneDNN post-ops). For matmul a
+// row [n] added to every row; for convolution one value per output channel.
 struct Epilogue {
   const void* bias = nullptr;
   bool bias_bf16 = false;
@@ -34,6 +35,8 @@ struct ConvGeom {
 enum class ConvPass { forward, backward_input, backward_filter };
 // forward: a = x, b = w, out = y; backward_input: a = dy, b = w, out = dx;
 // backward_filter: a = x, b = dy, out = dw. `bf16` selects bfloat16 data (else float32).
-void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, const ConvGeom& g);
+// The forward may take an epilogue: a bias per output channel ([o]), then ReLU.
+void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, const ConvGeom& g,
+            const Epilogue& epilogue = {});
 
 }  // namespace kiln::onednn
