@@ -65,7 +65,7 @@
   X(conv2d_backward_input, 2, Conv2DBackwardInput, false, false, Low, "stride padding input_shape")  \
   X(conv2d_backward_filter, 2, Conv2DBackwardFilter, false, false, Low, "stride padding filter_shape") \
   X(max_pool2d, 1, Pool2D, true, false, Follow, "window stride padding")                             \
-  X(max_pool2d_grad, 2, Pool2DGrad, false, false, Follow, "window stride padding")                   \
+  X(max_pool2d_grad, 2, Pool2DGrad, false, false, Follow, "window stride padding positive?")         \
   X(avg_pool2d, 1, Pool2D, true, false, Follow, "window stride padding")                             \
   X(avg_pool2d_grad, 1, AvgPool2DGrad, false, false, Follow, "window stride padding input_shape")    \
   X(one_hot, 1, OneHot, false, false, None, "depth dtype")                                           \

@@ -42,13 +42,19 @@ Graph apply_precision(const Graph& g, PrecisionPolicy policy);
 // again after the sum: slightly more accurate, and the interpreter runs the same node.
 Graph fuse_epilogues(const Graph& g);
 
+// Folds ReLU's gradient mask into a max pooling's gradient on the ReLU's output:
+// select(greater(x, 0), max_pool2d_grad(x, dy), 0) becomes max_pool2d_grad(x, dy)
+// {positive=1}, which passes dy only to maxima above 0. Saves a pass over the largest
+// activations of a CNN's backward. The pooling gradient must have no other use.
+Graph fuse_relu_masks(const Graph& g);
+
 struct LowerOptions {
   PrecisionPolicy policy = PrecisionPolicy::original;
   std::string dump_dir;  // non-empty: write the IR after each pass (also KILN_DUMP_IR)
 };
 
 // The single ordered list of passes: verify -> precision -> simplify -> CSE -> epilogues
-// -> DCE.
+// -> ReLU masks -> DCE.
 // The verifier runs after every pass in debug builds.
 Graph lower(const Graph& g, const LowerOptions& options);
 

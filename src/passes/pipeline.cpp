@@ -40,6 +40,7 @@ Graph lower(const Graph& input, const LowerOptions& options) {
   step("simplify", simplify);
   step("cse", cse);
   step("epilogues", fuse_epilogues);
+  step("relu_masks", fuse_relu_masks);
   step("dce", dce);
   return g;
 }

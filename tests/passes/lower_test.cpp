@@ -73,6 +73,8 @@ TEST(Lower, EveryPassOutputVerifiesUnderEveryPolicy) {
     EXPECT_NO_THROW(verify(x));
     x = fuse_epilogues(x);
     EXPECT_NO_THROW(verify(x));
+    x = fuse_relu_masks(x);
+    EXPECT_NO_THROW(verify(x));
     x = dce(x);
     EXPECT_NO_THROW(verify(x));
     EXPECT_EQ(print_graph(x), print_graph(lower(g, {policy, ""})));
@@ -85,7 +87,8 @@ TEST(Lower, DumpDirGetsOneParseableFilePerPass) {
   const fs::path dir = fresh_dir("option");
   const Graph g = training_graph();
   const Graph out = lower(g, {PrecisionPolicy::mixed_bfloat16, dir.string()});
-  const char* files[] = {"0-input.kir", "1-precision.kir", "2-simplify.kir", "3-cse.kir", "4-epilogues.kir", "5-dce.kir"};
+  const char* files[] = {"0-input.kir", "1-precision.kir", "2-simplify.kir", "3-cse.kir", "4-epilogues.kir", "5-relu_masks.kir",
+                         "6-dce.kir"};
   size_t n = 0;
   for (const auto& e : fs::directory_iterator(dir)) n += e.is_regular_file();
   EXPECT_EQ(n, std::size(files));
@@ -95,7 +98,7 @@ TEST(Lower, DumpDirGetsOneParseableFilePerPass) {
   }
   EXPECT_EQ(read(dir / "0-input.kir"), print_graph(g));
   EXPECT_EQ(read(dir / "1-precision.kir"), print_graph(apply_precision(g, PrecisionPolicy::mixed_bfloat16)));
-  EXPECT_EQ(read(dir / "5-dce.kir"), print_graph(out));
+  EXPECT_EQ(read(dir / "6-dce.kir"), print_graph(out));
   fs::remove_all(dir);
 }
 
@@ -105,7 +108,7 @@ TEST(Lower, KilnDumpIrEnvironmentVariable) {
   const Graph out = lower(training_graph(), {PrecisionPolicy::original, ""});
   unsetenv("KILN_DUMP_IR");
   EXPECT_TRUE(fs::exists(dir / "0-input.kir"));
-  EXPECT_EQ(read(dir / "5-dce.kir"), print_graph(out));
+  EXPECT_EQ(read(dir / "6-dce.kir"), print_graph(out));
   fs::remove_all(dir);
 }
 

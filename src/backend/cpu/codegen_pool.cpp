@@ -100,7 +100,8 @@ std::string gradient_direct(const Schedule& s, const Node& n, ValueId id, const 
     for (int64_t t = 0; t < taps; ++t) k << "        const float v" << t << " = " << load(xt, "xp[" + at(t) + "]") << ";\n";
     k << "        float m = v0;\n";
     for (int64_t t = 1; t < taps; ++t) k << "        m = v" << t << " > m ? v" << t << " : m;\n";
-    k << "        bool taken = false;\n";
+    // positive: a ReLU's gradient mask folded in (only maxima above 0 get dy).
+    k << "        bool taken = " << (n.attrs.i_or("positive", 0) ? "!(m > 0)" : "false") << ";\n";
     for (int64_t t = 0; t < taps; ++t) {
       k << "        const bool h" << t << " = !taken && (v" << t << " == m || (v" << t << " != v" << t << " && m != m));\n";
       k << "        taken = taken || h" << t << ";\n";
@@ -145,7 +146,8 @@ std::string maxpool2x2(const Schedule& s, const Node& n, ValueId id, const std::
     if (g.h % 2 || g.w % 2) k << "    for (int64_t e = 0; e < " << plane << "; ++e) dxp[e] = 0;\n";
     k << "    for (int64_t i = 0; i < " << g.oh << "; ++i)\n";
     k << "      maxpool2x2_grad_row(xp + 2 * i * " << g.w << ", xp + (2 * i + 1) * " << g.w << ", dy + (p * " << g.oh
-      << " + i) * " << g.ow << ", dxp + 2 * i * " << g.w << ", dxp + (2 * i + 1) * " << g.w << ", " << g.ow << ");\n";
+      << " + i) * " << g.ow << ", dxp + 2 * i * " << g.w << ", dxp + (2 * i + 1) * " << g.w << ", " << g.ow << ", "
+      << (n.attrs.i_or("positive", 0) ? "true" : "false") << ");\n";
   } else {
     k << "    for (int64_t i = 0; i < " << g.oh << "; ++i)\n";
     k << "      maxpool2x2_row(xp + 2 * i * " << g.w << ", xp + (2 * i + 1) * " << g.w << ", y + (p * " << g.oh
@@ -220,7 +222,7 @@ std::string gradient(const Schedule& s, const Node& n, ValueId id, const std::st
     k << "              const float v = " << load(s.graph.node(n.inputs[0]).dtype, "xp[in]") << ";\n";
     k << "              if (at < 0 || v > best) {\n                best = v;\n                at = in;\n              }\n";
     k << close;
-    k << "          if (at >= 0) " << put("d") << "\n";
+    k << "          if (at >= 0" << (n.attrs.i_or("positive", 0) ? " && best > 0" : "") << ") " << put("d") << "\n";
   } else {
     k << "          int count = 0;\n";
     std::string close = open_window(k, g, "          ");

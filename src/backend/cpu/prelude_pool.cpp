@@ -87,19 +87,22 @@ inline void maxpool2x2_row(const T* __restrict r0, const T* __restrict r1, T* __
 }
 
 // The gradient of one output row: o0, o1 get dy at each window's maximum, 0 elsewhere.
+// positive: only maxima above 0 get it (a ReLU's gradient mask folded in).
 template <class T>
 inline void maxpool2x2_grad_row(const T* __restrict r0, const T* __restrict r1, const T* __restrict dy,
-                                T* __restrict o0, T* __restrict o1, int64_t n) {
+                                T* __restrict o0, T* __restrict o1, int64_t n, bool positive) {
 #if KILN_POOL_AVX512
   for_window_vectors(r0, r1, n, [&](int64_t j, __mmask16 k, __m512 v0, __m512 v1, __m512 v2, __m512 v3) {
     __m512 m = v0;
     m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(v1, m, _CMP_GT_OQ), v1);
     m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(v2, m, _CMP_GT_OQ), v2);
     m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(v3, m, _CMP_GT_OQ), v3);
-    const __mmask16 h0 = _mm512_cmp_ps_mask(v0, m, _CMP_EQ_OQ) | _mm512_cmp_ps_mask(m, m, _CMP_UNORD_Q);
-    const __mmask16 h1 = _mm512_cmp_ps_mask(v1, m, _CMP_EQ_OQ) & ~h0;
-    const __mmask16 h2 = _mm512_cmp_ps_mask(v2, m, _CMP_EQ_OQ) & ~(h0 | h1);
-    const __mmask16 h3 = ~(h0 | h1 | h2);
+    const __mmask16 keep = positive ? _mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OQ) : __mmask16(0xffff);
+    const __mmask16 first = _mm512_cmp_ps_mask(v0, m, _CMP_EQ_OQ) | _mm512_cmp_ps_mask(m, m, _CMP_UNORD_Q);
+    const __mmask16 second = _mm512_cmp_ps_mask(v1, m, _CMP_EQ_OQ) & ~first;
+    const __mmask16 third = _mm512_cmp_ps_mask(v2, m, _CMP_EQ_OQ) & ~(first | second);
+    const __mmask16 h0 = first & keep, h1 = second & keep, h2 = third & keep;
+    const __mmask16 h3 = ~(first | second | third) & keep;
     if constexpr (sizeof(T) == 2) {
       const __m512i d = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, dy + j));
       const __m512i a = _mm512_or_si512(_mm512_maskz_mov_epi32(h0, d), _mm512_slli_epi32(_mm512_maskz_mov_epi32(h1, d), 16));
@@ -130,6 +133,7 @@ inline void maxpool2x2_grad_row(const T* __restrict r0, const T* __restrict r1, 
     int at = 3;
     for (int t = 2; t >= 0; --t)
       if (v[t] == m || (t == 0 && m != m)) at = t;
+    if (positive && !(m > 0)) at = -1;
     T* out[4] = {o0 + 2 * j, o0 + 2 * j + 1, o1 + 2 * j, o1 + 2 * j + 1};
     for (int t = 0; t < 4; ++t) *out[t] = t == at ? dy[j] : T(0);
   }

@@ -163,8 +163,11 @@ Array interp_max_pool2d_grad(const Node& node, Inputs in) {
     }
   });
   std::vector<double> acc(numel(node.shape), 0.0);
+  // positive=1 (the ReLU-mask pass): only maxima above 0 pass the gradient, as if the
+  // result went through select(x > 0, ., 0).
+  const bool positive = node.attrs.i_or("positive", 0) != 0;
   for (int64_t o = 0; o < outs; ++o)
-    if (arg[o] >= 0) acc[arg[o]] += dy[o];
+    if (arg[o] >= 0 && (!positive || best[o] > 0)) acc[arg[o]] += dy[o];
   return from_doubles(node, acc);
 }
 

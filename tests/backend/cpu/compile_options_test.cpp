@@ -42,7 +42,7 @@ TEST(CompileOptions, DumpIrAndCodeDirectories) {
     ++files;
     EXPECT_NO_THROW(parse_graph(read(e.path()))) << e.path();
   }
-  EXPECT_EQ(files, 6u) << "input + one file per pass (precision, simplify, cse, epilogues, dce)";
+  EXPECT_EQ(files, 7u) << "input + one file per pass (precision, simplify, cse, epilogues, relu_masks, dce)";
   EXPECT_NE(read(ir_dir / "1-precision.kir").find("bf16"), std::string::npos);
   const std::string source = read(code_dir / "step.cpp");
   EXPECT_NE(source.find("kiln_step"), std::string::npos);

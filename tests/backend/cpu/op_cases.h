@@ -372,6 +372,15 @@ inline std::vector<Case> nn_cases() {
   }
   c.push_back({"max_pool_2x2_ties", max_ops, {Fixed(DType::f32, {1, 1, 4, 40}, ties)},
                pool(max_pool2d, {2, 2}, {2, 2}, {0, 0})});
+  // ReLU then max pooling: the ReLU-mask pass folds the ReLU's gradient into the pool's
+  // (positive=1), on each gradient path: 2x2 rows, overlapping windows, stride gaps.
+  auto relu_pool = [](std::vector<int64_t> k, std::vector<int64_t> st) {
+    return [=](const std::vector<Tensor>& x) { return max_pool2d(relu(x[0]), k, st, {0, 0}); };
+  };
+  const std::vector<Op> relu_pool_ops = {Op::relu, Op::max_pool2d, Op::max_pool2d_grad};
+  c.push_back({"relu_max_pool_2x2", relu_pool_ops, {U({1, 2, 6, 40})}, relu_pool({2, 2}, {2, 2})});
+  c.push_back({"relu_max_pool_overlap", relu_pool_ops, {U({1, 2, 6, 7})}, relu_pool({3, 3}, {1, 1})});
+  c.push_back({"relu_max_pool_gaps", relu_pool_ops, {U({1, 2, 7, 7})}, relu_pool({2, 2}, {3, 3})});
   // Windows written whole, with untouched elements between them (stride > window).
   c.push_back({"max_pool_stride_gaps", max_ops, {Distinct({1, 2, 7, 7})}, pool(max_pool2d, {2, 2}, {3, 3}, {0, 0})});
   c.push_back({"avg_pool_stride_gaps", avg_ops, {U({1, 2, 7, 7})}, pool(avg_pool2d, {2, 2}, {3, 3}, {0, 0})});

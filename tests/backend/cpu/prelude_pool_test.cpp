@@ -1,7 +1,8 @@
 // The 2x2 max-pooling row functions of the generated code's prelude (prelude_pool.cpp):
 // the AVX-512 path and the portable loops (KILN_PORTABLE) must give the same bits, on
 // rows of every length from 1 to 40 outputs (full vectors and tails) whose windows hold
-// every arrangement of ties, signed zeros, infinities and NaN. The compiled-vs-interpreter tests hold the AVX-512
+// every arrangement of ties, signed zeros, infinities and NaN, with and without the
+// folded ReLU mask (positive). The compiled-vs-interpreter tests hold the AVX-512
 // path to the interpreter; this test carries that to machines without AVX-512.
 #include <gtest/gtest.h>
 
@@ -26,7 +27,8 @@ void run(const char* name, T (*make)(float)) {
   int combo = 0;
   for (int n = 1; n <= 41; ++n) {
     const int width = n == 41 ? 1296 : n;
-    std::vector<T> r0(2 * width), r1(2 * width), dy(width), y(width), o0(2 * width), o1(2 * width);
+    std::vector<T> r0(2 * width), r1(2 * width), dy(width), y(width), o0(2 * width), o1(2 * width), p0(2 * width),
+        p1(2 * width);
     for (int j = 0; j < width; ++j, combo = (combo + 1) % 1296) {
       r0[2 * j] = make(values[combo % 6]);
       r0[2 * j + 1] = make(values[combo / 6 % 6]);
@@ -35,9 +37,10 @@ void run(const char* name, T (*make)(float)) {
       dy[j] = make(0.25f * float(j % 64 + 1));
     }
     maxpool2x2_row(r0.data(), r1.data(), y.data(), width);
-    maxpool2x2_grad_row(r0.data(), r1.data(), dy.data(), o0.data(), o1.data(), width);
+    maxpool2x2_grad_row(r0.data(), r1.data(), dy.data(), o0.data(), o1.data(), width, false);
+    maxpool2x2_grad_row(r0.data(), r1.data(), dy.data(), p0.data(), p1.data(), width, true);
     std::printf("%s %d:", name, width);
-    for (const auto* v : {&y, &o0, &o1})
+    for (const auto* v : {&y, &o0, &o1, &p0, &p1})
       for (T t : *v) {
         unsigned bits = 0;
         std::memcpy(&bits, &t, sizeof t);
