@@ -27,14 +27,10 @@ bool fits(const Node& p, const Node& b) {
 
 Graph fuse_epilogues(const Graph& g) {
   const size_t n = g.size();
-  std::vector<int> uses(n, 0);
+  const std::vector<int> uses = use_counts(g);
   std::vector<ValueId> user(n, -1);  // a user of each value (the only one, when uses == 1)
   for (size_t i = 0; i < n; ++i)
-    for (ValueId in : g.nodes()[i].inputs) {
-      ++uses[in];
-      user[in] = static_cast<ValueId>(i);
-    }
-  for (const Output& o : g.outputs()) uses[o.value] += 2;  // an output is needed as it is
+    for (ValueId in : g.nodes()[i].inputs) user[in] = static_cast<ValueId>(i);
 
   // Which node becomes a dense node: the relu of relu(matmul + bias), else the add.
   std::vector<Match> at(n);

@@ -11,10 +11,7 @@ bool is_zero(const Node& n) {
 }  // namespace
 
 Graph fuse_relu_masks(const Graph& g) {
-  std::vector<int> uses(g.size(), 0);
-  for (const Node& n : g.nodes())
-    for (ValueId in : n.inputs) ++uses[in];
-  for (const Output& o : g.outputs()) uses[o.value] += 2;
+  const std::vector<int> uses = use_counts(g);
 
   Rewriter rw(g);
   for (size_t i = 0; i < g.size(); ++i) {

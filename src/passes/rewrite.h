@@ -39,6 +39,16 @@ class Rewriter {
   std::vector<ValueId> map_;
 };
 
+// How many times each value is used: by node inputs, and twice per output (an output is
+// needed as it is, so a pass fusing single-use values never fuses it away).
+inline std::vector<int> use_counts(const Graph& g) {
+  std::vector<int> uses(g.size(), 0);
+  for (const Node& n : g.nodes())
+    for (ValueId in : n.inputs) ++uses[in];
+  for (const Output& o : g.outputs()) uses[o.value] += 2;
+  return uses;
+}
+
 // Names that are not interface names (placeholders, variables) may be carried onto a
 // node that replaced the named one; this moves such a name if the target has none.
 inline void carry_name(Graph& g, const Node& from, ValueId to) {

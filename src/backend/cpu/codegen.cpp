@@ -15,9 +15,7 @@ namespace {
 constexpr int64_t kParallelThreshold = 16384;
 
 std::string out_decl(const Schedule& s, ValueId v, const std::string& name = "out") {
-  const int b = s.buffer_of[v];
-  const std::string t = ExprEmitter::storage_type(s.graph.node(v).dtype);
-  return "  " + t + "* __restrict " + name + " = static_cast<" + t + "*>(B[" + std::to_string(b) + "]);\n";
+  return ExprEmitter::pointer_decl(s.graph.node(v).dtype, name, s.buffer_of[v], false);
 }
 
 // One loop computing every root of the step; all stores come after all loads of an
@@ -150,6 +148,16 @@ std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& 
   return k.str();
 }
 
+// The trailing (bias, bias_dtype, relu) arguments of rt->matmul / rt->conv: a dense or
+// conv2d_bias node's epilogue (its third input and relu attribute), else none.
+std::string epilogue_args(const Schedule& s, const Node& n) {
+  if (n.op != Op::dense && n.op != Op::conv2d_bias) return ", nullptr, 0, 0);\n";
+  const bool relu = n.attrs.i("relu") != 0;
+  return ", B[" + std::to_string(s.buffer_of[n.inputs[2]]) + "], " +
+         std::to_string(static_cast<int>(s.graph.node(n.inputs[2]).dtype)) + ", " + std::to_string(relu) +
+         ");  // + bias" + (relu ? ", relu" : "") + "\n";
+}
+
 std::string matmul_call(const Schedule& s, const Step& st) {
   const Node& n = s.graph.node(st.node());
   const Shape a = s.graph.node(n.inputs[0]).shape;
@@ -161,14 +169,7 @@ std::string matmul_call(const Schedule& s, const Step& st) {
   std::ostringstream c;
   c << "  rt->matmul(" << static_cast<int>(n.dtype) << ", B[" << s.buffer_of[n.inputs[0]] << "], B["
     << s.buffer_of[n.inputs[1]] << "], B[" << s.buffer_of[st.node()] << "], " << batch << ", " << m << ", " << nn
-    << ", " << k << ", " << ta << ", " << tb << ", ";
-  if (n.op == Op::dense) {
-    const bool relu = n.attrs.i("relu") != 0;
-    c << "B[" << s.buffer_of[n.inputs[2]] << "], " << static_cast<int>(s.graph.node(n.inputs[2]).dtype) << ", " << relu
-      << ");  // + bias" << (relu ? ", relu" : "") << "\n";
-  } else {
-    c << "nullptr, 0, 0);\n";
-  }
+    << ", " << k << ", " << ta << ", " << tb << epilogue_args(s, n);
   return c.str();
 }
 
@@ -196,27 +197,21 @@ std::string library_call(const Schedule& s, const Step& st, size_t index) {
     case Op::conv2d_bias: {
       const Shape w = shape(n.inputs[1]);
       c << geom_array(g, n, shape(n.inputs[0]), n.shape, w[2], w[3]);
-      c << "  rt->conv(0, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g;
-      if (n.op == Op::conv2d_bias) {
-        const bool relu = n.attrs.i("relu") != 0;
-        c << ", " << buf(n.inputs[2]) << ", " << static_cast<int>(s.graph.node(n.inputs[2]).dtype) << ", " << relu
-          << ");  // + bias" << (relu ? ", relu" : "") << "\n";
-      } else {
-        c << ", nullptr, 0, 0);\n";
-      }
+      c << "  rt->conv(0, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g
+        << epilogue_args(s, n);
       break;
     }
     case Op::conv2d_backward_input: {
       const Shape w = shape(n.inputs[1]);
       c << geom_array(g, n, n.shape, shape(n.inputs[0]), w[2], w[3]);
       c << "  rt->conv(1, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g
-        << ", nullptr, 0, 0);\n";
+        << epilogue_args(s, n);
       break;
     }
     case Op::conv2d_backward_filter: {
       c << geom_array(g, n, shape(n.inputs[0]), shape(n.inputs[1]), n.shape[2], n.shape[3]);
       c << "  rt->conv(2, " << dt << ", " << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << out << ", " << g
-        << ", nullptr, 0, 0);\n";
+        << epilogue_args(s, n);
       break;
     }
     default: KILN_CHECK(false) << "no library call for " << op_name(n.op);

@@ -69,6 +69,22 @@ std::string ExprEmitter::store(DType t, const std::string& v) {
   return v;
 }
 
+std::string ExprEmitter::load(DType t, const std::string& elem) {
+  switch (t) {
+    case DType::f32: return elem;
+    case DType::bf16: return "bf2f(" + elem + ")";
+    case DType::f16: return "hf2f(" + elem + ")";
+    case DType::i32: case DType::i64: return "static_cast<int64_t>(" + elem + ")";
+    case DType::boolean: return "(" + elem + " != 0)";
+  }
+  return elem;
+}
+
+std::string ExprEmitter::pointer_decl(DType t, const std::string& name, int buffer, bool is_const) {
+  const std::string st = (is_const ? "const " : "") + storage_type(t);
+  return "  " + st + "* __restrict " + name + " = static_cast<" + st + "*>(B[" + std::to_string(buffer) + "]);\n";
+}
+
 std::string ExprEmitter::pointer_decls() const { return decls_; }
 
 std::string ExprEmitter::broadcast_index(const std::string& idx, const Shape& from, const Shape& to) {
@@ -93,8 +109,7 @@ std::string ExprEmitter::load(ValueId v, const std::string& idx) {
   const DType t = s_.graph.node(v).dtype;
   if (std::find(declared_.begin(), declared_.end(), b) == declared_.end()) {
     declared_.push_back(b);
-    decls_ += "  const " + storage_type(t) + "* __restrict p" + std::to_string(b) + " = static_cast<const " +
-              storage_type(t) + "*>(B[" + std::to_string(b) + "]);\n";
+    decls_ += pointer_decl(t, "p" + std::to_string(b), b, true);
   }
   const std::string elem = "p" + std::to_string(b) + "[" + idx + "]";
   // A small 16-bit buffer read at computed indices (a bias broadcast over a batch): x86
@@ -106,18 +121,11 @@ std::string ExprEmitter::load(ValueId v, const std::string& idx) {
     if (std::find(widened_.begin(), widened_.end(), b) == widened_.end()) {
       widened_.push_back(b);
       decls_ += "  float " + w + "[" + std::to_string(count) + "];\n  for (int64_t k = 0; k < " + std::to_string(count) +
-                "; ++k) " + w + "[k] = " + (t == DType::bf16 ? "bf2f" : "hf2f") + "(p" + std::to_string(b) + "[k]);\n";
+                "; ++k) " + w + "[k] = " + load(t, "p" + std::to_string(b) + "[k]") + ";\n";
     }
     return w + "[" + idx + "]";
   }
-  switch (t) {
-    case DType::f32: return elem;
-    case DType::bf16: return "bf2f(" + elem + ")";
-    case DType::f16: return "hf2f(" + elem + ")";
-    case DType::i32: case DType::i64: return "static_cast<int64_t>(" + elem + ")";
-    case DType::boolean: return "(" + elem + " != 0)";
-  }
-  return elem;
+  return load(t, elem);
 }
 
 std::string ExprEmitter::value(ValueId v, const std::string& idx, bool root) {

@@ -23,6 +23,9 @@ class ExprEmitter {
   static std::string storage_type(DType t);  // element type of a buffer
   static std::string value_type(DType t);    // C++ type values are computed in
   static std::string store(DType t, const std::string& v);  // value -> storage element
+  static std::string load(DType t, const std::string& elem);  // storage element -> value
+  // "  [const ]T* __restrict <name> = static_cast<...>(B[<buffer>]);"
+  static std::string pointer_decl(DType t, const std::string& name, int buffer, bool is_const);
 
  private:
   std::string fresh(const char* prefix) { return prefix + std::to_string(counter_++); }

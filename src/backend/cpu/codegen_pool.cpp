@@ -33,18 +33,10 @@ Geom geom_of(const Node& n, const Shape& x, const Shape& y) {
 
 std::string num(int64_t v) { return std::to_string(v); }
 
-std::string load(DType t, const std::string& elem) {
-  switch (t) {
-    case DType::bf16: return "bf2f(" + elem + ")";
-    case DType::f16: return "hf2f(" + elem + ")";
-    default: return elem;
-  }
-}
+std::string load(DType t, const std::string& elem) { return ExprEmitter::load(t, elem); }
 
 std::string pointer(DType t, const std::string& name, int buffer, bool is_const) {
-  const std::string st = ExprEmitter::storage_type(t);
-  const std::string c = is_const ? "const " : "";
-  return "  " + c + st + "* __restrict " + name + " = static_cast<" + c + st + "*>(B[" + num(buffer) + "]);\n";
+  return ExprEmitter::pointer_decl(t, name, buffer, is_const);
 }
 
 // Opens the loops over one output position's window: defines h, w and `in` (the index of

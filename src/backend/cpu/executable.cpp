@@ -47,11 +47,16 @@ void widened_f16(const void* a, int64_t na, const void* b, int64_t nb, void* out
   cpu::f32_to_f16(fo.data(), static_cast<uint16_t*>(out), nout);
 }
 
+// The bias/ReLU a generated step passes with a product (see Runtime in abi.h).
+onednn::Epilogue epilogue_of(DType t, const void* bias, int bias_dtype, int relu) {
+  KILN_CHECK(!bias || t != DType::f16) << "a float16 product has no epilogue";
+  return {bias, static_cast<DType>(bias_dtype) == DType::bf16, relu != 0};
+}
+
 void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n, int64_t k,
                int ta, int tb, const void* bias, int bias_dtype, int relu) {
   const auto t = static_cast<DType>(dtype);
-  const onednn::Epilogue e{bias, static_cast<DType>(bias_dtype) == DType::bf16, relu != 0};
-  KILN_CHECK(!bias || t != DType::f16) << "a float16 matmul has no epilogue";
+  const onednn::Epilogue e = epilogue_of(t, bias, bias_dtype, relu);
   if (t == DType::f32) {
     onednn::matmul_f32(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), batch, m, n,
                        k, ta, tb, e);
@@ -76,8 +81,7 @@ void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const
   const onednn::ConvGeom g = geom_of(geom);
   const auto p = static_cast<onednn::ConvPass>(pass);
   const auto t = static_cast<DType>(dtype);
-  const onednn::Epilogue e{bias, static_cast<DType>(bias_dtype) == DType::bf16, relu != 0};
-  KILN_CHECK(!bias || t != DType::f16) << "a float16 convolution has no epilogue";
+  const onednn::Epilogue e = epilogue_of(t, bias, bias_dtype, relu);
   if (t != DType::f16) return onednn::conv2d(p, t == DType::bf16, a, b, out, g, e);
   const int64_t x = g.n * g.c * g.h * g.w, w = g.o * g.c * g.kh * g.kw, y = g.n * g.o * g.oh * g.ow;
   const int64_t na = p == onednn::ConvPass::backward_input ? y : x;
@@ -100,9 +104,8 @@ class CompiledExecutable final : public Executable {
     schedule_ = cpu::make_schedule(passes::lower(parse_graph(canonical), lo));
     report.passes_seconds = since(t);
 
+    report.kernels = schedule_.kernel_count();
     for (const auto& st : schedule_.steps) {
-      report.kernels += st.kind == cpu::StepKind::elementwise || st.kind == cpu::StepKind::reduce ||
-                        st.kind == cpu::StepKind::pool;
       report.library_calls += st.kind == cpu::StepKind::library;
       report.fallback_ops += st.kind == cpu::StepKind::fallback;
     }

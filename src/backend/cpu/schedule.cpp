@@ -24,7 +24,8 @@ bool inlinable(const Node& n) {
 bool is_reduction(Op op) { return op == Op::reduce_sum || op == Op::reduce_mean || op == Op::reduce_max; }
 
 bool is_library(Op op) {
-  return op == Op::matmul || op == Op::dense || op == Op::conv2d || op == Op::conv2d_bias || op == Op::conv2d_backward_input || op == Op::conv2d_backward_filter;
+  return op == Op::matmul || op == Op::dense || op == Op::conv2d || op == Op::conv2d_bias ||
+         op == Op::conv2d_backward_input || op == Op::conv2d_backward_filter;
 }
 
 bool is_pool(Op op) {
@@ -141,7 +142,8 @@ bool Schedule::in_place(ValueId assign) const {
 
 int Schedule::kernel_count() const {
   int k = 0;
-  for (const Step& s : steps) k += s.kind == StepKind::elementwise || s.kind == StepKind::reduce || s.kind == StepKind::pool;
+  for (const Step& s : steps)
+    k += s.kind == StepKind::elementwise || s.kind == StepKind::reduce || s.kind == StepKind::pool;
   return k;
 }
 

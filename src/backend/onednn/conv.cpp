@@ -49,29 +49,17 @@ ConvPrim make(ConvPass pass, bool bf16, const ConvGeom& g, int bias, bool relu) 
   const Mds p = mds(bf16, g);
   const Mds m = wants_blocked(pass, g) ? mds(bf16, g, tag::any) : p;
   const auto alg = dnnl::algorithm::convolution_direct;
+  // The backward passes take this forward as their hint; they never have an epilogue, and
+  // a zero bias descriptor means no bias.
+  const dnnl::memory::desc b = bias_desc(bias, {g.o}, {1});
   const dnnl::convolution_forward::primitive_desc fwd(
-      {dnnl::prop_kind::forward_training, alg, m.x, m.w, m.y, m.strides, m.pad_l, m.pad_r}, engine());
-  if (pass == ConvPass::forward && (bias || relu)) {
-    dnnl::primitive_attr attr;
-    if (relu) {
-      dnnl::post_ops ops;
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-      attr.set_post_ops(ops);
-    }
-    const dnnl::memory::desc b = bias ? dnnl::memory::desc({g.o}, bias == 2 ? dt::bf16 : dt::f32, tag::a)
-                                      : dnnl::memory::desc();
-    const dnnl::convolution_forward::primitive_desc fb(
-        {dnnl::prop_kind::forward_training, alg, m.x, m.w, b, m.y, m.strides, m.pad_l, m.pad_r}, attr, engine());
-    return {dnnl::convolution_forward(fb),
-            {arg(DNNL_ARG_SRC, p.x, fb.src_desc(), false), arg(DNNL_ARG_WEIGHTS, p.w, fb.weights_desc(), false)},
-            arg(DNNL_ARG_DST, p.y, fb.dst_desc(), true),
-            b};
-  }
+      {dnnl::prop_kind::forward_training, alg, m.x, m.w, b, m.y, m.strides, m.pad_l, m.pad_r}, epilogue_attr(relu),
+      engine());
   if (pass == ConvPass::forward)
     return {dnnl::convolution_forward(fwd),
             {arg(DNNL_ARG_SRC, p.x, fwd.src_desc(), false), arg(DNNL_ARG_WEIGHTS, p.w, fwd.weights_desc(), false)},
             arg(DNNL_ARG_DST, p.y, fwd.dst_desc(), true),
-            {}};
+            b};
   if (pass == ConvPass::backward_input) {
     const dnnl::convolution_backward_data::primitive_desc bd({alg, m.x, m.w, m.y, m.strides, m.pad_l, m.pad_r}, engine(), fwd);
     return {dnnl::convolution_backward_data(bd),
@@ -115,7 +103,7 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
   static std::map<GeomKey, ConvPrim> cache;
   thread_local Scratch scratch[3];
   KILN_CHECK(pass == ConvPass::forward || (!e.bias && !e.relu)) << "only the forward convolution has an epilogue";
-  const int bias = e.bias ? (e.bias_bf16 ? 2 : 1) : 0;
+  const int bias = bias_code(e);
   guarded("convolution", [&] {
     const int which = static_cast<int>(pass) + 4 * bias + 16 * e.relu;
     ConvPrim& p = cached(key_of(which, bf16, g), cache, mu, [&] { return make(pass, bf16, g, bias, e.relu); });

@@ -2,6 +2,7 @@
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backend/onednn/onednn.h"
 #include "kiln/error.h"
 
 namespace kiln::onednn {
@@ -19,6 +20,24 @@ void guarded(const char* what, F&& f) {
   } catch (const dnnl::error& e) {
     KILN_THROW(SystemError) << "[onednn] " << what << " failed: " << e.what() << " (status " << int(e.status) << ")";
   }
+}
+
+// An Epilogue's post-ops (ReLU or none), and its bias type for primitive cache keys and
+// descriptors: 0 no bias, 1 float32, 2 bfloat16.
+inline dnnl::primitive_attr epilogue_attr(bool relu) {
+  dnnl::primitive_attr attr;
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+inline int bias_code(const Epilogue& e) { return e.bias ? (e.bias_bf16 ? 2 : 1) : 0; }
+// The bias of `n` values for bias_code `code`; a zero descriptor (no bias) for 0.
+inline dnnl::memory::desc bias_desc(int code, const dnnl::memory::dims& dims, const dnnl::memory::dims& strides) {
+  if (code == 0) return {};
+  return dnnl::memory::desc(dims, code == 2 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32, strides);
 }
 
 }  // namespace kiln::onednn

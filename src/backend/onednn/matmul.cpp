@@ -38,25 +38,16 @@ Prim& primitive(const Key& key) {
   p.a = desc(type, batch, m, k, ta);
   p.b = desc(type, batch, k, n, tb);
   p.c = desc(type, batch, m, n, false);
-  dnnl::primitive_attr attr;
-  if (relu) {
-    dnnl::post_ops ops;
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    attr.set_post_ops(ops);
-  }
-  if (bias) {
-    p.bias = dnnl::memory::desc({1, 1, n}, bias == 2 ? dt::bf16 : dt::f32, {n, n, 1});
-    p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.bias, p.c), attr, engine()));
-  } else {
-    p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.c), attr, engine()));
-  }
+  p.bias = bias_desc(bias, {1, 1, n}, {n, n, 1});  // a zero descriptor: no bias
+  const dnnl::matmul::desc d(p.a, p.b, p.bias, p.c);
+  p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, epilogue_attr(relu), engine()));
   return cache.emplace(key, std::move(p)).first->second;
 }
 
 void matmul(dt type, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n, int64_t k,
             bool transpose_a, bool transpose_b, const Epilogue& e) {
   try {
-    const int bias = e.bias ? (e.bias_bf16 ? 2 : 1) : 0;
+    const int bias = bias_code(e);
     Prim& p = primitive({type, batch, m, n, k, transpose_a, transpose_b, bias, e.relu});
     dnnl::stream s(engine());
     dnnl::memory ma(p.a, engine(), const_cast<void*>(a));
