@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
         const bool interp = std::strcmp(backend, "interp") == 0;
         if (interp && policy != PrecisionPolicy::original) continue;  // the interpreter has no policies
         CompileReport rep;
-        const auto ex = interp ? make_interpreter(g) : compile_cpu(g, CompileOptions{.policy = policy}, &rep);
+        const auto ex = interp ? make_interpreter(g) : compile_cpu(g, with_environment_defaults({.policy = policy}), &rep);
         Variables vars;
         initialize_variables(g, vars);
         const int n = interp && std::strcmp(w.model, "cnn") == 0 ? 2 : steps;
@@ -133,12 +133,12 @@ int main(int argc, char** argv) {
     const Graph g = train_graph(w.net, batch);
     fs::remove_all(dir);
     CompileOptions co;
-    co.cache_dir = dir.string();
+    co.cache.dir = dir.string();
     CompileReport cold, warm;
     compile_cpu(g, co, &cold);
     compile_cpu(g, co, &warm);
-    std::printf("| %s | %.3f (%s) | %.4f (%s) | %.0fx |\n", w.model, cold.total_seconds(), cold.cache.c_str(),
-                warm.total_seconds(), warm.cache.c_str(), cold.total_seconds() / std::max(warm.total_seconds(), 1e-9));
+    std::printf("| %s | %.3f (%s) | %.4f (%s) | %.0fx |\n", w.model, cold.total_seconds(), cache_outcome_name(cold.cache).data(),
+                warm.total_seconds(), cache_outcome_name(warm.cache).data(), cold.total_seconds() / std::max(warm.total_seconds(), 1e-9));
   }
   fs::remove_all(dir);
   return 0;

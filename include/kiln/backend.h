@@ -7,21 +7,17 @@
 #include <string>
 #include <vector>
 
-#include "kiln/precision.h"
+#include "kiln/compiler.h"
 #include "kiln/runtime.h"
 
 namespace kiln {
 
-struct CompileReport;
-
 struct BackendOptions {
   std::string backend = "cpu";  // one of backend_names()
-  PrecisionPolicy policy = PrecisionPolicy::original;  // the compiler applies it (cpu only)
+  // The policy applies on both backends (the interpreter runs the policy's casts too);
+  // the rest of it (cache, dumps, profiling) only where something is compiled.
+  CompileOptions compile{};
   CompileReport* report = nullptr;  // if set, the cpu backend fills it
-  // The compile cache (cpu only), as in CompileOptions: off when cache_dir is empty.
-  std::string cache_dir;
-  int64_t cache_size_cap_bytes = int64_t{2} << 30;
-  bool cache_strict = false;
 };
 
 // The names accepted by BackendOptions::backend, the default first.

@@ -1,43 +1,53 @@
 // The native CPU compiler: a graph becomes C++ (fused kernels + a step function), which
-// the host C++ compiler turns into a shared object that kiln loads. oneDNN does matmul;
-// ops without a native kernel yet run the interpreter's kernel from the compiled step.
+// the host C++ compiler turns into a shared object that kiln loads. oneDNN does matmul and
+// convolution; ops without a native kernel run the interpreter's kernel from the step.
+// The pipeline, one named call per stage, is compile_cpu() in src/backend/cpu/compile.cpp.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 
-#include "kiln/precision.h"
+#include "kiln/cache_settings.h"
+#include "kiln/precision_policy.h"
 #include "kiln/runtime.h"
 
 namespace kiln {
 
 struct CompileOptions {
   PrecisionPolicy policy = PrecisionPolicy::original;
-  std::string dump_code_dir{};  // keep the generated source here (also KILN_DUMP_CODE)
-  std::string dump_ir_dir{};    // write the IR after each pass here (also KILN_DUMP_IR)
-  // The persistent compile cache (kiln/compile_cache.h): off when empty (then KILN_CACHE_DIR
-  // is used if set). A cache that cannot work warns and is skipped, unless cache_strict.
-  std::string cache_dir{};
-  int64_t cache_size_cap_bytes = int64_t{2} << 30;
-  bool cache_strict = false;
-  // How long to wait for another process compiling the same graph before compiling
-  // privately (without storing).
-  double cache_lock_timeout_seconds = 600;
+  // The persistent compile cache (kiln/compile_cache.h): off when cache.dir is empty.
+  CacheSettings cache{};
+  // Non-empty: write the IR after each pass to <dump_ir_dir>/<name>-<key>/ and the
+  // generated source to <dump_code_dir>/<name>-<key>.cpp, on a cache hit as on a miss.
+  // <key> is the cache key, or the graph's fingerprint when no cache is in use, so each
+  // graph gets its own dump and none overwrites another's.
+  std::string dump_ir_dir{};
+  std::string dump_code_dir{};
+  // What the dumps are called: "train", "eval", ... (letters, digits, '-', '_', '.').
+  std::string name = "graph";
+  // Time every kernel and library call; a table goes to stderr when the executable goes.
+  bool profile = false;
 };
+
+// `options` with what it leaves unset taken from the environment: cache.dir from
+// KILN_CACHE_DIR, dump_ir_dir from KILN_DUMP_IR, dump_code_dir from KILN_DUMP_CODE,
+// profile from KILN_PROFILE (set and not "0"). Called once at the edge (the Estimator,
+// the `kiln` command, the benchmarks); compile_cpu() itself reads no environment.
+CompileOptions with_environment_defaults(CompileOptions options);
 
 // Where compile time goes, per graph: the number the compile cache is judged against.
 struct CompileReport {
   double passes_seconds = 0;
   double codegen_seconds = 0;
   double compile_seconds = 0;  // the host C++ compiler
-  double load_seconds = 0;
+  double load_seconds = 0;     // on a hit: the lookup, the checksum and dlopen
   int kernels = 0;           // fused loops generated
   int library_calls = 0;     // oneDNN calls
   int fallback_ops = 0;      // ops run by the interpreter's kernels
   int64_t arena_bytes = 0;       // peak intermediate memory with planning
   int64_t unplanned_bytes = 0;   // the same without buffer reuse
   std::string compiler;          // the compiler command used
-  std::string cache = "off";     // "hit", "miss", "off", or "error" (compiled, but storing failed)
+  CacheOutcome cache = CacheOutcome::off;
   std::string cache_key;         // 32 hex digits when the cache was used
   std::string cache_note;        // why an entry was not loaded or stored, if so
   double total_seconds() const { return passes_seconds + codegen_seconds + compile_seconds + load_seconds; }

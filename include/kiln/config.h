@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "kiln/cache_settings.h"
 #include "kiln/dtype.h"
 #include "kiln/error.h"  // ConfigError, thrown by everything here
 #include "kiln/precision.h"
@@ -59,15 +60,14 @@ struct AccelerateTrainMode {
   // Loss split: the loss below which training switches, ratio * final_loss.
   double loss_target(double final_loss) const { return ratio * final_loss; }
 
-  DType low_dtype() const { return type == LowType::float16 ? DType::f16 : DType::bf16; }
+  // The low phase's type, as its policy (low_phase_policy) computes in.
+  DType low_dtype() const { return kiln::low_dtype(low_phase_policy(*this)); }
   bool operator==(const AccelerateTrainMode&) const = default;
 };
 
 // "fast"/"fast1", "step"/"loss".
 std::string_view low_type_name(AccelerateTrainMode::LowType t);
 std::string_view split_name(AccelerateTrainMode::Split s);
-
-inline constexpr int64_t kDefaultCacheSizeCap = int64_t{2} << 30;  // 2 GiB
 
 // The seed's ExperimentalConfig plus the options kiln adds. Every field is optional.
 struct ExperimentalConfig {
@@ -87,6 +87,10 @@ struct ExperimentalConfig {
   // kiln, loss split: switch anyway once this share of max_steps has run in low precision,
   // so an unreachable target cannot keep a run low forever. In (0, 1]; 1 = no cap.
   double accelerate_max_low_share = 0.95;
+
+  // The cache settings above as the compiler takes them (the lock timeout at its default).
+  // graph_compiler_cache_dir empty: KILN_CACHE_DIR, if set.
+  CacheSettings cache_settings() const;
 
   // Empty accelerate_train_mode -> nullopt; otherwise AccelerateTrainMode::parse.
   std::optional<AccelerateTrainMode> parsed_accelerate_train_mode() const;

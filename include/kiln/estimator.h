@@ -153,9 +153,9 @@ struct CompileSummary {
   int graphs = 0;  // executables built by the cpu compiler
   int cache_hits = 0, cache_misses = 0, cache_errors = 0;
   double passes_seconds = 0, codegen_seconds = 0, compile_seconds = 0, load_seconds = 0;
-  // "hit" (every graph loaded from the cache), "miss" (at least one compiled and stored),
-  // "error" (a store failed) or "off" (no cache in use).
-  std::string cache() const;
+  // hit (every graph loaded from the cache), miss (at least one compiled and stored),
+  // error (a store failed) or off (no cache in use).
+  CacheOutcome cache() const;
 };
 
 struct Evaluation {

@@ -1,5 +1,6 @@
-// Precision modes as the seed spells them (precision_mode, precision_mode_v2), and the
-// PrecisionPolicy the compiler's cast-insertion pass applies.
+// Precision modes as the seed spells them (precision_mode, precision_mode_v2), and how
+// each maps to the PrecisionPolicy the compiler's cast-insertion pass applies
+// (kiln/precision_policy.h). The modes are the training API's; the policy is the compiler's.
 //
 // Mapping from the user's mode to the policy (kiln on CPU; SPEC §2):
 //
@@ -21,7 +22,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "kiln/dtype.h"
+#include "kiln/precision_policy.h"
 
 namespace kiln {
 
@@ -45,37 +46,16 @@ inline constexpr int kNumPrecisionModes = 8;
 enum class PrecisionModeV2 : uint8_t { origin, fp16, mixed_float16, mixed_bfloat16, cube_fp16in_fp32out };
 inline constexpr int kNumPrecisionModesV2 = 5;
 
-// What the compiler applies to a graph written in float32.
-enum class PrecisionPolicy : uint8_t {
-  // Every op in the dtype the graph was written in (float32 for kiln's models).
-  original,
-  // Every float op computes in float32, even ops the graph wrote in f16/bf16.
-  force_fp32,
-  // matmul/conv take float16-rounded inputs and accumulate/output float32; the rest float32.
-  allow_fp32_to_fp16,
-  // As allow_fp32_to_fp16 with bfloat16 inputs.
-  allow_fp32_to_bf16,
-  // Automatic mixed precision in float16: compute-heavy ops (matmul, conv) low; softmax,
-  // log/exp, reductions, losses and norms float32; variables and optimizer state float32.
-  mixed_float16,
-  // Automatic mixed precision in bfloat16 (same op lists); no loss scaling.
-  mixed_bfloat16,
-  // Every float op computes in float16; variables keep a float32 master copy.
-  force_fp16,
-};
-inline constexpr int kNumPrecisionPolicies = 7;
 
 // Names as written above ("allow_fp32_to_fp16", "origin", "mixed_float16", ...).
 std::string_view precision_mode_name(PrecisionMode m);
 std::string_view precision_mode_v2_name(PrecisionModeV2 m);
-std::string_view precision_policy_name(PrecisionPolicy p);
 
 // Inverses of the *_name functions. Exact, case-sensitive; anything else throws
-// ConfigError "[precision_mode] unknown value 'fp8'; valid: ..." (with "[precision_mode_v2]"
-// or "[precision_policy]" as the context), suggesting the right spelling for a near miss.
+// ConfigError "[precision_mode] unknown value 'fp8'; valid: ..." (or "[precision_mode_v2]"),
+// suggesting the right spelling for a near miss.
 PrecisionMode parse_precision_mode(std::string_view s);
 PrecisionModeV2 parse_precision_mode_v2(std::string_view s);
-PrecisionPolicy parse_precision_policy(std::string_view s);
 
 // The table in the header comment.
 PrecisionPolicy policy_of(PrecisionMode m);
@@ -86,11 +66,6 @@ PrecisionPolicy policy_of(PrecisionModeV2 m);
 bool allows_accelerate_train_mode(PrecisionMode m);
 bool allows_accelerate_train_mode(PrecisionModeV2 m);
 
-// f16 or bf16 for the policies that compute something in a low type, f32 otherwise.
-DType low_dtype(PrecisionPolicy p);
-// True for the float16 policies (allow_fp32_to_fp16, mixed_float16, force_fp16): gradients
-// rounded to float16 underflow without dynamic loss scaling.
-bool needs_loss_scaling(PrecisionPolicy p);
 
 // The policy of the run's original-precision phase (the whole run without
 // accelerate_train_mode): from precision_mode or precision_mode_v2, `original` when both

@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-#include "kiln/compiler.h"
 #include "kiln/error.h"
 #include "passes/passes.h"
 
@@ -14,19 +13,12 @@ std::string default_backend() { return backend_names().front(); }
 std::unique_ptr<Executable> make_executable(const Graph& g, const BackendOptions& options) {
   if (options.backend == "interp") {
     // The interpreter runs the policy's casts too: it is the oracle for every policy.
-    if (options.policy == PrecisionPolicy::original) return make_interpreter(g);
-    passes::LowerOptions lo;
-    lo.policy = options.policy;
-    return make_interpreter(passes::lower(g, lo));
+    if (options.compile.policy == PrecisionPolicy::original) return make_interpreter(g);
+    return make_interpreter(passes::lower(g, {.policy = options.compile.policy}));
   }
   if (options.backend == "cpu") {
     try {
-      CompileOptions co;
-      co.policy = options.policy;
-      co.cache_dir = options.cache_dir;
-      co.cache_size_cap_bytes = options.cache_size_cap_bytes;
-      co.cache_strict = options.cache_strict;
-      return compile_cpu(g, co, options.report);
+      return compile_cpu(g, options.compile, options.report);
     } catch (const SystemError& e) {
       // No compiler, or it failed: still train, on the interpreter, and say why.
       std::fprintf(stderr, "kiln: warning: native compilation failed, using the interpreter: %s\n", e.what());

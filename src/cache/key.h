@@ -1,5 +1,7 @@
 // The compile-cache key: a 128-bit XXH3 hash over everything that determines the compiled
-// code (and nothing else: no paths of temporary directories, no times, no pointers).
+// code (and nothing else: no paths of temporary directories, no times, no pointers). The
+// cache only hashes named byte strings; what goes in is the backend's business
+// (backend/cpu/cache_key.h).
 #pragma once
 #include <string>
 #include <string_view>
@@ -7,8 +9,6 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-
-#include "kiln/precision.h"
 
 namespace kiln::cache {
 
@@ -29,15 +29,5 @@ struct KeyIngredients {
   // two different ingredient lists hash the same stream.
   std::string key() const;
 };
-
-// The ingredients for compiling `canonical_text` (print_graph(g, TextForm::canonical))
-// with `policy` on this machine: kiln version, codegen ABI, compiler path, identity and
-// flags (host_toolchain()), CPU model and ISA, and the hash of the C++ source kiln
-// generated for it. The source makes the key follow every change to kiln's passes,
-// schedule and code generator, also between builds that share a version number (a stale
-// object would disagree with this kiln about buffer layout and arithmetic).
-// Throws SystemError if there is no compiler.
-KeyIngredients compile_key_ingredients(const std::string& canonical_text, PrecisionPolicy policy,
-                                       std::string_view generated_source);
 
 }  // namespace kiln::cache

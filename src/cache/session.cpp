@@ -16,7 +16,7 @@ void warn_once(const std::string& message) {
   if (seen.insert(message).second) std::fprintf(stderr, "kiln: warning: %s\n", message.c_str());
 }
 
-Session::Session(Settings settings, KeyIngredients ingredients)
+Session::Session(CacheSettings settings, KeyIngredients ingredients)
     : settings_(std::move(settings)), ingredients_(std::move(ingredients)), key_(ingredients_.key()) {
   std::string why = prepare_cache_root(settings_.dir);
   if (why.empty()) {
@@ -49,7 +49,7 @@ std::optional<std::string> Session::find() {
   if (!store_) return std::nullopt;
   EntryCheck c = store_->check(key_);
   if (c.state == EntryCheck::State::ok) {
-    status_ = "hit";
+    outcome_ = CacheOutcome::hit;
     hit_meta_ = std::move(c.meta);
     return store_->object_path(key_);
   }
@@ -60,11 +60,11 @@ std::optional<std::string> Session::find() {
   if (lock_->held()) c = store_->check(key_);
   if (c.state == EntryCheck::State::ok) {
     lock_.reset();
-    status_ = "hit";
+    outcome_ = CacheOutcome::hit;
     hit_meta_ = std::move(c.meta);
     return store_->object_path(key_);
   }
-  status_ = "miss";
+  outcome_ = CacheOutcome::miss;
   if (c.state == EntryCheck::State::bad) damaged(c);
   return std::nullopt;
 }
@@ -74,25 +74,25 @@ void Session::reject(const std::string& reason) {
   c.state = EntryCheck::State::bad;
   c.ours = true;
   c.reason = reason;
-  status_ = "miss";
+  outcome_ = CacheOutcome::miss;
   lock_ = std::make_unique<KeyLock>(store_->lock_path(key_));
   lock_->acquire(settings_.lock_timeout_seconds);
   damaged(c);
 }
 
 void Session::loaded() {
-  if (store_ && status_ == "hit") store_->touch(key_, hit_meta_);
+  if (store_ && outcome_ == CacheOutcome::hit) store_->touch(key_, hit_meta_);
 }
 
 void Session::publish(const std::string& object_file, nlohmann::json meta) {
-  if (!store_ || status_ != "miss") return;
+  if (!store_ || outcome_ != CacheOutcome::miss) return;
   if (!entry_ours_to_replace_ || (lock_ && !lock_->held())) return;  // compiled privately
   meta["ingredients"] = ingredients_.to_json();
   meta["kiln_version"] = KILN_VERSION;
   const std::string why = store_->publish(key_, object_file, std::move(meta));
   lock_.reset();
   if (!why.empty()) {
-    status_ = "error";
+    outcome_ = CacheOutcome::error;
     problem("cannot store entry " + key_ + ": " + why, true);
     return;
   }

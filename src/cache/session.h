@@ -11,25 +11,19 @@
 #include "cache/key.h"
 #include "cache/lock.h"
 #include "cache/store.h"
+#include "kiln/cache_settings.h"
 
 namespace kiln::cache {
-
-struct Settings {
-  std::string dir;
-  int64_t size_cap_bytes = 0;
-  bool strict = false;
-  double lock_timeout_seconds = 600;  // then compile privately
-};
 
 class Session {
  public:
   // Prepares the root directory. Throws ConfigError in strict mode if the cache cannot work.
-  Session(Settings settings, KeyIngredients ingredients);
+  Session(CacheSettings settings, KeyIngredients ingredients);
 
   bool usable() const { return store_ != nullptr; }
   const std::string& key() const { return key_; }
-  // "hit", "miss", "off" (no usable cache) or "error" (a store failed).
-  const std::string& status() const { return status_; }
+  // off (no usable cache), hit, miss, or error (a store failed).
+  CacheOutcome outcome() const { return outcome_; }
   // Warnings about this key (damaged entry replaced, store failed), for the report.
   const std::string& note() const { return note_; }
 
@@ -48,12 +42,12 @@ class Session {
   void problem(const std::string& reason, bool cache_broken);
   void damaged(const EntryCheck& c);
 
-  Settings settings_;
+  CacheSettings settings_;
   KeyIngredients ingredients_;
   std::string key_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<KeyLock> lock_;
-  std::string status_ = "off";
+  CacheOutcome outcome_ = CacheOutcome::off;
   std::string note_;
   nlohmann::json hit_meta_;
   bool entry_ours_to_replace_ = true;

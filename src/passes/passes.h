@@ -2,11 +2,12 @@
 // Each takes a verified graph and returns a new verified graph with the same outputs,
 // the same assigns and the same names on placeholders, variables and outputs.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "kiln/graph.h"
-#include "kiln/precision.h"
+#include "kiln/precision_policy.h"
 
 namespace kiln::passes {
 
@@ -50,7 +51,11 @@ Graph fuse_relu_masks(const Graph& g);
 
 struct LowerOptions {
   PrecisionPolicy policy = PrecisionPolicy::original;
-  std::string dump_dir;  // non-empty: write the IR after each pass (also KILN_DUMP_IR)
+  // Non-empty: write the IR after each pass to <dump_dir>/<index>-<pass>.kir, the input as
+  // 0-input.kir. (compile_cpu dumps through after_pass instead, into a folder per graph.)
+  std::string dump_dir{};
+  // If set, called with the same index, pass name and graph as the dump.
+  std::function<void(int index, const char* pass, const Graph& g)> after_pass{};
 };
 
 // The single ordered list of passes: verify -> precision -> simplify -> CSE -> epilogues

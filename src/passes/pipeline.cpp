@@ -1,4 +1,3 @@
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -22,19 +21,21 @@ void dump(const std::string& dir, int index, const char* name, const Graph& g) {
 }  // namespace
 
 Graph lower(const Graph& input, const LowerOptions& options) {
-  std::string dir = options.dump_dir;
-  if (dir.empty())
-    if (const char* env = std::getenv("KILN_DUMP_IR")) dir = env;
   verify(input);
   Graph g = input;
   int index = 0;
-  dump(dir, index++, "input", g);
+  auto record = [&](const char* name) {
+    dump(options.dump_dir, index, name, g);
+    if (options.after_pass) options.after_pass(index, name, g);
+    ++index;
+  };
+  record("input");
   auto step = [&](const char* name, auto&& pass) {
     g = pass(g);
 #ifndef NDEBUG
     verify(g);
 #endif
-    dump(dir, index++, name, g);
+    record(name);
   };
   step("precision", [&](const Graph& x) { return apply_precision(x, options.policy); });
   step("simplify", simplify);

@@ -43,6 +43,14 @@ void validate_experimental(const ExperimentalConfig& x) {
 
 }  // namespace
 
+CacheSettings ExperimentalConfig::cache_settings() const {
+  CacheSettings c;
+  c.dir = graph_compiler_cache_dir.empty() ? cache_dir_from_environment() : graph_compiler_cache_dir;
+  c.size_cap_bytes = cache_size_cap_bytes;
+  c.strict = cache_strict;
+  return c;
+}
+
 std::optional<AccelerateTrainMode> ExperimentalConfig::parsed_accelerate_train_mode() const {
   if (accelerate_train_mode.empty()) return std::nullopt;
   return AccelerateTrainMode::parse(accelerate_train_mode);

@@ -83,7 +83,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   BuiltGraph* low = nullptr;
   if (accel) {
     BackendOptions lo = backend_options();
-    lo.policy = low_phase_policy(*accel);
+    lo.compile.policy = low_phase_policy(*accel);
     low = &build_graph(*s_, model_fn_, params_, lo, ModeKeys::train, batch, fetches, /*guarded=*/true);
   }
   if (restored) {

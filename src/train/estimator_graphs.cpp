@@ -44,7 +44,7 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, cons
   const bool has_labels = !batch.labels.empty();
   std::string key = std::string(mode_name(mode)) + " " + shape_str(batch.features.shape()) + " " +
                     (has_labels ? shape_str(batch.labels.shape()) : "-") + " " +
-                    std::string(precision_policy_name(backend.policy)) + (guarded ? " guarded" : "");
+                    std::string(precision_policy_name(backend.compile.policy)) + (guarded ? " guarded" : "");
   for (const auto& f : fetches) key += " " + f;
   auto it = s.graphs.find(key);
   if (it != s.graphs.end()) return it->second;
@@ -112,13 +112,15 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, cons
   CompileReport report;
   BackendOptions with_report = backend;
   with_report.report = &report;
+  with_report.compile.name = std::string(mode_name(mode)) + "-" + std::string(precision_policy_name(backend.compile.policy)) +
+                             (guarded ? "-guarded" : "");
   b.exec = make_executable(g, with_report);
   if (backend.backend == "cpu") {
     CompileSummary& c = s.compile;
     ++c.graphs;
-    c.cache_hits += report.cache == "hit";
-    c.cache_misses += report.cache == "miss";
-    c.cache_errors += report.cache == "error";
+    c.cache_hits += report.cache == CacheOutcome::hit;
+    c.cache_misses += report.cache == CacheOutcome::miss;
+    c.cache_errors += report.cache == CacheOutcome::error;
     c.passes_seconds += report.passes_seconds;
     c.codegen_seconds += report.codegen_seconds;
     c.compile_seconds += report.compile_seconds;

@@ -52,20 +52,19 @@ double Evaluation::at(const std::string& name) const {
 BackendOptions Estimator::backend_options() const {
   BackendOptions b;
   b.backend = options_.backend;
-  b.policy = effective_policy(config_);
-  b.cache_dir = config_.experimental_config.graph_compiler_cache_dir;
-  b.cache_size_cap_bytes = config_.experimental_config.cache_size_cap_bytes;
-  b.cache_strict = config_.experimental_config.cache_strict;
+  // The edge: the environment's defaults are read here, once per Estimator call.
+  b.compile = with_environment_defaults(
+      {.policy = effective_policy(config_), .cache = config_.experimental_config.cache_settings()});
   return b;
 }
 
 const CompileSummary& Estimator::compile_summary() const { return s_->compile; }
 
-std::string CompileSummary::cache() const {
-  if (cache_errors) return "error";
-  if (cache_misses) return "miss";
-  if (cache_hits) return "hit";
-  return "off";
+CacheOutcome CompileSummary::cache() const {
+  if (cache_errors) return CacheOutcome::error;
+  if (cache_misses) return CacheOutcome::miss;
+  if (cache_hits) return CacheOutcome::hit;
+  return CacheOutcome::off;
 }
 
 }  // namespace kiln

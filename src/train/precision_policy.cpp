@@ -40,24 +40,6 @@ bool allows_accelerate_train_mode(PrecisionMode m) {
 }
 bool allows_accelerate_train_mode(PrecisionModeV2 m) { return m == PrecisionModeV2::origin; }
 
-DType low_dtype(PrecisionPolicy p) {
-  switch (p) {
-    case PrecisionPolicy::allow_fp32_to_fp16:
-    case PrecisionPolicy::mixed_float16:
-    case PrecisionPolicy::force_fp16: return DType::f16;
-    case PrecisionPolicy::allow_fp32_to_bf16:
-    case PrecisionPolicy::mixed_bfloat16: return DType::bf16;
-    case PrecisionPolicy::original:
-    case PrecisionPolicy::force_fp32: return DType::f32;
-  }
-  KILN_CHECK(false) << "bad PrecisionPolicy " << int(p);
-  return DType::f32;
-}
-
-// Any float16 policy: even allow_fp32_to_fp16 rounds the output gradients fed to the
-// backward matmuls to float16, where small values underflow.
-bool needs_loss_scaling(PrecisionPolicy p) { return low_dtype(p) == DType::f16; }
-
 PrecisionPolicy effective_policy(const RunConfig& cfg) {
   if (auto m = cfg.parsed_precision_mode()) return policy_of(*m);
   if (auto m = cfg.parsed_precision_mode_v2()) return policy_of(*m);

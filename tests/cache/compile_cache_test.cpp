@@ -15,6 +15,7 @@
 #include "cache/lock.h"
 #include "cache/store.h"
 #include "kiln/compiler.h"
+#include "kiln/config.h"
 #include "kiln/error.h"
 #include "kiln/ops.h"
 #include "support/small_graph.h"
@@ -46,9 +47,9 @@ CompileReport compile_with(const fs::path& dir, const Graph& g = small_graph(),
                            bool strict = false) {
   CompileOptions o;
   o.policy = policy;
-  o.cache_dir = dir.string();
-  o.cache_size_cap_bytes = cap;
-  o.cache_strict = strict;
+  o.cache.dir = dir.string();
+  o.cache.size_cap_bytes = cap;
+  o.cache.strict = strict;
   CompileReport r;
   auto exe = compile_cpu(g, o, &r);
   if (g.node(g.outputs()[0].value).shape == Shape{2, 2} && g.find("x") && g.node(*g.find("x")).shape == Shape{2, 3})
@@ -63,14 +64,14 @@ std::string entry_dir(const fs::path& dir, const std::string& key) {
 TEST(CompileCache, OffByDefault) {
   CompileReport r;
   auto exe = compile_cpu(small_graph(), {}, &r);
-  EXPECT_EQ(r.cache, "off");
+  EXPECT_EQ(r.cache, CacheOutcome::off);
   EXPECT_TRUE(r.cache_key.empty());
 }
 
 TEST(CompileCache, SecondCompileHitsAndSkipsTheCompiler) {
   const fs::path dir = fresh_dir("hit") / "nested" / "cache";
   const CompileReport miss = compile_with(dir);
-  EXPECT_EQ(miss.cache, "miss");
+  EXPECT_EQ(miss.cache, CacheOutcome::miss);
   EXPECT_GT(miss.compile_seconds, 0);
   EXPECT_EQ((fs::status(dir).permissions() & fs::perms::all), fs::perms::owner_all) << "created 0700";
   const std::string e = entry_dir(dir, miss.cache_key);
@@ -83,7 +84,7 @@ TEST(CompileCache, SecondCompileHitsAndSkipsTheCompiler) {
   EXPECT_GT(meta["sizes"]["object"].get<int64_t>(), 0);
 
   const CompileReport hit = compile_with(dir);
-  EXPECT_EQ(hit.cache, "hit");
+  EXPECT_EQ(hit.cache, CacheOutcome::hit);
   EXPECT_EQ(hit.cache_key, miss.cache_key);
   EXPECT_EQ(hit.compile_seconds, 0);
   // Codegen still runs (the generated source is part of the key); the C++ compile does not.
@@ -91,7 +92,7 @@ TEST(CompileCache, SecondCompileHitsAndSkipsTheCompiler) {
   EXPECT_EQ(meta["ingredients"]["source"], nlohmann::json::parse(read(e + "/meta.json"))["ingredients"]["source"]);
   EXPECT_EQ(nlohmann::json::parse(read(e + "/meta.json"))["hits"], 1);
   // A renamed-but-equal graph is the same entry.
-  EXPECT_EQ(compile_with(dir, small_graph(3, "renamed")).cache, "hit");
+  EXPECT_EQ(compile_with(dir, small_graph(3, "renamed")).cache, CacheOutcome::hit);
   fs::remove_all(fresh_dir("hit"));
 }
 
@@ -100,13 +101,13 @@ TEST(CompileCache, ChangedGraphOrPolicyMissesAndIsStoredBeside) {
   const CompileReport a = compile_with(dir);
   const CompileReport b = compile_with(dir, small_graph(5));
   const CompileReport c = compile_with(dir, small_graph(), PrecisionPolicy::mixed_bfloat16);
-  EXPECT_EQ(b.cache, "miss");
-  EXPECT_EQ(c.cache, "miss");
+  EXPECT_EQ(b.cache, CacheOutcome::miss);
+  EXPECT_EQ(c.cache, CacheOutcome::miss);
   EXPECT_NE(a.cache_key, b.cache_key);
   EXPECT_NE(a.cache_key, c.cache_key);
   EXPECT_EQ(cache::Store(dir.string()).scan().size(), 3u);
-  EXPECT_EQ(compile_with(dir).cache, "hit");
-  EXPECT_EQ(compile_with(dir, small_graph(5)).cache, "hit");
+  EXPECT_EQ(compile_with(dir).cache, CacheOutcome::hit);
+  EXPECT_EQ(compile_with(dir, small_graph(5)).cache, CacheOutcome::hit);
   fs::remove_all(dir);
 }
 
@@ -134,9 +135,9 @@ TEST(CompileCache, DamagedEntriesAreMissesAndRepaired) {
   for (const auto& [what, damage] : damages) {
     damage();
     const CompileReport r = compile_with(dir);
-    EXPECT_EQ(r.cache, "miss") << what;
+    EXPECT_EQ(r.cache, CacheOutcome::miss) << what;
     EXPECT_NE(r.cache_note.find("not loaded"), std::string::npos) << what << ": " << r.cache_note;
-    EXPECT_EQ(compile_with(dir).cache, "hit") << what << ": repaired";
+    EXPECT_EQ(compile_with(dir).cache, CacheOutcome::hit) << what << ": repaired";
   }
   fs::remove_all(dir);
 }
@@ -147,19 +148,19 @@ TEST(CompileCache, UnsafeDirectoriesAndEntriesAreRefused) {
   // A group-writable cache directory: nothing is loaded from it or stored in it.
   fs::permissions(dir, fs::perms::group_write, fs::perm_options::add);
   CompileReport r = compile_with(dir);
-  EXPECT_EQ(r.cache, "off");
+  EXPECT_EQ(r.cache, CacheOutcome::off);
   EXPECT_NE(r.cache_note.find("writable by group or others"), std::string::npos) << r.cache_note;
   EXPECT_THROW(compile_with(dir, small_graph(), PrecisionPolicy::original, int64_t{2} << 30, true), ConfigError);
   fs::permissions(dir, fs::perms::group_write, fs::perm_options::remove);
-  EXPECT_EQ(compile_with(dir).cache, "hit");
+  EXPECT_EQ(compile_with(dir).cache, CacheOutcome::hit);
 
   // A group-writable entry: refused, then replaced (it is ours).
   const std::string e = entry_dir(dir, key);
   fs::permissions(e + "/step.so", fs::perms::others_write, fs::perm_options::add);
   r = compile_with(dir);
-  EXPECT_EQ(r.cache, "miss");
+  EXPECT_EQ(r.cache, CacheOutcome::miss);
   EXPECT_NE(r.cache_note.find("writable by group or others"), std::string::npos) << r.cache_note;
-  EXPECT_EQ(compile_with(dir).cache, "hit");
+  EXPECT_EQ(compile_with(dir).cache, CacheOutcome::hit);
 
   // A symlinked entry (pointing at a valid copy elsewhere): refused and replaced.
   const fs::path elsewhere = fresh_dir("unsafe-elsewhere");
@@ -168,10 +169,10 @@ TEST(CompileCache, UnsafeDirectoriesAndEntriesAreRefused) {
   fs::remove_all(e);
   fs::create_directory_symlink(elsewhere / "entry", e);
   r = compile_with(dir);
-  EXPECT_EQ(r.cache, "miss");
+  EXPECT_EQ(r.cache, CacheOutcome::miss);
   EXPECT_NE(r.cache_note.find("symlink"), std::string::npos) << r.cache_note;
   EXPECT_FALSE(fs::is_symlink(e));
-  EXPECT_EQ(compile_with(dir).cache, "hit");
+  EXPECT_EQ(compile_with(dir).cache, CacheOutcome::hit);
   fs::remove_all(elsewhere);
 
   // An entry owned by another user (only root can make one): refused, not replaced.
@@ -179,10 +180,10 @@ TEST(CompileCache, UnsafeDirectoriesAndEntriesAreRefused) {
     for (const auto& p : fs::recursive_directory_iterator(e)) EXPECT_EQ(::lchown(p.path().c_str(), 65534, 65534), 0);
     EXPECT_EQ(::lchown(e.c_str(), 65534, 65534), 0);
     r = compile_with(dir);
-    EXPECT_EQ(r.cache, "miss");
+    EXPECT_EQ(r.cache, CacheOutcome::miss);
     EXPECT_NE(r.cache_note.find("owned by uid 65534"), std::string::npos) << r.cache_note;
     EXPECT_NE(r.cache_note.find("not ours"), std::string::npos) << r.cache_note;
-    EXPECT_EQ(compile_with(dir).cache, "miss") << "still foreign: never loaded";
+    EXPECT_EQ(compile_with(dir).cache, CacheOutcome::miss) << "still foreign: never loaded";
   }
   fs::remove_all(dir);
 }
@@ -191,7 +192,7 @@ TEST(CompileCache, UncreatableDirectoryWarnsAndCompilesUnlessStrict) {
   const fs::path file = fresh_dir("notadir");
   std::ofstream(file) << "x";
   const CompileReport r = compile_with(file / "cache");
-  EXPECT_EQ(r.cache, "off");
+  EXPECT_EQ(r.cache, CacheOutcome::off);
   EXPECT_NE(r.cache_note.find("cannot create"), std::string::npos) << r.cache_note;
   try {
     compile_with(file / "cache", small_graph(), PrecisionPolicy::original, int64_t{2} << 30, true);
@@ -207,7 +208,7 @@ TEST(CompileCache, EvictionKeepsTheTotalUnderTheCapLeastRecentlyUsedFirst) {
   const std::string k3 = compile_with(dir, small_graph(3)).cache_key;
   const int64_t one = cache::Store(dir.string()).total_bytes();
   const std::string k4 = compile_with(dir, small_graph(4)).cache_key;
-  EXPECT_EQ(compile_with(dir, small_graph(3)).cache, "hit");  // 3 is now more recent than 4
+  EXPECT_EQ(compile_with(dir, small_graph(3)).cache, CacheOutcome::hit);  // 3 is now more recent than 4
   // Room for two entries: storing a third evicts 4, the least recently used.
   const CompileReport r5 = compile_with(dir, small_graph(5), PrecisionPolicy::original, one * 5 / 2);
   cache::Store store(dir.string());
@@ -248,7 +249,7 @@ TEST(CompileCacheChild, DISABLED_Compile) {
   const char* dir = std::getenv("KILN_TEST_CACHE_DIR");
   ASSERT_NE(dir, nullptr);
   const CompileReport r = compile_with(dir);
-  std::printf("cache=%s key=%s\n", r.cache.c_str(), r.cache_key.c_str());
+  std::printf("cache=%s key=%s\n", cache_outcome_name(r.cache).data(), r.cache_key.c_str());
 }
 
 TEST(CompileCache, SeveralProcessesCompileOnceAndAllSucceed) {
@@ -309,15 +310,23 @@ TEST(CompileCache, KilledStoreLeavesNothingLoadable) {
 namespace kiln {
 namespace {
 
-TEST(CompileCache, KilnCacheDirEnvironmentVariableEnablesIt) {
+// KILN_CACHE_DIR is read at the edge (with_environment_defaults, RunConfig's
+// cache_settings), never inside compile_cpu: options given in code mean what they say.
+TEST(CompileCache, KilnCacheDirEnvironmentVariableEnablesItAtTheEdge) {
   const fs::path dir = fresh_dir("env");
   ::setenv("KILN_CACHE_DIR", dir.c_str(), 1);
-  CompileReport a, b;
-  compile_cpu(small_graph(), {}, &a);
-  compile_cpu(small_graph(), {}, &b);
+  CompileReport a, b, c;
+  compile_cpu(small_graph(), with_environment_defaults({}), &a);
+  compile_cpu(small_graph(), with_environment_defaults({}), &b);
+  compile_cpu(small_graph(), {}, &c);
+  const CacheSettings from_config = ExperimentalConfig{}.cache_settings();
+  const CacheSettings given = ExperimentalConfig{.graph_compiler_cache_dir = "/elsewhere"}.cache_settings();
   ::unsetenv("KILN_CACHE_DIR");
-  EXPECT_EQ(a.cache, "miss");
-  EXPECT_EQ(b.cache, "hit");
+  EXPECT_EQ(a.cache, CacheOutcome::miss);
+  EXPECT_EQ(b.cache, CacheOutcome::hit);
+  EXPECT_EQ(c.cache, CacheOutcome::off);
+  EXPECT_EQ(from_config.dir, dir.string());
+  EXPECT_EQ(given.dir, "/elsewhere");
   fs::remove_all(dir);
 }
 
@@ -337,17 +346,17 @@ TEST(CompileCache, LockTimeoutCompilesPrivately) {
   cache::KeyLock held(store.lock_path(key));
   ASSERT_TRUE(held.try_acquire());
   CompileOptions o;
-  o.cache_dir = dir.string();
-  o.cache_lock_timeout_seconds = 0.3;
+  o.cache.dir = dir.string();
+  o.cache.lock_timeout_seconds = 0.3;
   CompileReport r;
   auto exe = compile_cpu(small_graph(), o, &r);
   expect_small_graph_result(*exe);
-  EXPECT_EQ(r.cache, "miss");
+  EXPECT_EQ(r.cache, CacheOutcome::miss);
   EXPECT_NE(r.cache_note.find("timed out"), std::string::npos) << r.cache_note;
   EXPECT_TRUE(store.scan().empty()) << "a private compile does not store";
   held.release();
-  EXPECT_EQ(compile_with(dir).cache, "miss");
-  EXPECT_EQ(compile_with(dir).cache, "hit");
+  EXPECT_EQ(compile_with(dir).cache, CacheOutcome::miss);
+  EXPECT_EQ(compile_with(dir).cache, CacheOutcome::hit);
   fs::remove_all(dir);
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/cache_settings.h"
 #include "kiln/compile_cache.h"
 #include "kiln/config.h"
 #include "kiln/error.h"
@@ -51,8 +52,7 @@ CacheCommand::CacheCommand(CLI::App& parent) {
 }
 
 int CacheCommand::run() {
-  if (dir_.empty())
-    if (const char* env = std::getenv("KILN_CACHE_DIR")) dir_ = env;
+  if (dir_.empty()) dir_ = cache_dir_from_environment();
   if (dir_.empty()) KILN_THROW(ConfigError) << "[cache] --dir is required (or set KILN_CACHE_DIR)";
   const CompileCache cache(dir_);
   if (action_ == "stats") {

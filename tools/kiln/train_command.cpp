@@ -271,7 +271,7 @@ int TrainCommand::run() {
   if (backend_ == "cpu")
     std::printf("compile: cache %s (%d of %d graphs loaded from the cache); %.3fs = passes %.3fs, codegen %.3fs, "
                 "c++ %.3fs, load %.3fs\n",
-                cs.cache().c_str(), cs.cache_hits, cs.graphs,
+                std::string(cache_outcome_name(cs.cache())).c_str(), cs.cache_hits, cs.graphs,
                 cs.passes_seconds + cs.codegen_seconds + cs.compile_seconds + cs.load_seconds, cs.passes_seconds,
                 cs.codegen_seconds, cs.compile_seconds, cs.load_seconds);
   nlohmann::json final_record = {{"event", "final"},
@@ -289,9 +289,9 @@ int TrainCommand::run() {
                  {"test_examples", ev.examples},
                  {"model", model_},
                  {"backend", backend_},
-                 {"compile_cache", cs.cache()},
+                 {"compile_cache", cache_outcome_name(cs.cache())},
                  {"compile",
-                  {{"cache", cs.cache()},
+                  {{"cache", cache_outcome_name(cs.cache())},
                    {"graphs", cs.graphs},
                    {"cache_hits", cs.cache_hits},
                    {"cache_misses", cs.cache_misses},

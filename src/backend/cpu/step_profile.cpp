@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <numeric>
 #include <sstream>
 
@@ -21,11 +20,6 @@ const char* kind_name(StepKind k) {
 }
 
 }  // namespace
-
-bool profiling_requested() {
-  const char* v = std::getenv("KILN_PROFILE");
-  return v && *v && std::string(v) != "0";
-}
 
 std::string StepProfile::report(const Schedule& s, const std::string& title, size_t top) const {
   const double total = std::accumulate(seconds_.begin(), seconds_.end(), 0.0);

@@ -1,4 +1,4 @@
-// Where a compiled step's time goes, step by step (KILN_PROFILE=1): the generated code
+// Where a compiled step's time goes, step by step (CompileOptions::profile, KILN_PROFILE=1): the generated code
 // calls Runtime::tick after every kernel or library call; the host adds the time since
 // the previous tick to that step's total. Printed to stderr when the executable goes away.
 #pragma once
@@ -30,7 +30,5 @@ class StepProfile {
   int64_t runs_ = 0;
 };
 
-// Is KILN_PROFILE set to something other than "" or "0"?
-bool profiling_requested();
 
 }  // namespace kiln::cpu

@@ -31,20 +31,37 @@ std::string read(const fs::path& p) { return ::testkit::read_file(p); }
 using testkit::expect_small_graph_result;
 using testkit::small_graph;
 
+// The one entry of a directory (what a single compile dumped there).
+fs::path only_entry(const fs::path& dir) {
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir)) entries.push_back(e.path());
+  EXPECT_EQ(entries.size(), 1u) << dir;
+  return entries.empty() ? dir / "missing" : entries.front();
+}
+
 TEST(CompileOptions, DumpIrAndCodeDirectories) {
   const fs::path ir_dir = fresh_dir("ir"), code_dir = fresh_dir("code");
   CompileReport report;
-  auto exe = compile_cpu(small_graph(), CompileOptions{.policy = PrecisionPolicy::mixed_bfloat16, .dump_code_dir = code_dir.string(), .dump_ir_dir = ir_dir.string()},
+  auto exe = compile_cpu(small_graph(),
+                         CompileOptions{.policy = PrecisionPolicy::mixed_bfloat16,
+                                        .dump_ir_dir = ir_dir.string(),
+                                        .dump_code_dir = code_dir.string(),
+                                        .name = "train"},
                          &report);
   expect_small_graph_result(*exe);
+  const fs::path graph_ir = only_entry(ir_dir);
+  EXPECT_EQ(graph_ir.filename().string().rfind("train-", 0), 0u) << graph_ir;
+  EXPECT_EQ(graph_ir.filename().string().size(), 6u + 32u) << "name-<32 hex key>: " << graph_ir;
   size_t files = 0;
-  for (const auto& e : fs::directory_iterator(ir_dir)) {
+  for (const auto& e : fs::directory_iterator(graph_ir)) {
     ++files;
     EXPECT_NO_THROW(parse_graph(read(e.path()))) << e.path();
   }
   EXPECT_EQ(files, 7u) << "input + one file per pass (precision, simplify, cse, epilogues, relu_masks, dce)";
-  EXPECT_NE(read(ir_dir / "1-precision.kir").find("bf16"), std::string::npos);
-  const std::string source = read(code_dir / "step.cpp");
+  EXPECT_NE(read(graph_ir / "1-precision.kir").find("bf16"), std::string::npos);
+  const fs::path code = only_entry(code_dir);
+  EXPECT_EQ(code.filename().string(), graph_ir.filename().string() + ".cpp");
+  const std::string source = read(code);
   EXPECT_NE(source.find("kiln_step"), std::string::npos);
   EXPECT_NE(source.find("kiln_abi_version"), std::string::npos);
   EXPECT_GT(report.compile_seconds, 0);
@@ -52,6 +69,68 @@ TEST(CompileOptions, DumpIrAndCodeDirectories) {
   EXPECT_EQ(report.library_calls, 1);
   fs::remove_all(ir_dir);
   fs::remove_all(code_dir);
+}
+
+// Every compiled graph gets its own dump, also when it comes from the cache, and a second
+// graph never overwrites the first one's.
+TEST(CompileOptions, DumpsAreOnePerGraphAndWrittenOnACacheHit) {
+  const fs::path ir_dir = fresh_dir("ir-many"), code_dir = fresh_dir("code-many"), cache = fresh_dir("dump-cache");
+  const CompileOptions o{.cache = {.dir = cache.string()}, .dump_ir_dir = ir_dir.string(), .dump_code_dir = code_dir.string()};
+  CompileReport a, b, hit;
+  compile_cpu(small_graph(3), o, &a);
+  compile_cpu(small_graph(4), o, &b);
+  ASSERT_NE(a.cache_key, b.cache_key);
+  EXPECT_TRUE(fs::exists(ir_dir / ("graph-" + a.cache_key) / "6-dce.kir"));
+  EXPECT_TRUE(fs::exists(ir_dir / ("graph-" + b.cache_key) / "6-dce.kir"));
+  EXPECT_TRUE(fs::exists(code_dir / ("graph-" + a.cache_key + ".cpp")));
+  EXPECT_TRUE(fs::exists(code_dir / ("graph-" + b.cache_key + ".cpp")));
+  fs::remove_all(ir_dir);
+  fs::remove_all(code_dir);
+  compile_cpu(small_graph(3), o, &hit);
+  EXPECT_EQ(hit.cache, CacheOutcome::hit);
+  EXPECT_TRUE(fs::exists(ir_dir / ("graph-" + a.cache_key) / "0-input.kir"));
+  EXPECT_NE(read(code_dir / ("graph-" + a.cache_key + ".cpp")).find("kiln_step"), std::string::npos);
+  for (const auto& d : {ir_dir, code_dir, cache}) fs::remove_all(d);
+}
+
+// An unwritable dump directory is the user's error, said clearly: not a crash, and not a
+// silent fallback to the interpreter.
+TEST(CompileOptions, AnUnwritableDumpDirectoryIsAConfigError) {
+  const fs::path file = fresh_dir("dump-file") / "a-file";
+  fs::create_directories(file.parent_path());
+  { std::ofstream(file) << "x"; }
+  ASSERT_TRUE(fs::is_regular_file(file));
+  for (bool code : {false, true}) {
+    CompileOptions o;
+    (code ? o.dump_code_dir : o.dump_ir_dir) = (file / "sub").string();
+    try {
+      compile_cpu(small_graph(), o);
+      ADD_FAILURE() << "no error";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(code ? "[KILN_DUMP_CODE]" : "[KILN_DUMP_IR]"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos) << e.what();
+    }
+  }
+  fs::remove_all(file.parent_path());
+}
+
+// The environment's defaults are taken at the edge, never inside compile_cpu.
+TEST(CompileOptions, EnvironmentDefaultsFillOnlyWhatIsUnset) {
+  ::setenv("KILN_DUMP_IR", "/env/ir", 1);
+  ::setenv("KILN_DUMP_CODE", "/env/code", 1);
+  ::setenv("KILN_PROFILE", "1", 1);
+  const CompileOptions filled = with_environment_defaults({});
+  const CompileOptions kept = with_environment_defaults({.dump_ir_dir = "mine"});
+  ::setenv("KILN_PROFILE", "0", 1);
+  const CompileOptions zero = with_environment_defaults({});
+  ::unsetenv("KILN_DUMP_IR");
+  ::unsetenv("KILN_DUMP_CODE");
+  ::unsetenv("KILN_PROFILE");
+  EXPECT_EQ(filled.dump_ir_dir, "/env/ir");
+  EXPECT_EQ(filled.dump_code_dir, "/env/code");
+  EXPECT_TRUE(filled.profile);
+  EXPECT_EQ(kept.dump_ir_dir, "mine");
+  EXPECT_FALSE(zero.profile);
 }
 
 // Runs one DISABLED_ test of this binary in a child with KILN_CXX set; returns its exit

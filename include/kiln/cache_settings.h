@@ -1,0 +1,44 @@
+// The compile cache's settings, held by value from the edge (RunConfig, the `kiln`
+// command, the environment: resolved once) down to the cache, and the outcome of one
+// compile's use of it.
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace kiln {
+
+inline constexpr int64_t kDefaultCacheSizeCap = int64_t{2} << 30;  // 2 GiB
+
+struct CacheSettings {
+  // The cache directory (graph_compiler_cache_dir); empty = no cache. kiln creates it
+  // (mode 0700) if needed.
+  std::string dir{};
+  // Least recently used entries are evicted to stay under this many bytes.
+  int64_t size_cap_bytes = kDefaultCacheSizeCap;
+  // false = a cache that cannot work warns and compiles without it; true = ConfigError.
+  bool strict = false;
+  // How long to wait for another process compiling the same graph before compiling
+  // privately (without storing).
+  double lock_timeout_seconds = 600;
+
+  bool enabled() const { return !dir.empty(); }
+};
+
+// KILN_CACHE_DIR, or "" when it is unset: the one place kiln reads it.
+std::string cache_dir_from_environment();
+
+// What one compile got from the cache.
+enum class CacheOutcome : uint8_t {
+  off,    // no cache in use (none configured, or it cannot work and is not strict)
+  hit,    // loaded from the cache
+  miss,   // compiled and stored
+  error,  // compiled, but storing it failed
+};
+inline constexpr int kNumCacheOutcomes = 4;
+// "off", "hit", "miss", "error": how reports, metrics and logs spell it.
+std::string_view cache_outcome_name(CacheOutcome o);
+inline std::ostream& operator<<(std::ostream& os, CacheOutcome o) { return os << cache_outcome_name(o); }
+
+}  // namespace kiln

@@ -1,0 +1,96 @@
+// compile_cpu(): the CPU compiler as one script, stage by stage. Everything it needs is in
+// CompileOptions (resolved at the edge: it reads no environment).
+#include <chrono>
+
+#include "backend/cpu/cache_entry.h"
+#include "backend/cpu/codegen.h"
+#include "backend/cpu/dumps.h"
+#include "backend/cpu/executable.h"
+#include "backend/cpu/host_build.h"
+#include "backend/cpu/schedule.h"
+#include "cache/session.h"
+#include "kiln/compiler.h"
+#include "kiln/text.h"
+#include "passes/passes.h"
+
+namespace kiln {
+namespace {
+
+class Stopwatch {
+ public:
+  // Seconds since construction or the previous lap.
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// The canonical form is compiled, not g itself: graphs that differ only in creation
+// order, dead nodes or intermediate names get the same schedule and the same code, which
+// is what lets the compile cache key on the canonical text.
+std::string canonicalise(const Graph& g) { return print_graph(g, TextForm::canonical); }
+
+void describe_schedule(const cpu::Schedule& s, CompileReport& report) {
+  report.kernels = s.kernel_count();
+  for (const auto& st : s.steps) {
+    report.library_calls += st.kind == cpu::StepKind::library;
+    report.fallback_ops += st.kind == cpu::StepKind::fallback;
+  }
+  report.arena_bytes = s.arena_bytes;
+  report.unplanned_bytes = s.unplanned_bytes;
+}
+
+std::string profile_title(const Graph& g, const CompileOptions& options) {
+  if (!options.profile) return "";
+  return std::to_string(g.size()) + " nodes, " + std::string(precision_policy_name(options.policy));
+}
+
+}  // namespace
+
+std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& options, CompileReport* out) {
+  CompileReport local;
+  CompileReport& report = out ? *out : local;
+  Stopwatch clock;
+  cpu::CompileDumps dumps(options);
+
+  const std::string canonical = canonicalise(g);
+  const Graph lowered = passes::lower(parse_graph(canonical), {.policy = options.policy, .after_pass = dumps.pass_recorder()});
+  cpu::Schedule schedule = cpu::make_schedule(lowered);
+  report.passes_seconds = clock.lap();
+  describe_schedule(schedule, report);
+
+  // Generated every time (about a millisecond): the source is part of the key, so a kiln
+  // whose code generator changed never loads another kiln's object.
+  const std::string source = cpu::generate_source(schedule);
+  report.codegen_seconds = clock.lap();
+
+  const cpu::Toolchain& tc = cpu::host_toolchain();
+  report.compiler = tc.cxx + " (" + tc.identity + ")";
+  const cache::KeyIngredients key = cpu::cache_key_ingredients(canonical, options.policy, source, tc);
+  dumps.write(key.key(), source);
+
+  std::optional<cache::Session> cache;
+  if (options.cache.enabled()) cache.emplace(options.cache, key);
+  std::unique_ptr<cpu::SharedObject> object = cache ? cpu::load_cached(*cache, report) : nullptr;
+  if (!object) {
+    cpu::HostBuildTimes times;
+    object = cpu::build_shared_object(source, tc, times, [&](const std::string& so_path) {
+      report.compile_seconds = times.compile_seconds;
+      report.load_seconds = times.load_seconds;
+      if (cache) cache->publish(so_path, cpu::entry_metadata(report, g, options.policy, source.size()));
+    });
+  }
+  if (cache) {
+    report.cache = cache->outcome();
+    report.cache_key = cache->key();
+    report.cache_note = cache->note();
+  }
+  return cpu::make_compiled_executable(std::move(schedule), std::move(object), profile_title(g, options));
+}
+
+}  // namespace kiln

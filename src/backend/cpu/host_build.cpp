@@ -1,0 +1,66 @@
+#include "backend/cpu/host_build.h"
+
+#include <stdlib.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "kiln/error.h"
+
+namespace kiln::cpu {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+fs::path temp_root() {
+  std::error_code ec;
+  const fs::path root = fs::temp_directory_path(ec);
+  if (ec)
+    KILN_THROW(ConfigError) << "[TMPDIR] no usable temporary directory (" << ec.message()
+                            << "); set TMPDIR to a writable directory";
+  return root;
+}
+
+// Removes the build directory however the build ends.
+struct BuildDir {
+  fs::path path;
+  ~BuildDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SharedObject> build_shared_object(const std::string& source, const Toolchain& tc,
+                                                  HostBuildTimes& times,
+                                                  const std::function<void(const std::string&)>& publish) {
+  const fs::path root = temp_root();
+  std::string tmpl = (root / "kiln-build-XXXXXX").string();
+  if (!mkdtemp(tmpl.data()))
+    KILN_THROW(ConfigError) << "[TMPDIR] cannot create a build directory in " << root << ": " << std::strerror(errno)
+                            << "; set TMPDIR to a writable directory";
+  const BuildDir dir{tmpl};
+  const fs::path src = dir.path / "step.cpp", so = dir.path / "step.so";
+  {
+    std::ofstream out(src);
+    out << source;
+    out.close();
+    if (!out) KILN_THROW(SystemError) << "[compiler] cannot write " << src;
+  }
+  auto t = Clock::now();
+  compile_shared_object(tc, src.string(), so.string());
+  times.compile_seconds = since(t);
+  t = Clock::now();
+  auto object = std::make_unique<SharedObject>(so.string());
+  times.load_seconds = since(t);
+  if (publish) publish(so.string());
+  return object;
+}
+
+}  // namespace kiln::cpu

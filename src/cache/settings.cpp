@@ -1,0 +1,23 @@
+#include "kiln/cache_settings.h"
+
+#include <array>
+#include <cstdlib>
+
+#include "ir/name_table.h"
+
+namespace kiln {
+namespace {
+
+constexpr std::array<std::string_view, kNumCacheOutcomes> kOutcomeNames = {"off", "hit", "miss", "error"};
+static_assert(int(CacheOutcome::error) + 1 == kNumCacheOutcomes);
+
+}  // namespace
+
+std::string cache_dir_from_environment() {
+  const char* env = std::getenv("KILN_CACHE_DIR");
+  return env ? env : "";
+}
+
+std::string_view cache_outcome_name(CacheOutcome o) { return name_of(kOutcomeNames, o); }
+
+}  // namespace kiln
