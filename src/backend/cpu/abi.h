@@ -5,7 +5,7 @@
 
 namespace kiln::cpu {
 
-inline constexpr int kAbiVersion = 6;
+inline constexpr int kAbiVersion = 7;
 
 // Services kiln offers to generated code (filled by the host, passed to every step).
 struct Runtime {
@@ -29,6 +29,7 @@ struct Runtime {
 
 // Generated code exports:
 //   extern "C" int kiln_abi_version();
+//   extern "C" const char* kiln_identity();  // since 7: what it was built for (object_identity.h)
 //   extern "C" void kiln_step(const Runtime* rt, void* host, void** buffers);
 using StepFn = void (*)(const Runtime*, void*, void**);
 

@@ -30,12 +30,12 @@ cache::KeyIngredients cache_key_ingredients(const std::string& canonical_text, P
   return k;
 }
 
-std::unique_ptr<SharedObject> load_cached(cache::Session& session, CompileReport& report) {
+std::unique_ptr<SharedObject> load_cached(cache::Session& session, const std::string& identity, CompileReport& report) {
   const auto start = std::chrono::steady_clock::now();  // the lookup and checksum count as load time
   const auto path = session.find();
   if (!path) return nullptr;
   try {
-    auto object = std::make_unique<SharedObject>(*path);
+    auto object = std::make_unique<SharedObject>(*path, identity);
     report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     session.loaded();
     return object;

@@ -7,6 +7,7 @@
 #include "backend/cpu/dumps.h"
 #include "backend/cpu/executable.h"
 #include "backend/cpu/host_build.h"
+#include "backend/cpu/object_identity.h"
 #include "backend/cpu/schedule.h"
 #include "cache/session.h"
 #include "kiln/compiler.h"
@@ -72,14 +73,18 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
   const cpu::Toolchain& tc = cpu::host_toolchain();
   report.compiler = tc.cxx + " (" + tc.identity + ")";
   const cache::KeyIngredients key = cpu::cache_key_ingredients(canonical, options.policy, source, tc);
-  dumps.write(key.key(), source);
+  // The object carries what it was built for; every load checks it.
+  const cpu::ObjectIdentity built_for = cpu::identity_of(key.key(), canonical, schedule);
+  const std::string identity = built_for.to_string();
+  const std::string object_source = source + cpu::identity_source(built_for);
+  dumps.write(key.key(), object_source);
 
   std::optional<cache::Session> cache;
   if (options.cache.enabled()) cache.emplace(options.cache, key);
-  std::unique_ptr<cpu::SharedObject> object = cache ? cpu::load_cached(*cache, report) : nullptr;
+  std::unique_ptr<cpu::SharedObject> object = cache ? cpu::load_cached(*cache, identity, report) : nullptr;
   if (!object) {
     cpu::HostBuildTimes times;
-    object = cpu::build_shared_object(source, tc, times, [&](const std::string& so_path) {
+    object = cpu::build_shared_object(object_source, identity, tc, times, [&](const std::string& so_path) {
       report.compile_seconds = times.compile_seconds;
       report.load_seconds = times.load_seconds;
       if (cache) cache->publish(so_path, cpu::entry_metadata(report, g, options.policy, source.size()));

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -20,9 +21,11 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 fs::path temp_root() {
   std::error_code ec;
   const fs::path root = fs::temp_directory_path(ec);
-  if (ec)
-    KILN_THROW(ConfigError) << "[TMPDIR] no usable temporary directory (" << ec.message()
-                            << "); set TMPDIR to a writable directory";
+  if (ec) {
+    const char* env = std::getenv("TMPDIR");
+    KILN_THROW(ConfigError) << "[TMPDIR] '" << (env ? env : "/tmp") << "' is not a usable temporary directory ("
+                            << ec.message() << "); set TMPDIR to a writable directory";
+  }
   return root;
 }
 
@@ -37,8 +40,8 @@ struct BuildDir {
 
 }  // namespace
 
-std::unique_ptr<SharedObject> build_shared_object(const std::string& source, const Toolchain& tc,
-                                                  HostBuildTimes& times,
+std::unique_ptr<SharedObject> build_shared_object(const std::string& source, const std::string& identity,
+                                                  const Toolchain& tc, HostBuildTimes& times,
                                                   const std::function<void(const std::string&)>& publish) {
   const fs::path root = temp_root();
   std::string tmpl = (root / "kiln-build-XXXXXX").string();
@@ -57,7 +60,7 @@ std::unique_ptr<SharedObject> build_shared_object(const std::string& source, con
   compile_shared_object(tc, src.string(), so.string());
   times.compile_seconds = since(t);
   t = Clock::now();
-  auto object = std::make_unique<SharedObject>(so.string());
+  auto object = std::make_unique<SharedObject>(so.string(), identity);
   times.load_seconds = since(t);
   if (publish) publish(so.string());
   return object;

@@ -16,12 +16,12 @@ struct HostBuildTimes {
 };
 
 // Writes `source` to a fresh directory under the temporary directory (TMPDIR), compiles
-// it with `tc`, loads the object and calls `publish` with the object's path (to store it
+// it with `tc`, loads the object (checking it says `identity`) and calls `publish` with the object's path (to store it
 // in the cache) before the directory is removed; the loaded mapping outlives the file.
 // SystemError when the compiler or the loader fails; ConfigError when the temporary
 // directory is unusable (TMPDIR missing or not a directory).
-std::unique_ptr<SharedObject> build_shared_object(const std::string& source, const Toolchain& tc,
-                                                  HostBuildTimes& times,
+std::unique_ptr<SharedObject> build_shared_object(const std::string& source, const std::string& identity,
+                                                  const Toolchain& tc, HostBuildTimes& times,
                                                   const std::function<void(const std::string&)>& publish);
 
 }  // namespace kiln::cpu

@@ -6,7 +6,7 @@
 
 namespace kiln::cpu {
 
-SharedObject::SharedObject(const std::string& path) {
+SharedObject::SharedObject(const std::string& path, const std::string& identity) {
   handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) KILN_THROW(SystemError) << "[loader] cannot load '" << path << "': " << dlerror();
   auto abi = reinterpret_cast<int (*)()>(dlsym(handle_, "kiln_abi_version"));
@@ -20,6 +20,14 @@ SharedObject::SharedObject(const std::string& path) {
     dlclose(handle_);
     KILN_THROW(SystemError) << "[loader] '" << path << "' was built for code ABI " << v << ", this kiln uses "
                             << kAbiVersion;
+  }
+  if (identity.empty()) return;
+  auto says = reinterpret_cast<const char* (*)()>(dlsym(handle_, "kiln_identity"));
+  const std::string got = says ? says() : "(no kiln_identity)";
+  if (got != identity) {
+    dlclose(handle_);
+    KILN_THROW(SystemError) << "[loader] '" << path << "' was built for another graph: it says " << got
+                            << "; this compile needs " << identity;
   }
 }
 

@@ -1,0 +1,111 @@
+// A compiled object carries what it was built for (key, graph, arena, I/O signature), and a
+// load refuses an object built for anything else: a cache entry whose step.so was swapped
+// for another entry's, with its metadata fixed up to match, is a miss, never a run.
+#include "backend/cpu/object_identity.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backend/cpu/loader.h"
+#include "backend/cpu/toolchain.h"
+#include "cache/key.h"
+#include "cache/store.h"
+#include "kiln/compiler.h"
+#include "kiln/error.h"
+#include "kiln/ops.h"
+#include "support/small_graph.h"
+#include "support/temp_files.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+// small_graph() with another constant: the same inputs, outputs, shapes and arena, so
+// only the identity's key and graph tell the two objects apart.
+Graph scaled_graph(double factor) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {2, 3});
+  const Tensor w = variable(g, "w", DType::f32, {3, 2}, Init::constant(0.5));
+  g.add_output("y", relu(matmul(x, w) * factor).id());
+  return g;
+}
+
+std::string read(const fs::path& p) { return ::testkit::read_file(p); }
+
+// Puts `from`'s object into `to`'s entry and fixes `to`'s metadata (size and checksum) so
+// that every check of the store passes: what a careless or hostile writer could do.
+void swap_object(const fs::path& cache_dir, const std::string& from, const std::string& to) {
+  const cache::Store store(cache_dir.string());
+  const fs::path to_so = store.object_path(to), meta_path = fs::path(store.entry_dir(to)) / cache::kMetaFile;
+  fs::permissions(to_so, fs::perms::owner_write, fs::perm_options::add);
+  fs::copy_file(store.object_path(from), to_so, fs::copy_options::overwrite_existing);
+  fs::permissions(to_so, fs::perms::owner_write, fs::perm_options::remove);
+  const std::string bytes = read(to_so);
+  nlohmann::json meta = nlohmann::json::parse(read(meta_path));
+  meta["checksum"] = cache::hash_hex(bytes);
+  meta["sizes"]["object"] = static_cast<int64_t>(bytes.size());
+  fs::permissions(meta_path, fs::perms::owner_write, fs::perm_options::add);
+  std::ofstream(meta_path, std::ios::trunc) << meta.dump();
+  fs::permissions(meta_path, fs::perms::owner_write, fs::perm_options::remove);
+}
+
+TEST(ObjectIdentity, ASwappedCacheEntryIsAMissNeverARun) {
+  const fs::path dir = ::testkit::fresh_dir("identity-swap");
+  const CompileOptions o{.cache = {.dir = dir.string()}};
+  CompileReport two, three;
+  compile_cpu(scaled_graph(2.0), o, &two);
+  compile_cpu(scaled_graph(3.0), o, &three);
+  ASSERT_EQ(two.cache, CacheOutcome::miss);
+  ASSERT_NE(two.cache_key, three.cache_key);
+  ASSERT_EQ(cache::Store(dir.string()).check(two.cache_key).state, cache::EntryCheck::State::ok);
+  swap_object(dir, three.cache_key, two.cache_key);
+  ASSERT_EQ(cache::Store(dir.string()).check(two.cache_key).state, cache::EntryCheck::State::ok)
+      << "the store's own checks pass: only the object's identity can tell";
+
+  CompileReport again;
+  auto exe = compile_cpu(scaled_graph(2.0), o, &again);
+  EXPECT_EQ(again.cache, CacheOutcome::miss);
+  EXPECT_NE(again.cache_note.find("built for another graph"), std::string::npos) << again.cache_note;
+  testkit::expect_small_graph_result(*exe);  // 2 * x w, not 3 * x w
+  CompileReport repaired;
+  compile_cpu(scaled_graph(2.0), o, &repaired);
+  EXPECT_EQ(repaired.cache, CacheOutcome::hit) << "the bad entry was replaced";
+  fs::remove_all(dir);
+}
+
+TEST(ObjectIdentity, EveryPartTellsGraphsApart) {
+  cpu::ObjectIdentity a{"k", "g", 64, "s"};
+  for (auto change : {+[](cpu::ObjectIdentity& i) { i.key += "x"; }, +[](cpu::ObjectIdentity& i) { i.graph += "x"; },
+                      +[](cpu::ObjectIdentity& i) { i.arena_bytes += 64; },
+                      +[](cpu::ObjectIdentity& i) { i.signature += "x"; }}) {
+    cpu::ObjectIdentity b = a;
+    change(b);
+    EXPECT_NE(a.to_string(), b.to_string());
+  }
+  EXPECT_NE(cpu::identity_source(a).find("kiln_identity"), std::string::npos);
+}
+
+// An object that does not say what it was built for is not loaded where an identity is
+// expected.
+TEST(ObjectIdentity, AnObjectWithoutAnIdentityIsRefused) {
+  const fs::path dir = ::testkit::fresh_dir("identity-none");
+  fs::create_directories(dir);
+  std::ofstream(dir / "step.cpp") << "extern \"C\" int kiln_abi_version() { return 7; }\n"
+                                     "extern \"C\" void kiln_step(const void*, void*, void**) {}\n";
+  cpu::compile_shared_object(cpu::host_toolchain(), (dir / "step.cpp").string(), (dir / "step.so").string());
+  EXPECT_NO_THROW(cpu::SharedObject((dir / "step.so").string()));
+  try {
+    cpu::SharedObject((dir / "step.so").string(), "key=abc graph=def arena=0 signature=0");
+    ADD_FAILURE() << "loaded";
+  } catch (const SystemError& e) {
+    EXPECT_NE(std::string(e.what()).find("(no kiln_identity)"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln
