@@ -87,9 +87,10 @@ struct EstimatorSpec {
   std::map<std::string, MetricSpec> eval_metrics;
 };
 
-// features f32 [B, ...] as the input yields them; labels i32 [B] (invalid in predict
-// mode when the input has none).
-using ModelFunction =
+// The seed's model_fn: builds the model for one mode and returns its spec. features f32
+// [B, ...] as the input yields them; labels i32 [B] (invalid in predict mode when the
+// input has none). (A kiln::Network, models.h, is only the features -> logits part.)
+using ModelFn =
     std::function<EstimatorSpec(const Tensor& features, const Tensor& labels, ModeKeys mode, const Params& params)>;
 using InputFn = std::function<std::unique_ptr<data::BatchSource>()>;
 
@@ -170,7 +171,7 @@ struct Evaluation {
 class Estimator {
  public:
   // Validates `config` (ConfigError). Nothing is built until train/evaluate/predict.
-  Estimator(ModelFunction model_fn, RunConfig config, Params params = {}, EstimatorOptions options = {});
+  Estimator(ModelFn model_fn, RunConfig config, Params params = {}, EstimatorOptions options = {});
   ~Estimator();
 
   // Trains until global_step reaches max_steps (counting steps of earlier runs restored
@@ -205,7 +206,7 @@ class Estimator {
   BackendOptions backend_options() const;
   Variables& state_for_inference(const char* what);
   std::unique_ptr<State> s_;
-  ModelFunction model_fn_;
+  ModelFn model_fn_;
   RunConfig config_;
   Params params_;
   EstimatorOptions options_;

@@ -11,7 +11,7 @@
 
 namespace kiln {
 
-Estimator::Estimator(ModelFunction model_fn, RunConfig config, Params params, EstimatorOptions options)
+Estimator::Estimator(ModelFn model_fn, RunConfig config, Params params, EstimatorOptions options)
     : s_(std::make_unique<State>()),
       model_fn_(std::move(model_fn)),
       config_(std::move(config)),

@@ -38,7 +38,7 @@ void name_if_free(Graph& g, const Tensor& t, const std::string& name) {
 
 }  // namespace
 
-BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, const Params& params,
+BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Params& params,
                         const BackendOptions& backend, ModeKeys mode, const data::Batch& batch,
                         const std::vector<std::string>& fetches, bool guarded) {
   const bool has_labels = !batch.labels.empty();

@@ -1,4 +1,4 @@
-#include "kiln/accelerate_summary.h"
+#include "accelerate_summary.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "kiln/progress_hook.h"
+#include "progress_hook.h"
 
 #include <chrono>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "kiln/train_command.h"
+#include "train_command.h"
 
 #include <unistd.h>
 
@@ -17,13 +17,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/accelerate_summary.h"
 #include "kiln/backend.h"
 #include "kiln/error.h"
 #include "kiln/estimator.h"
 #include "kiln/models.h"
-#include "kiln/progress_hook.h"
-#include "kiln/run_config_options.h"
+
+// CLI-private headers, beside this file (not under the public kiln/ prefix).
+#include "accelerate_summary.h"
+#include "progress_hook.h"
+#include "run_config_options.h"
 
 namespace kiln::cli {
 namespace {
