@@ -31,10 +31,10 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 struct Workload {
   const char* model;
-  ModelFn net;
+  Network net;
 };
 
-Graph train_graph(const ModelFn& net, int64_t batch) {
+Graph train_graph(const Network& net, int64_t batch) {
   Graph g;
   Tensor x = placeholder(g, "features", DType::f32, {batch, 784});
   Tensor y = placeholder(g, "labels", DType::i32, {batch});

@@ -84,7 +84,7 @@ nlohmann::json train(const Options& o) {
   config.random_seed = static_cast<uint64_t>(o.seed);
   config.log_step_count_steps = 0;
   config.experimental_config.graph_compiler_cache_dir = o.cache_dir;
-  const ModelFn net = o.model == "mlp" ? mlp_model(parse_widths(o.hidden), 10, o.seed) : make_model(o.model, o.seed);
+  const Network net = o.model == "mlp" ? mlp_model(parse_widths(o.hidden), 10, o.seed) : make_model(o.model, o.seed);
   // The kiln train recipe: momentum 0.9 (TensorFlow semantics), learning rate 0.05.
   Estimator est(classifier_model_fn(net), config, Params{{"optimizer", "momentum"}, {"learning_rate", o.learning_rate}});
 

@@ -4,7 +4,7 @@
 
 namespace kiln {
 
-ModelFunction classifier_model_fn(ModelFn net) {
+ModelFn classifier_model_fn(Network net) {
   return [net](const Tensor& features, const Tensor& labels, ModeKeys mode, const Params& params) {
     const Tensor logits = net(features);
     EstimatorSpec spec;

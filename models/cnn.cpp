@@ -11,7 +11,7 @@ Tensor conv3x3_relu(const Tensor& x, int64_t out_channels, const std::string& na
   return relu(conv2d(x, w, {1, 1}, {1, 1}) + reshape(b, {out_channels, 1, 1}));
 }
 
-ModelFn cnn_model(CnnShape s, int64_t seed) {
+Network cnn_model(CnnShape s, int64_t seed) {
   return [s, seed](const Tensor& x) {
     const int64_t batch = x.dim(0);
     if (x.rank() != 2 || x.dim(1) != s.channels * s.height * s.width)

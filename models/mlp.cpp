@@ -11,7 +11,7 @@ Tensor dense(const Tensor& x, int64_t units, const std::string& name, int64_t se
   return relu_after ? relu(y) : y;
 }
 
-ModelFn mlp_model(std::vector<int64_t> hidden, int64_t classes, int64_t seed) {
+Network mlp_model(std::vector<int64_t> hidden, int64_t classes, int64_t seed) {
   return [hidden, classes, seed](const Tensor& x) {
     Tensor h = x;
     for (size_t i = 0; i < hidden.size(); ++i)
@@ -22,7 +22,7 @@ ModelFn mlp_model(std::vector<int64_t> hidden, int64_t classes, int64_t seed) {
 
 std::vector<std::string> model_names() { return {"mlp", "cnn"}; }
 
-ModelFn make_model(const std::string& name, int64_t seed) {
+Network make_model(const std::string& name, int64_t seed) {
   if (name == "mlp") return mlp_model({1024, 1024}, 10, seed);
   if (name == "cnn") return cnn_model(CnnShape{}, seed);
   KILN_THROW(ConfigError) << "[model] unknown model '" << name << "'; valid: mlp, cnn";

@@ -96,6 +96,13 @@ struct ExperimentalConfig {
   std::optional<AccelerateTrainMode> parsed_accelerate_train_mode() const;
 };
 
+// What RunConfig::validate() parsed. A run resolves its configuration once and hands these
+// values on: the Estimator keeps them (Estimator::parsed_config()), `kiln train` reads them
+// from it, and nothing parses the option strings again.
+struct ParsedRunConfig {
+  std::optional<AccelerateTrainMode> accelerate_train_mode;  // nullopt: off
+};
+
 // The seed's NPURunConfig, with TensorFlow RunConfig's usual fields.
 struct RunConfig {
   ExperimentalConfig experimental_config{};
@@ -124,8 +131,9 @@ struct RunConfig {
   // iterations_per_loop < 1; negative intervals, counts or threads; cache size cap <= 0;
   // loss window < 1; max low share outside (0, 1]; a bad accelerate_train_mode; and
   // accelerate_train_mode with a precision mode other than allow_fp32_to_fp16,
-  // must_keep_origin_dtype or origin. Paths with a NUL byte are rejected.
-  void validate() const;
+  // must_keep_origin_dtype or origin. Paths with a NUL byte are rejected. Returns what it
+  // parsed.
+  ParsedRunConfig validate() const;
 
   // Empty -> nullopt; otherwise the parsed value (ConfigError for an unknown one).
   std::optional<PrecisionMode> parsed_precision_mode() const;
@@ -139,6 +147,8 @@ using NPURunConfig = RunConfig;
 // cache, checkpoints, logging, threads, seed. Runs cfg.validate() first (so it throws the
 // same ConfigError). max_steps <= 0 means the total is not known yet.
 std::string describe(const RunConfig& cfg, int64_t max_steps);
+// The same for a configuration already validated into `parsed`.
+std::string describe(const RunConfig& cfg, const ParsedRunConfig& parsed, int64_t max_steps);
 
 // "2147483648", "2G", "512M", "64k", "2GiB", "1TB": an integer count of bytes with an
 // optional K/M/G/T suffix (powers of 1024, any case, optionally followed by "B" or "iB").

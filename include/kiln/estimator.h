@@ -30,6 +30,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -87,21 +89,41 @@ struct EstimatorSpec {
   std::map<std::string, MetricSpec> eval_metrics;
 };
 
-// features f32 [B, ...] as the input yields them; labels i32 [B] (invalid in predict
-// mode when the input has none).
-using ModelFunction =
+// The seed's model_fn: builds the model for one mode and returns its spec. features f32
+// [B, ...] as the input yields them; labels i32 [B] (invalid in predict mode when the
+// input has none). (A kiln::Network, models.h, is only the features -> logits part.)
+using ModelFn =
     std::function<EstimatorSpec(const Tensor& features, const Tensor& labels, ModeKeys mode, const Params& params)>;
 using InputFn = std::function<std::unique_ptr<data::BatchSource>()>;
+
+// Why accelerate_train_mode left the low-precision phase.
+enum class SwitchReason : uint8_t {
+  step,        // the step split's planned step
+  loss,        // the loss split's target was met
+  cap,         // the loss split's cap on the low-precision share
+  divergence,  // non-finite losses in a row, or a collapsed loss scale (the detail says which)
+  resumed,     // restored from a checkpoint that had switched without saying why
+};
+inline constexpr int kNumSwitchReasons = 5;
+// "step", "loss", "cap", "divergence", "resumed".
+std::string_view switch_reason_name(SwitchReason r);
+// As logs, metrics records and checkpoints spell a reason: its name, then ": detail" when
+// there is one ("divergence: 5 non-finite losses in a row").
+std::string switch_reason_text(SwitchReason r, std::string_view detail);
+// The inverse of switch_reason_text; nullopt for text that starts with no reason's name.
+std::optional<std::pair<SwitchReason, std::string>> parse_switch_reason(std::string_view text);
 
 // The moment accelerate_train_mode leaves the low-precision phase.
 struct PrecisionSwitchEvent {
   int64_t step = 0;            // the first original-precision step (0-based global step)
   int64_t requested_step = 0;  // step split: floor(ratio * total_step); loss split: the cap
-  std::string reason;          // "step", "loss", "cap" or "divergence: ..."
+  SwitchReason reason = SwitchReason::step;
+  std::string detail;          // divergence: what diverged; empty otherwise
   double loss = 0;             // the last low-precision step's loss (NaN if none ran)
   double window_mean = 0;      // loss split: the moving mean compared with the target
   double seconds = 0;          // into this train() call's step loop
-  std::string low_phase;       // "mixed_float16" / "mixed_bfloat16"
+  PrecisionPhase low_phase = PrecisionPhase::mixed_float16;
+  std::string reason_text() const { return switch_reason_text(reason, detail); }
 };
 
 struct EstimatorOptions {
@@ -118,11 +140,12 @@ struct EstimatorOptions {
 // What accelerate_train_mode did in one train() call (TrainStats::accelerate).
 struct AccelerateStats {
   std::string mode;                 // canonical, e.g. "fast1|step|0.9"
-  std::string low_phase;            // "mixed_float16" / "mixed_bfloat16"
+  PrecisionPhase low_phase = PrecisionPhase::mixed_float16;
   int64_t requested_switch_step = 0;  // step split: floor(ratio * total_step); loss split: the cap
   double loss_target = 0;           // loss split: ratio * final_loss (NaN for the step split)
   std::optional<int64_t> switch_step;  // the first original-precision step, once switched (maybe earlier)
-  std::string switch_reason;        // "step", "loss", "cap", "divergence: ..."
+  SwitchReason switch_reason = SwitchReason::step;  // when switch_step is set
+  std::string switch_detail;        // divergence: what diverged
   std::optional<PrecisionSwitchEvent> event;  // the switch, if it happened in this call
   int64_t low_steps = 0, original_steps = 0;     // steps run in each phase in this call
   double low_seconds = 0, original_seconds = 0;  // time spent in those steps
@@ -170,7 +193,7 @@ struct Evaluation {
 class Estimator {
  public:
   // Validates `config` (ConfigError). Nothing is built until train/evaluate/predict.
-  Estimator(ModelFunction model_fn, RunConfig config, Params params = {}, EstimatorOptions options = {});
+  Estimator(ModelFn model_fn, RunConfig config, Params params = {}, EstimatorOptions options = {});
   ~Estimator();
 
   // Trains until global_step reaches max_steps (counting steps of earlier runs restored
@@ -181,7 +204,8 @@ class Estimator {
   // accelerate_train_mode without exactly one TellMeStepOrLossHook of its split
   // (ConfigError saying which hook to add), hook fetch names not in the graph
   // (ConfigError), model_dir not writable / checkpoint corrupt or from another model
-  // (CheckpointError listing every mismatch).
+  // (CheckpointError listing every mismatch). A hook may call evaluate() from after_run():
+  // it sees the state the loop reached, and training goes on in the same call.
   TrainStats train(const InputFn& input_fn, int64_t max_steps, HookList hooks = {});
 
   // One pass over the input (or `steps` batches if > 0): the batch-size-weighted mean
@@ -196,6 +220,9 @@ class Estimator {
   const Variables& variables() const;
   int64_t global_step() const;
   const RunConfig& config() const { return config_; }
+  // The configuration as the constructor validated and parsed it (once for the Estimator's
+  // life; train() and callers such as `kiln train` use this, not the option strings).
+  const ParsedRunConfig& parsed_config() const { return parsed_; }
 
   struct State;  // internal (src/train/estimator_state.h)
   const CompileSummary& compile_summary() const;
@@ -203,10 +230,13 @@ class Estimator {
  private:
   // The backend and the precision policy the run configuration asks for.
   BackendOptions backend_options() const;
+  // NanGuardHook, `hooks`, LoggingHook (with a log), CheckpointSaverHook (with `dir`).
+  HookList with_builtin_hooks(const HookList& hooks, const std::optional<CheckpointDir>& dir) const;
   Variables& state_for_inference(const char* what);
   std::unique_ptr<State> s_;
-  ModelFunction model_fn_;
+  ModelFn model_fn_;
   RunConfig config_;
+  ParsedRunConfig parsed_;
   Params params_;
   EstimatorOptions options_;
 };

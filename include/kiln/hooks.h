@@ -18,6 +18,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/checkpoint.h"
@@ -25,14 +26,25 @@
 
 namespace kiln {
 
+// The precision a training step runs in. accelerate_train_mode runs a low phase
+// (mixed_float16 for "fast", mixed_bfloat16 for "fast1") and then the original precision;
+// a run without it is in the original precision throughout.
+enum class PrecisionPhase : uint8_t { original, mixed_float16, mixed_bfloat16 };
+inline constexpr int kNumPrecisionPhases = 3;
+// "original", "mixed_float16", "mixed_bfloat16": the spelling of progress lines, metrics
+// records and checkpoints.
+std::string_view precision_phase_name(PrecisionPhase p);
+// The inverse of precision_phase_name; nullopt for any other text.
+std::optional<PrecisionPhase> parse_precision_phase(std::string_view text);
+
 class RunContext {
  public:
   int64_t global_step = 0;   // before a loop: the step it starts at; after: the step reached
   int64_t max_steps = 0;     // the global step train() stops at
   int64_t loop_size = 1;     // steps in this loop
   // Precision phase (accelerate_train_mode): before a loop, the phase it starts in; after,
-  // the phase its last step ran in ("mixed_bfloat16", "mixed_float16" or "original").
-  std::string phase = "original";
+  // the phase its last step ran in.
+  PrecisionPhase phase = PrecisionPhase::original;
   const Variables* variables = nullptr;  // the training state, read-only
   std::function<nlohmann::json()> train_state;  // what a checkpoint records besides variables
 

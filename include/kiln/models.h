@@ -12,10 +12,11 @@
 
 namespace kiln {
 
-using ModelFn = std::function<Tensor(const Tensor& features)>;
+// features -> logits; classifier_model_fn makes a ModelFn (estimator.h) of it.
+using Network = std::function<Tensor(const Tensor& features)>;
 
 // x -> relu(x W0 + b0) -> ... -> logits. Kernels He-uniform (suits ReLU), biases zero.
-ModelFn mlp_model(std::vector<int64_t> hidden, int64_t classes, int64_t seed);
+Network mlp_model(std::vector<int64_t> hidden, int64_t classes, int64_t seed);
 
 // A fully connected layer: relu optional. Variables "<name>/kernel" [in,out] and "<name>/bias".
 Tensor dense(const Tensor& x, int64_t units, const std::string& name, int64_t seed, bool relu_after);
@@ -32,17 +33,17 @@ struct CnnShape {
 // dense(dense) -> ReLU -> dense(classes). Convolutions use "same" padding, so 28x28
 // becomes 14x14 and then 7x7 (the flattened size is conv2*7*7 = 3136 for the defaults);
 // the pools are 2x2, stride 2, and floor odd sizes.
-ModelFn cnn_model(CnnShape shape, int64_t seed);
+Network cnn_model(CnnShape shape, int64_t seed);
 
 // By name: "mlp" (784-1024-1024-10) or "cnn" (the default CnnShape). ConfigError listing
 // the valid names otherwise.
-ModelFn make_model(const std::string& name, int64_t seed);
+Network make_model(const std::string& name, int64_t seed);
 std::vector<std::string> model_names();
 
 // An Estimator model_fn for classification with `net`: loss = mean sparse softmax
 // cross-entropy; train_op = the optimizer of params "optimizer" (sgd, momentum, adam;
 // default momentum) with "learning_rate" (default 0.05); predictions "classes" (argmax,
 // i64) and "probabilities" (softmax); eval metric "accuracy".
-ModelFunction classifier_model_fn(ModelFn net);
+ModelFn classifier_model_fn(Network net);
 
 }  // namespace kiln

@@ -28,7 +28,7 @@ void check_accelerate_base(const RunConfig& cfg) {
                             << cfg.precision_mode_v2 << "'; use origin or leave it unset";
 }
 
-void validate_experimental(const ExperimentalConfig& x) {
+std::optional<AccelerateTrainMode> validate_experimental(const ExperimentalConfig& x) {
   check_path("graph_compiler_cache_dir", x.graph_compiler_cache_dir);
   if (x.cache_size_cap_bytes <= 0)
     KILN_THROW(ConfigError) << "[cache_size_cap_bytes] value '" << x.cache_size_cap_bytes
@@ -38,7 +38,7 @@ void validate_experimental(const ExperimentalConfig& x) {
   if (!(share > 0 && share <= 1))  // also rejects NaN
     KILN_THROW(ConfigError) << "[accelerate_max_low_share] value '" << share
                             << "' is invalid; valid: a share in (0, 1], 1 = no cap";
-  (void)x.parsed_accelerate_train_mode();
+  return x.parsed_accelerate_train_mode();
 }
 
 }  // namespace
@@ -66,7 +66,7 @@ std::optional<PrecisionModeV2> RunConfig::parsed_precision_mode_v2() const {
   return parse_precision_mode_v2(precision_mode_v2);
 }
 
-void RunConfig::validate() const {
+ParsedRunConfig RunConfig::validate() const {
   (void)parsed_precision_mode();
   (void)parsed_precision_mode_v2();
   if (!precision_mode.empty() && !precision_mode_v2.empty())
@@ -79,8 +79,9 @@ void RunConfig::validate() const {
   check_at_least("log_step_count_steps", log_step_count_steps, 0, " (0 = off)");
   check_at_least("save_summary_steps", save_summary_steps, 0, " (0 = off)");
   check_at_least("num_threads", num_threads, 0, " (0 = one per core)");
-  validate_experimental(experimental_config);
-  if (!experimental_config.accelerate_train_mode.empty()) check_accelerate_base(*this);
+  ParsedRunConfig parsed{.accelerate_train_mode = validate_experimental(experimental_config)};
+  if (parsed.accelerate_train_mode) check_accelerate_base(*this);
+  return parsed;
 }
 
 }  // namespace kiln

@@ -12,8 +12,8 @@ std::string every(int64_t n, std::string_view zero) {
   return n == 0 ? std::string(zero) : "every " + std::to_string(n) + " step" + (n == 1 ? "" : "s");
 }
 
-void describe_accelerate(std::ostream& os, const ExperimentalConfig& x, PrecisionPolicy base, int64_t max_steps) {
-  const auto mode = x.parsed_accelerate_train_mode();
+void describe_accelerate(std::ostream& os, const ExperimentalConfig& x, const std::optional<AccelerateTrainMode>& mode,
+                         PrecisionPolicy base, int64_t max_steps) {
   if (!mode) {
     os << "accelerate_train_mode:    off\n";
     return;
@@ -50,8 +50,9 @@ void describe_accelerate(std::ostream& os, const ExperimentalConfig& x, Precisio
 
 }  // namespace
 
-std::string describe(const RunConfig& cfg, int64_t max_steps) {
-  cfg.validate();
+std::string describe(const RunConfig& cfg, int64_t max_steps) { return describe(cfg, cfg.validate(), max_steps); }
+
+std::string describe(const RunConfig& cfg, const ParsedRunConfig& parsed, int64_t max_steps) {
   const ExperimentalConfig& x = cfg.experimental_config;
   const PrecisionPolicy base = effective_policy(cfg);
   std::ostringstream os;
@@ -60,7 +61,7 @@ std::string describe(const RunConfig& cfg, int64_t max_steps) {
      << "precision policy:         " << precision_policy_name(base)
      << (cfg.precision_mode.empty() && cfg.precision_mode_v2.empty() ? " (default: must_keep_origin_dtype)" : "")
      << "\n";
-  describe_accelerate(os, x, base, max_steps);
+  describe_accelerate(os, x, parsed.accelerate_train_mode, base, max_steps);
   os << "max_steps:                " << (max_steps > 0 ? std::to_string(max_steps) : "not given") << "\n"
      << "iterations_per_loop:      " << cfg.iterations_per_loop << "\n"
      << "graph_compiler_cache_dir: " << (x.graph_compiler_cache_dir.empty() ? "off" : x.graph_compiler_cache_dir);

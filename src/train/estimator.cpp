@@ -1,24 +1,26 @@
 // Estimator::train: restore, build, the step loop with hooks, checkpoints.
 #include "kiln/estimator.h"
 
-#include <cmath>
+#include <algorithm>
+#include <atomic>
 #include <limits>
 #include <ostream>
 
 #include "kiln/error.h"
 #include "kiln/optimizer.h"
+#include "train/accelerated_step.h"
 #include "train/estimator_state.h"
 
 namespace kiln {
 
-Estimator::Estimator(ModelFunction model_fn, RunConfig config, Params params, EstimatorOptions options)
+Estimator::Estimator(ModelFn model_fn, RunConfig config, Params params, EstimatorOptions options)
     : s_(std::make_unique<State>()),
       model_fn_(std::move(model_fn)),
       config_(std::move(config)),
+      parsed_(config_.validate()),
       params_(std::move(params)),
       options_(std::move(options)) {
   if (!model_fn_) KILN_THROW(ConfigError) << "[model_fn] is empty";
-  config_.validate();
 }
 
 Estimator::~Estimator() = default;
@@ -38,20 +40,139 @@ std::string join_lines(const std::vector<std::string>& lines) {
   return out;
 }
 
-}  // namespace
-
-TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList hooks) {
+void check_train_arguments(const InputFn& input_fn, int64_t max_steps, const HookList& hooks) {
   if (max_steps <= 0) KILN_THROW(ConfigError) << "[max_steps] '" << max_steps << "' must be >= 1";
   if (!input_fn) KILN_THROW(ConfigError) << "[input_fn] is empty";
   for (const auto& h : hooks)
     if (!h) KILN_THROW(ConfigError) << "[hooks] a hook is null";
-  const std::optional<AccelerateTrainMode> accel = config_.experimental_config.parsed_accelerate_train_mode();
-  const TellMeStepOrLossHook* tell = accel ? &accelerate_hook(hooks, *accel) : nullptr;
-  std::optional<CheckpointDir> dir;
-  if (!config_.model_dir.empty()) {
-    dir.emplace(config_.model_dir, config_.keep_checkpoint_max);
-    dir->prepare();
+}
+
+std::optional<CheckpointDir> prepared_model_dir(const RunConfig& config) {
+  if (config.model_dir.empty()) return std::nullopt;
+  CheckpointDir dir(config.model_dir, config.keep_checkpoint_max);
+  dir.prepare();
+  return dir;
+}
+
+std::vector<std::string> fetches_of(const HookList& hooks) {
+  std::vector<std::string> fetches;
+  for (const auto& h : hooks)
+    for (auto& f : h->fetches()) fetches.push_back(f);
+  return fetches;
+}
+
+// The state the built graph starts from: the restored checkpoint, else the in-memory
+// state of an earlier train(), checked against the graph; missing variables initialised.
+void adopt_state(Variables& vars, const Graph& graph, const Graph* low_graph, std::optional<Checkpoint>& restored,
+                 const std::optional<CheckpointDir>& dir, std::ostream* log, TrainStats& st) {
+  if (restored) {
+    const auto bad = checkpoint_mismatches(graph, restored->variables);
+    if (!bad.empty())
+      KILN_THROW(CheckpointError) << "[checkpoint] '" << dir->path_for(restored->step)
+                                  << "' does not fit this model (" << bad.size() << " mismatch"
+                                  << (bad.size() == 1 ? "" : "es") << "):" << join_lines(bad)
+                                  << "\nuse another --model-dir, or delete the checkpoints to start over";
+    vars = std::move(restored->variables);
+    st.resumed = true;
+    if (log) *log << "resumed from checkpoint at step " << st.start_step << "\n";
+  } else if (!vars.empty()) {
+    const auto bad = checkpoint_mismatches(graph, vars);
+    if (!bad.empty()) KILN_THROW(ConfigError) << "[train] the model changed between train() calls:" << join_lines(bad);
   }
+  initialize_variables(graph, vars);
+  if (!low_graph) return;
+  const auto bad = checkpoint_mismatches(*low_graph, vars);
+  if (!bad.empty())
+    KILN_THROW(ConfigError) << "[model_fn] built other variables the second time it ran (for the low-precision"
+                               " graph of accelerate_train_mode); it must build the same model every time:"
+                            << join_lines(bad);
+}
+
+// The step loop of one train() call: loops of iterations_per_loop steps, the hooks
+// around each loop, until max_steps, a stop request, the end of the input or an interrupt.
+class StepLoop {
+ public:
+  StepLoop(Variables& vars, Executable& exec, AcceleratedStep* accelerated, const std::atomic<bool>* interrupt,
+           int64_t iterations_per_loop)
+      : vars_(vars), exec_(exec), accelerated_(accelerated), interrupt_(interrupt), per_loop_(iterations_per_loop) {}
+
+  // `batch` is the first batch, already taken from `source`.
+  void run(data::BatchSource& source, data::Batch& batch, HookList& hooks, RunContext& ctx, TrainStats& st) {
+    have_batch_ = true;
+    int64_t& gs = st.global_step;
+    while (gs < ctx.max_steps && !ctx.stop_requested()) {
+      ctx.loop_size = std::min<int64_t>(per_loop_, ctx.max_steps - gs);
+      ctx.global_step = gs;
+      for (auto& h : hooks) h->before_run(ctx);
+      RunValues rv;
+      for (int64_t i = 0; i < ctx.loop_size; ++i) {
+        if (!have_batch_ && !source.next(batch)) {
+          input_ended_ = true;
+          break;
+        }
+        have_batch_ = false;
+        step(batch, rv, st);
+        if (accelerated_) ctx.phase = accelerated_->last_phase();  // the phase this step ran in
+        if (interrupt_ && interrupt_->load()) {
+          st.interrupted = true;
+          break;
+        }
+      }
+      if (rv.losses.empty()) break;
+      ctx.global_step = gs;
+      for (auto& h : hooks) h->after_run(ctx, rv);
+      if (st.interrupted || input_ended_) break;
+    }
+  }
+
+ private:
+  void step(data::Batch& batch, RunValues& rv, TrainStats& st) {
+    feeds_["features"] = std::move(batch.features);
+    feeds_["labels"] = std::move(batch.labels);
+    Executable& exec = accelerated_ ? accelerated_->before_step(st.global_step, st.final_loss, feeds_) : exec_;
+    const double ts = now_seconds();
+    rv.values = exec.run(feeds_, vars_);
+    const double step_seconds = now_seconds() - ts;
+    st.global_step = static_cast<int64_t>(vars_.at("global_step").item());
+    // The fetched global_step is read at the start of the step; report the step reached.
+    rv.values["global_step"] = vars_.at("global_step");
+    const double loss = rv.values.at("loss").item();
+    rv.losses.push_back(loss);
+    st.losses.push_back(loss);
+    st.final_loss = loss;
+    ++st.steps;
+    if (!accelerated_) return;
+    const bool skipped = accelerated_->after_step(st.global_step, rv.values, loss, step_seconds);
+    rv.update_skipped.resize(rv.losses.size() - 1, false);
+    rv.update_skipped.push_back(skipped);
+  }
+
+  Variables& vars_;
+  Executable& exec_;
+  AcceleratedStep* accelerated_;
+  const std::atomic<bool>* interrupt_;
+  int64_t per_loop_;
+  Feeds feeds_;
+  bool have_batch_ = true, input_ended_ = false;
+};
+
+}  // namespace
+
+HookList Estimator::with_builtin_hooks(const HookList& hooks, const std::optional<CheckpointDir>& dir) const {
+  HookList all;
+  all.push_back(std::make_shared<NanGuardHook>(true, options_.log));
+  all.insert(all.end(), hooks.begin(), hooks.end());
+  if (options_.log && config_.log_step_count_steps > 0)
+    all.push_back(std::make_shared<LoggingHook>(config_.log_step_count_steps, *options_.log));
+  if (dir) all.push_back(std::make_shared<CheckpointSaverHook>(*dir, config_.save_checkpoints_steps));
+  return all;
+}
+
+TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList hooks) {
+  check_train_arguments(input_fn, max_steps, hooks);
+  const std::optional<AccelerateTrainMode>& accel = parsed_.accelerate_train_mode;
+  const TellMeStepOrLossHook* tell = accel ? &accelerate_hook(hooks, *accel) : nullptr;
+  const std::optional<CheckpointDir> dir = prepared_model_dir(config_);
   const double compile_before = s_->compile_seconds;
   TrainStats st;
   st.final_loss = std::numeric_limits<double>::quiet_NaN();
@@ -59,8 +180,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   // Restore: the in-memory state of an earlier train() wins; else the newest checkpoint.
   std::optional<Checkpoint> restored;
   if (s_->vars.empty() && dir) restored = dir->load_latest();
-  st.start_step = restored ? restored->step : global_step();
-  st.global_step = st.start_step;
+  st.start_step = st.global_step = restored ? restored->step : global_step();
   if (st.start_step >= max_steps) {
     if (options_.log)
       *options_.log << "global step " << st.start_step << " already reached max_steps " << max_steps
@@ -68,178 +188,52 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
     return st;
   }
 
+  // Build: the first batch gives the graphs their shapes. With accelerate_train_mode the
+  // low-precision executable is built now too, so the switch never waits for a compile.
   std::unique_ptr<data::BatchSource> source = input_fn();
   if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
   source->skip(st.start_step);  // one batch per step: continue where the run stopped
   data::Batch batch;
   if (!source->next(batch)) KILN_THROW(DataError) << "[input_fn] the input yields no batches";
-
-  std::vector<std::string> fetches;
-  for (const auto& h : hooks)
-    for (auto& f : h->fetches()) fetches.push_back(f);
+  const std::vector<std::string> fetches = fetches_of(hooks);
   BuiltGraph& built = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::train, batch, fetches);
-  // accelerate_train_mode: the low-precision executable is built now too, so the switch
-  // never waits for a compile.
   BuiltGraph* low = nullptr;
   if (accel) {
     BackendOptions lo = backend_options();
     lo.compile.policy = low_phase_policy(*accel);
     low = &build_graph(*s_, model_fn_, params_, lo, ModeKeys::train, batch, fetches, /*guarded=*/true);
   }
-  if (restored) {
-    const auto bad = checkpoint_mismatches(*built.graph, restored->variables);
-    if (!bad.empty())
-      KILN_THROW(CheckpointError) << "[checkpoint] '" << dir->path_for(restored->step)
-                                  << "' does not fit this model (" << bad.size() << " mismatch"
-                                  << (bad.size() == 1 ? "" : "es") << "):" << join_lines(bad)
-                                  << "\nuse another --model-dir, or delete the checkpoints to start over";
-    s_->vars = std::move(restored->variables);
-    st.resumed = true;
-    if (options_.log) *options_.log << "resumed from checkpoint at step " << st.start_step << "\n";
-  } else if (!s_->vars.empty()) {
-    const auto bad = checkpoint_mismatches(*built.graph, s_->vars);
-    if (!bad.empty()) KILN_THROW(ConfigError) << "[train] the model changed between train() calls:" << join_lines(bad);
-  }
-  initialize_variables(*built.graph, s_->vars);
-  if (low) {
-    const auto bad = checkpoint_mismatches(*low->graph, s_->vars);
-    if (!bad.empty())
-      KILN_THROW(ConfigError) << "[model_fn] built other variables the second time it ran (for the low-precision"
-                                 " graph of accelerate_train_mode); it must build the same model every time:"
-                              << join_lines(bad);
-  }
+  adopt_state(s_->vars, *built.graph, low ? low->graph.get() : nullptr, restored, dir, options_.log, st);
   st.compile_seconds = s_->compile_seconds - compile_before;
-
-  PrecisionSwitch* sw = nullptr;
+  std::optional<AcceleratedStep> accelerated;
   if (accel) {
-    if (restored || !s_->precision_switch || !(s_->precision_switch->mode() == *accel)) {
-      s_->precision_switch = std::make_unique<PrecisionSwitch>(PrecisionSwitchOptions{
-          *accel, tell->target(), tell->total_step() > 0 ? tell->total_step() : max_steps,
-          config_.experimental_config.accelerate_loss_window, config_.experimental_config.accelerate_max_low_share});
-      const std::string note = s_->precision_switch->restore(restored ? restored->state : nlohmann::json(),
-                                                             st.start_step);
-      if (options_.log && st.start_step > 0) *options_.log << "accelerate_train_mode: " << note << "\n";
-    }
-    sw = s_->precision_switch.get();
     st.accelerate.emplace();
-    st.accelerate->mode = accel->to_string();
-    st.accelerate->low_phase = std::string(precision_policy_name(low_phase_policy(*accel)));
-    st.accelerate->requested_switch_step = sw->planned_switch_step();
-    st.accelerate->loss_target = accel->split == AccelerateTrainMode::Split::loss
-                                     ? sw->loss_target()
-                                     : std::numeric_limits<double>::quiet_NaN();
+    accelerated.emplace(*s_,
+                        AcceleratedStep::Setup{*accel, *tell, *low->exec, *built.exec, max_steps, st.start_step,
+                                               restored ? &*restored : nullptr},
+                        config_.experimental_config, options_, *st.accelerate);
   }
 
-  HookList all;
-  all.push_back(std::make_shared<NanGuardHook>(true, options_.log));
-  all.insert(all.end(), hooks.begin(), hooks.end());
-  if (options_.log && config_.log_step_count_steps > 0)
-    all.push_back(std::make_shared<LoggingHook>(config_.log_step_count_steps, *options_.log));
-  if (dir) all.push_back(std::make_shared<CheckpointSaverHook>(*dir, config_.save_checkpoints_steps));
-
+  // The loop, with the built-in hooks around the user's.
+  HookList all = with_builtin_hooks(hooks, dir);
   RunContext ctx;
   ctx.global_step = st.start_step;
   ctx.max_steps = max_steps;
   ctx.variables = &s_->vars;
-  ctx.phase = sw ? sw->phase() : "original";
-  ctx.train_state = [&ctx, sw] { return sw ? sw->state() : nlohmann::json{{"phase", ctx.phase}}; };
+  ctx.phase = accelerated ? accelerated->phase() : PrecisionPhase::original;
+  AcceleratedStep* acc = accelerated ? &*accelerated : nullptr;
+  ctx.train_state = [&ctx, acc] { return acc ? acc->state() : nlohmann::json{{"phase", precision_phase_name(ctx.phase)}}; };
   for (auto& h : all) h->begin(ctx);
-
   const double t0 = now_seconds();
-  auto announce = [&](int64_t step, double window_mean) {
-    PrecisionSwitchEvent e{step,           sw->planned_switch_step(), sw->switched()->reason, st.final_loss,
-                           window_mean,    now_seconds() - t0,        st.accelerate->low_phase};
-    st.accelerate->event = e;
-    if (options_.on_precision_switch) {
-      options_.on_precision_switch(e);
-    } else if (options_.log) {
-      *options_.log << "accelerate_train_mode: switched from " << e.low_phase << " to the original precision at step "
-                    << e.step << " (requested " << e.requested_step << ", reason " << e.reason << "), "
-                    << e.seconds << " s into training, last low-precision loss " << e.loss << "\n";
-    }
-  };
-  bool have_batch = true, input_ended = false;
-  Feeds feeds;
-  int64_t& gs = st.global_step;
-  while (gs < max_steps && !ctx.stop_requested()) {
-    ctx.loop_size = std::min<int64_t>(config_.iterations_per_loop, max_steps - gs);
-    ctx.global_step = gs;
-    for (auto& h : all) h->before_run(ctx);
-    RunValues rv;
-    for (int64_t i = 0; i < ctx.loop_size; ++i) {
-      if (!have_batch && !source->next(batch)) {
-        input_ended = true;
-        break;
-      }
-      have_batch = false;
-      feeds["features"] = std::move(batch.features);
-      feeds["labels"] = std::move(batch.labels);
-      // The precision switch picks the executable step by step, so a loop that straddles
-      // the switch step is split exactly there.
-      Executable* exec = built.exec.get();
-      bool low_step = false;
-      if (sw) {
-        if (sw->before_step(gs)) announce(gs, sw->window_mean());
-        low_step = sw->low();
-      }
-      if (low_step) {
-        exec = low->exec.get();
-        feeds[kLossScaleName] = Array::scalar(DType::f32, sw->loss_scale());
-      } else {
-        feeds.erase(kLossScaleName);
-      }
-      const double ts = now_seconds();
-      rv.values = exec->run(feeds, s_->vars);
-      const double step_seconds = now_seconds() - ts;
-      gs = static_cast<int64_t>(s_->vars.at("global_step").item());
-      // The fetched global_step is read at the start of the step; report the step reached.
-      rv.values["global_step"] = s_->vars.at("global_step");
-      const double loss = rv.values.at("loss").item();
-      rv.losses.push_back(loss);
-      st.losses.push_back(loss);
-      st.final_loss = loss;
-      ++st.steps;
-      if (sw) {
-        AccelerateStats& a = *st.accelerate;
-        bool skipped = false;
-        if (low_step) {
-          ++a.low_steps;
-          a.low_seconds += step_seconds;
-          skipped = rv.values.at(kGradsFiniteName).item() == 0;
-          a.skipped_updates += skipped;
-          const bool by_loss = tell->kind() == TellMeStepOrLossHook::Kind::loss;
-          const double watched = by_loss ? rv.values.at(tell->name()).item() : loss;
-          const double mean_before = sw->window_mean();
-          if (sw->after_low_step(gs, watched, !skipped))
-            announce(gs, sw->switched()->reason == "loss" ? sw->window_mean() : mean_before);
-        } else {
-          ++a.original_steps;
-          a.original_seconds += step_seconds;
-        }
-        rv.update_skipped.resize(rv.losses.size() - 1, false);
-        rv.update_skipped.push_back(skipped);
-        ctx.phase = low_step ? a.low_phase : "original";  // the phase this step ran in
-      }
-      if (options_.interrupt && options_.interrupt->load()) {
-        st.interrupted = true;
-        break;
-      }
-    }
-    if (rv.losses.empty()) break;
-    ctx.global_step = gs;
-    for (auto& h : all) h->after_run(ctx, rv);
-    if (st.interrupted || input_ended) break;
-  }
+  if (acc) acc->start(t0);
+  StepLoop(s_->vars, *built.exec, acc, options_.interrupt, config_.iterations_per_loop)
+      .run(*source, batch, all, ctx, st);
   st.stopped_by_hook = ctx.stop_requested() && !st.interrupted;
   st.train_seconds = now_seconds() - t0;
-  if (sw) {
-    st.accelerate->loss_scale = sw->loss_scale();
-    if (sw->switched()) {
-      st.accelerate->switch_step = sw->switched()->step;
-      st.accelerate->switch_reason = sw->switched()->reason;
-    }
-  }
-  ctx.global_step = gs;
+  if (acc) acc->finish();
+
+  // Save: the CheckpointSaverHook writes the final checkpoint in end().
+  ctx.global_step = st.global_step;
   for (auto& h : all) h->end(ctx);
   return st;
 }

@@ -36,9 +36,64 @@ void name_if_free(Graph& g, const Tensor& t, const std::string& name) {
   if (t.node().name.empty() && !g.find(name)) g.set_name(t.id(), name);
 }
 
+// The outputs of each mode; `ctx` starts the messages ("[model_fn] train mode: ").
+void add_loss_output(Graph& g, const EstimatorSpec& spec, const std::string& ctx) {
+  if (!spec.loss.valid()) KILN_THROW(ConfigError) << ctx << "the spec has no loss";
+  if (spec.loss.rank() != 0 || !is_float(spec.loss.dtype()))
+    KILN_THROW(ConfigError) << ctx << "the loss must be a float scalar, not " << dtype_name(spec.loss.dtype())
+                            << shape_str(spec.loss.shape());
+  name_if_free(g, spec.loss, "loss");
+  g.add_output("loss", spec.loss.id());
+}
+
+void add_train_outputs(Graph& g, const EstimatorSpec& spec, const std::string& ctx,
+                       const std::vector<std::string>& fetches, bool guarded) {
+  if (spec.train_op.updates.empty()) KILN_THROW(ConfigError) << ctx << "the spec has no train_op";
+  if (!increments_global_step(g)) increment_global_step(g);
+  g.add_output("global_step", global_step(g).id());
+  if (guarded) {
+    const auto finite = g.find(kGradsFiniteName);
+    if (!finite)
+      KILN_THROW(ConfigError) << ctx << "accelerate_train_mode needs the train_op from kiln::Optimizer::minimize"
+                                 " (it guards the low-precision updates and scales the loss); this train_op"
+                                 " was built another way";
+    g.add_output(kGradsFiniteName, *finite);
+  }
+  for (const auto& name : fetches) {
+    if (name == "loss" || name == "global_step") continue;
+    const auto id = g.find(name);
+    if (!id)
+      KILN_THROW(ConfigError) << "[hooks] a hook fetches '" << name
+                              << "', which is not a named value of the graph; named values: " << named_values(g);
+    g.add_output(name, *id);
+  }
+}
+
+void add_eval_outputs(Graph& g, const EstimatorSpec& spec, const std::string& ctx, BuiltGraph& b) {
+  for (const auto& [name, m] : spec.eval_metrics) {
+    if (!m.total.valid() || !m.count.valid() || m.total.rank() != 0 || m.count.rank() != 0)
+      KILN_THROW(ConfigError) << ctx << "metric '" << name << "' needs scalar total and count";
+    g.add_output("metric/" + name + "/total", m.total.id());
+    g.add_output("metric/" + name + "/count", m.count.id());
+    b.metric_names.push_back(name);
+  }
+}
+
+void add_predict_outputs(Graph& g, const EstimatorSpec& spec, const std::string& ctx, int64_t batch_size,
+                         BuiltGraph& b) {
+  if (spec.predictions.empty()) KILN_THROW(ConfigError) << ctx << "the spec has no predictions";
+  for (const auto& [name, p] : spec.predictions) {
+    if (p.rank() == 0 || p.dim(0) != batch_size)
+      KILN_THROW(ConfigError) << ctx << "prediction '" << name << "' has shape " << shape_str(p.shape())
+                              << "; predictions must be per example (batch first)";
+    g.add_output("prediction/" + name, p.id());
+    b.prediction_names.push_back(name);
+  }
+}
+
 }  // namespace
 
-BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, const Params& params,
+BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Params& params,
                         const BackendOptions& backend, ModeKeys mode, const data::Batch& batch,
                         const std::vector<std::string>& fetches, bool guarded) {
   const bool has_labels = !batch.labels.empty();
@@ -59,55 +114,12 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, cons
   if (guarded) placeholder(g, kLossScaleName, DType::f32, {});
   if (mode != ModeKeys::predict && !has_labels)
     KILN_THROW(ConfigError) << "[input_fn] " << mode_name(mode) << " needs labels, but the input's batches have none";
-  EstimatorSpec spec = model_fn(x, y, mode, params);
+  const EstimatorSpec spec = model_fn(x, y, mode, params);
   const std::string ctx = std::string("[model_fn] ") + std::string(mode_name(mode)) + " mode: ";
-
-  if (mode != ModeKeys::predict) {
-    if (!spec.loss.valid()) KILN_THROW(ConfigError) << ctx << "the spec has no loss";
-    if (spec.loss.rank() != 0 || !is_float(spec.loss.dtype()))
-      KILN_THROW(ConfigError) << ctx << "the loss must be a float scalar, not " << dtype_name(spec.loss.dtype())
-                              << shape_str(spec.loss.shape());
-    name_if_free(g, spec.loss, "loss");
-    g.add_output("loss", spec.loss.id());
-  }
-  if (mode == ModeKeys::train) {
-    if (spec.train_op.updates.empty()) KILN_THROW(ConfigError) << ctx << "the spec has no train_op";
-    if (!increments_global_step(g)) increment_global_step(g);
-    g.add_output("global_step", global_step(g).id());
-    if (guarded) {
-      const auto finite = g.find(kGradsFiniteName);
-      if (!finite)
-        KILN_THROW(ConfigError) << ctx << "accelerate_train_mode needs the train_op from kiln::Optimizer::minimize"
-                                   " (it guards the low-precision updates and scales the loss); this train_op"
-                                   " was built another way";
-      g.add_output(kGradsFiniteName, *finite);
-    }
-    for (const auto& name : fetches) {
-      if (name == "loss" || name == "global_step") continue;
-      const auto id = g.find(name);
-      if (!id)
-        KILN_THROW(ConfigError) << "[hooks] a hook fetches '" << name
-                                << "', which is not a named value of the graph; named values: " << named_values(g);
-      g.add_output(name, *id);
-    }
-  } else if (mode == ModeKeys::eval) {
-    for (const auto& [name, m] : spec.eval_metrics) {
-      if (!m.total.valid() || !m.count.valid() || m.total.rank() != 0 || m.count.rank() != 0)
-        KILN_THROW(ConfigError) << ctx << "metric '" << name << "' needs scalar total and count";
-      g.add_output("metric/" + name + "/total", m.total.id());
-      g.add_output("metric/" + name + "/count", m.count.id());
-      b.metric_names.push_back(name);
-    }
-  } else {
-    if (spec.predictions.empty()) KILN_THROW(ConfigError) << ctx << "the spec has no predictions";
-    for (const auto& [name, p] : spec.predictions) {
-      if (p.rank() == 0 || p.dim(0) != batch.features.shape()[0])
-        KILN_THROW(ConfigError) << ctx << "prediction '" << name << "' has shape " << shape_str(p.shape())
-                                << "; predictions must be per example (batch first)";
-      g.add_output("prediction/" + name, p.id());
-      b.prediction_names.push_back(name);
-    }
-  }
+  if (mode != ModeKeys::predict) add_loss_output(g, spec, ctx);
+  if (mode == ModeKeys::train) add_train_outputs(g, spec, ctx, fetches, guarded);
+  else if (mode == ModeKeys::eval) add_eval_outputs(g, spec, ctx, b);
+  else add_predict_outputs(g, spec, ctx, batch.features.shape()[0], b);
   verify(g);
   CompileReport report;
   BackendOptions with_report = backend;

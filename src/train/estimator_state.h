@@ -36,7 +36,7 @@ struct Estimator::State {
 // placeholder (kLossScaleName, fed every step) before model_fn runs, so minimize() builds
 // scaled, guarded updates, and outputs kGradsFiniteName; ConfigError if the train_op did
 // not come from Optimizer::minimize.
-BuiltGraph& build_graph(Estimator::State& s, const ModelFunction& model_fn, const Params& params,
+BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Params& params,
                         const BackendOptions& backend, ModeKeys mode, const data::Batch& batch,
                         const std::vector<std::string>& fetches, bool guarded = false);
 

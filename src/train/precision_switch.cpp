@@ -1,5 +1,6 @@
 #include "train/precision_switch.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -13,12 +14,51 @@ using Split = AccelerateTrainMode::Split;
 
 namespace {
 
+// One name per enumerator, in declaration order.
+constexpr std::array<std::string_view, kNumPrecisionPhases> kPhaseNames = {"original", "mixed_float16",
+                                                                           "mixed_bfloat16"};
+constexpr std::array<std::string_view, kNumSwitchReasons> kReasonNames = {"step", "loss", "cap", "divergence",
+                                                                          "resumed"};
+static_assert(int(PrecisionPhase::mixed_bfloat16) + 1 == kNumPrecisionPhases);
+static_assert(int(SwitchReason::resumed) + 1 == kNumSwitchReasons);
+
 // floor(share * steps) for a share in (0, 1].
 int64_t share_of(double share, int64_t steps) {
   return static_cast<int64_t>(std::floor(share * static_cast<double>(steps) + 1e-9));
 }
 
 }  // namespace
+
+std::string_view precision_phase_name(PrecisionPhase p) {
+  KILN_CHECK(int(p) < kNumPrecisionPhases) << "bad PrecisionPhase " << int(p);
+  return kPhaseNames[size_t(p)];
+}
+
+std::optional<PrecisionPhase> parse_precision_phase(std::string_view text) {
+  for (size_t i = 0; i < kPhaseNames.size(); ++i)
+    if (kPhaseNames[i] == text) return PrecisionPhase(i);
+  return std::nullopt;
+}
+
+std::string_view switch_reason_name(SwitchReason r) {
+  KILN_CHECK(int(r) < kNumSwitchReasons) << "bad SwitchReason " << int(r);
+  return kReasonNames[size_t(r)];
+}
+
+std::string switch_reason_text(SwitchReason r, std::string_view detail) {
+  std::string text(switch_reason_name(r));
+  if (!detail.empty()) text.append(": ").append(detail);
+  return text;
+}
+
+std::optional<std::pair<SwitchReason, std::string>> parse_switch_reason(std::string_view text) {
+  const size_t colon = text.find(": ");
+  const std::string_view name = text.substr(0, colon);
+  for (size_t i = 0; i < kReasonNames.size(); ++i)
+    if (kReasonNames[i] == name)
+      return std::pair{SwitchReason(i), colon == std::string_view::npos ? std::string() : std::string(text.substr(colon + 2))};
+  return std::nullopt;
+}
 
 PrecisionSwitch::PrecisionSwitch(PrecisionSwitchOptions opts)
     : opts_(std::move(opts)), scaler_(opts_.mode.type == AccelerateTrainMode::LowType::float16) {
@@ -38,9 +78,9 @@ PrecisionSwitch::PrecisionSwitch(PrecisionSwitchOptions opts)
   }
 }
 
-std::string PrecisionSwitch::phase() const {
-  if (!low_) return "original";
-  return std::string(precision_policy_name(low_phase_policy(opts_.mode)));
+PrecisionPhase PrecisionSwitch::low_phase() const {
+  return opts_.mode.type == AccelerateTrainMode::LowType::float16 ? PrecisionPhase::mixed_float16
+                                                                  : PrecisionPhase::mixed_bfloat16;
 }
 
 double PrecisionSwitch::loss_target() const { return opts_.mode.loss_target(opts_.hook_target); }
@@ -52,16 +92,16 @@ double PrecisionSwitch::window_mean() const {
   return sum / static_cast<double>(window_.size());
 }
 
-void PrecisionSwitch::switch_now(int64_t step, std::string reason) {
+void PrecisionSwitch::switch_now(int64_t step, SwitchReason reason, std::string detail) {
   if (!low_) return;
   low_ = false;
   scaler_.disable();
-  switched_ = Switch{step, std::move(reason)};
+  switched_ = Switch{step, reason, std::move(detail)};
 }
 
 bool PrecisionSwitch::before_step(int64_t step) {
   if (!low_ || step < planned_) return false;
-  switch_now(step, opts_.mode.split == Split::step ? "step" : "cap");
+  switch_now(step, opts_.mode.split == Split::step ? SwitchReason::step : SwitchReason::cap);
   return true;
 }
 
@@ -71,34 +111,35 @@ bool PrecisionSwitch::after_low_step(int64_t step_reached, double loss, bool gra
   const bool finite = std::isfinite(loss);
   nonfinite_run_ = finite ? 0 : nonfinite_run_ + 1;
   if (nonfinite_run_ >= kDivergenceSteps) {
-    switch_now(step_reached, "divergence: " + std::to_string(nonfinite_run_) + " non-finite losses in a row");
+    switch_now(step_reached, SwitchReason::divergence,
+               std::to_string(nonfinite_run_) + " non-finite losses in a row");
     return true;
   }
   if (scaler_.collapsed()) {
     std::ostringstream why;
-    why << "divergence: the loss scale fell to " << scaler_.scale() << ", below the floor " << LossScaler::kFloor;
-    switch_now(step_reached, why.str());
+    why << "the loss scale fell to " << scaler_.scale() << ", below the floor " << LossScaler::kFloor;
+    switch_now(step_reached, SwitchReason::divergence, why.str());
     return true;
   }
   if (opts_.mode.split != Split::loss || !finite) return false;
   window_.push_back(loss);
   if (static_cast<int64_t>(window_.size()) > opts_.loss_window) window_.pop_front();
   if (static_cast<int64_t>(window_.size()) == opts_.loss_window && window_mean() <= loss_target()) {
-    switch_now(step_reached, "loss");
+    switch_now(step_reached, SwitchReason::loss);
     return true;
   }
   return false;
 }
 
 nlohmann::json PrecisionSwitch::state() const {
-  nlohmann::json j{{"phase", phase()},
+  nlohmann::json j{{"phase", precision_phase_name(phase())},
                    {"accelerate_train_mode", opts_.mode.to_string()},
                    {"planned_switch_step", planned_},
                    {"loss_scaler", scaler_.to_json()},
                    {"loss_window", window_}};
   if (switched_) {
     j["switch_step"] = switched_->step;
-    j["switch_reason"] = switched_->reason;
+    j["switch_reason"] = switched_->reason_text();
   } else {
     j["switch_step"] = nullptr;
   }
@@ -113,14 +154,14 @@ std::string PrecisionSwitch::restore(const nlohmann::json& state, int64_t step) 
     std::string from = state.is_object() ? state.value("accelerate_train_mode", std::string()) : std::string();
     before_step(step);
     return "checkpoint from a run " + (from.empty() ? std::string("without accelerate_train_mode") : "with '" + from + "'") +
-           ": continuing at step " + std::to_string(step) + " in phase " + phase();
+           ": continuing at step " + std::to_string(step) + " in phase " + std::string(precision_phase_name(phase()));
   }
   auto bad = [&](const char* field) {
     return CheckpointError("[checkpoint] the accelerate_train_mode state has a missing or invalid '" +
                            std::string(field) + "': " + state.dump());
   };
-  const std::string saved_phase = state.value("phase", std::string());
-  if (saved_phase != "original" && saved_phase != phase()) throw bad("phase");
+  const std::optional<PrecisionPhase> saved_phase = parse_precision_phase(state.value("phase", std::string()));
+  if (!saved_phase || (saved_phase != PrecisionPhase::original && saved_phase != low_phase())) throw bad("phase");
   if (state.contains("loss_scaler")) scaler_ = LossScaler::from_json(state["loss_scaler"]);
   if (state.contains("loss_window")) {
     if (!state["loss_window"].is_array()) throw bad("loss_window");
@@ -130,16 +171,18 @@ std::string PrecisionSwitch::restore(const nlohmann::json& state, int64_t step) 
     }
     while (static_cast<int64_t>(window_.size()) > opts_.loss_window) window_.pop_front();
   }
-  if (saved_phase == "original") {
+  if (saved_phase == PrecisionPhase::original) {
     const auto& s = state.contains("switch_step") ? state["switch_step"] : nlohmann::json();
     if (!s.is_number_integer()) throw bad("switch_step");
-    switch_now(s.get<int64_t>(), state.value("switch_reason", std::string("resumed")));
+    const auto reason = parse_switch_reason(state.value("switch_reason", std::string("resumed")));
+    if (!reason) throw bad("switch_reason");
+    switch_now(s.get<int64_t>(), reason->first, reason->second);
     return "resumed in phase original (switched at step " + std::to_string(switched_->step) + ", " +
-           switched_->reason + ")";
+           switched_->reason_text() + ")";
   }
   if (before_step(step)) return "resumed at step " + std::to_string(step) + ", at or past the switch step";
   std::ostringstream line;
-  line << "resumed in phase " << phase() << " at step " << step;
+  line << "resumed in phase " << precision_phase_name(phase()) << " at step " << step;
   if (scaler_.enabled()) line << " (loss scale " << scaler_.scale() << ")";
   return line.str();
 }

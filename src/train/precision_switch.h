@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/config.h"
-#include "kiln/precision.h"
+#include "kiln/estimator.h"
 #include "train/loss_scaler.h"
 
 namespace kiln {
@@ -47,8 +47,10 @@ class PrecisionSwitch {
   explicit PrecisionSwitch(PrecisionSwitchOptions opts);
 
   bool low() const { return low_; }
-  // "mixed_float16" / "mixed_bfloat16" in the low phase, "original" after the switch.
-  std::string phase() const;
+  // The mode's low phase until the switch, original after it.
+  PrecisionPhase phase() const { return low_ ? low_phase() : PrecisionPhase::original; }
+  // mixed_float16 for "fast", mixed_bfloat16 for "fast1".
+  PrecisionPhase low_phase() const;
   const AccelerateTrainMode& mode() const { return opts_.mode; }
   // Step split: floor(ratio * total_step). Loss split: the cap, floor(share * max_steps).
   int64_t planned_switch_step() const { return planned_; }
@@ -69,12 +71,15 @@ class PrecisionSwitch {
 
   struct Switch {
     int64_t step = 0;          // the first original-precision step (0-based global step)
-    std::string reason;        // "step", "loss", "cap", "divergence: ...", "resumed"
+    SwitchReason reason = SwitchReason::step;
+    std::string detail;        // divergence: what diverged
+    std::string reason_text() const { return switch_reason_text(reason, detail); }
   };
   const std::optional<Switch>& switched() const { return switched_; }
 
   // For checkpoints: {"phase", "accelerate_train_mode", "switch_step", "switch_reason",
-  // "planned_switch_step", "loss_scaler", "loss_window"}.
+  // "planned_switch_step", "loss_scaler", "loss_window"}; the phase and the reason spelled
+  // by precision_phase_name and switch_reason_text.
   nlohmann::json state() const;
   // Continues from a checkpoint's state. A state from a run without accelerate_train_mode
   // (or with another mode) only fixes the step; a state that had switched stays switched.
@@ -82,7 +87,7 @@ class PrecisionSwitch {
   std::string restore(const nlohmann::json& state, int64_t step);
 
  private:
-  void switch_now(int64_t step, std::string reason);
+  void switch_now(int64_t step, SwitchReason reason, std::string detail = {});
   PrecisionSwitchOptions opts_;
   int64_t planned_ = 0;
   bool low_ = true;

@@ -89,4 +89,33 @@ TEST(TrainCommand, ShortRunWritesMetrics) {
   EXPECT_GT(f["test_accuracy"].get<double>(), 0.3);
 }
 
+// Issue 19: --log-step-count-steps was accepted and ignored. It sets the plain progress
+// lines; --log-every keeps setting the metrics records (and the lines when it is not given).
+TEST(TrainCommand, LogStepCountStepsSetsThePlainProgressLines) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const std::string base = "train --backend interp --steps 6 --batch-size 32 --train-limit 2000 --test-limit 500 ";
+  const Result every2 = run_kiln(base + "--log-every 0 --log-step-count-steps 2");
+  ASSERT_EQ(every2.status, 0) << every2.output;
+  for (const char* line : {"step 2/6  loss", "step 4/6  loss", "step 6/6  loss"})
+    EXPECT_TRUE(contains(every2.output, line)) << line << "\n" << every2.output;
+  EXPECT_FALSE(contains(every2.output, "step 3/6  loss")) << every2.output;
+
+  const auto path = std::filesystem::temp_directory_path() / ("kiln-logsteps-" + std::to_string(getpid()) + ".jsonl");
+  const Result off = run_kiln(base + "--log-every 3 --log-step-count-steps 0 --metrics-out " + path.string());
+  ASSERT_EQ(off.status, 0) << off.output;
+  EXPECT_FALSE(contains(off.output, "/6  loss")) << off.output;
+  std::ifstream in(path);
+  std::string line;
+  int progress = 0;
+  while (std::getline(in, line)) progress += nlohmann::json::parse(line)["event"] == "progress";
+  std::filesystem::remove(path);
+  EXPECT_EQ(progress, 2);  // steps 3 and 6
+
+  const Result by_log_every = run_kiln(base + "--log-every 3");
+  ASSERT_EQ(by_log_every.status, 0) << by_log_every.output;
+  EXPECT_TRUE(contains(by_log_every.output, "step 3/6  loss")) << by_log_every.output;
+  EXPECT_FALSE(contains(by_log_every.output, "step 2/6  loss")) << by_log_every.output;
+}
+
 }  // namespace

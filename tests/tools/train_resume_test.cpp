@@ -198,6 +198,34 @@ TEST(TrainResume, QuietEvalEveryAndMaxStepsCountingTheGlobalStep) {
   EXPECT_TRUE(contains(again.output, "done: 6 steps")) << again.output;
 }
 
+// Issue 19: --eval-every used to cut the run into one train() call per evaluation, and each
+// call's end wrote a checkpoint. Evaluations now run inside the one call.
+TEST(TrainResume, EvalEveryWritesNoExtraCheckpoints) {
+  if (!have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  TempDir t;
+  const std::string dir = (t.path / "model").string();
+  const fs::path m = t.path / "m.jsonl";
+  const Result r = run_kiln(kSmall + "--steps 6 --eval-every 2 --save-checkpoints-steps 0 --model-dir " + dir +
+                            " --metrics-out " + m.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(kiln::CheckpointDir(dir, 0).steps(), (std::vector<int64_t>{6})) << r.output;
+  EXPECT_TRUE(contains(r.output, "eval at step 2:")) << r.output;
+  EXPECT_TRUE(contains(r.output, "eval at step 4:")) << r.output;
+  EXPECT_TRUE(contains(r.output, "done: 6 steps")) << r.output;
+  std::ifstream in(m);
+  std::string line;
+  std::vector<int64_t> eval_steps;
+  while (std::getline(in, line)) {
+    const auto rec = nlohmann::json::parse(line);
+    if (rec["event"] == "eval") eval_steps.push_back(rec["step"].get<int64_t>());
+  }
+  EXPECT_EQ(eval_steps, (std::vector<int64_t>{2, 4}));
+  const auto fin = final_record(m);
+  EXPECT_EQ(fin["steps"], 6);
+  EXPECT_EQ(fin["steps_this_run"], 6);
+  EXPECT_GT(fin["eval_seconds"].get<double>(), 0.0);
+}
+
 TEST(TrainResume, ATerminalGetsOneLiveProgressLine) {
   if (!have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   if (!fs::exists("/usr/bin/script")) GTEST_SKIP() << "script(1) is not installed";

@@ -51,14 +51,14 @@ TEST(PrecisionSwitch, StepSplitSwitchesExactlyAtFloorRatioTimesTotal) {
     EXPECT_EQ(first_original_step(sw, c.total), c.expected) << c.mode << " " << c.total;
     ASSERT_TRUE(sw.switched().has_value());
     EXPECT_EQ(sw.switched()->step, c.expected);
-    EXPECT_EQ(sw.switched()->reason, "step");
-    EXPECT_EQ(sw.phase(), "original");
+    EXPECT_EQ(sw.switched()->reason, SwitchReason::step);
+    EXPECT_EQ(sw.phase(), PrecisionPhase::original);
   }
 }
 
 TEST(PrecisionSwitch, PhaseNamesTheLowPolicy) {
-  EXPECT_EQ(make("fast|step|0.5", 10).phase(), "mixed_float16");
-  EXPECT_EQ(make("fast1|step|0.5", 10).phase(), "mixed_bfloat16");
+  EXPECT_EQ(make("fast|step|0.5", 10).phase(), PrecisionPhase::mixed_float16);
+  EXPECT_EQ(make("fast1|step|0.5", 10).phase(), PrecisionPhase::mixed_bfloat16);
   EXPECT_EQ(make("fast|step|0.5", 10).loss_scale(), 65536.0);  // float16 scales the loss
   EXPECT_EQ(make("fast1|step|0.5", 10).loss_scale(), 1.0);     // bfloat16 does not
 }
@@ -80,7 +80,7 @@ TEST(PrecisionSwitch, LossSplitUsesTheMovingMeanOfFiniteLosses) {
   EXPECT_EQ(step, 8);
   ASSERT_TRUE(sw.switched().has_value());
   EXPECT_EQ(sw.switched()->step, 8);
-  EXPECT_EQ(sw.switched()->reason, "loss");
+  EXPECT_EQ(sw.switched()->reason, SwitchReason::loss);
   EXPECT_NEAR(sw.window_mean(), (1.0 + 1.0 + 1.1) / 3, 1e-12);
   EXPECT_FALSE(sw.after_low_step(9, 0.1, true));  // one switch only
   EXPECT_FALSE(sw.before_step(9));
@@ -98,7 +98,7 @@ TEST(PrecisionSwitch, LossSplitCapsTheLowShare) {
   PrecisionSwitch sw = make("fast1|loss|1.05", 0.01, 200, 3, 0.95);  // a target never reached
   EXPECT_EQ(sw.planned_switch_step(), 190);
   EXPECT_EQ(first_original_step(sw, 200), 190);
-  EXPECT_EQ(sw.switched()->reason, "cap");
+  EXPECT_EQ(sw.switched()->reason, SwitchReason::cap);
   PrecisionSwitch uncapped = make("fast1|loss|1.05", 0.01, 200, 3, 1.0);
   EXPECT_EQ(first_original_step(uncapped, 200), -1);  // share 1: the whole run stays low
 }
@@ -112,7 +112,8 @@ TEST(PrecisionSwitch, DivergenceGuardAfterSeveralNonFiniteLossesInARow) {
   EXPECT_TRUE(sw.after_low_step(++step, kNaN, false));
   EXPECT_FALSE(sw.low());
   EXPECT_EQ(sw.switched()->step, step);
-  EXPECT_EQ(sw.switched()->reason.rfind("divergence: 5 non-finite losses in a row", 0), 0u) << sw.switched()->reason;
+  EXPECT_EQ(sw.switched()->reason, SwitchReason::divergence);
+  EXPECT_EQ(sw.switched()->reason_text(), "divergence: 5 non-finite losses in a row");
 }
 
 TEST(PrecisionSwitch, DivergenceGuardWhenTheLossScaleCollapses) {
@@ -120,7 +121,8 @@ TEST(PrecisionSwitch, DivergenceGuardWhenTheLossScaleCollapses) {
   int64_t step = 0;
   while (sw.low() && step < 100) sw.after_low_step(++step, 0.7, false);  // finite loss, overflowing gradients
   EXPECT_EQ(step, 17);
-  EXPECT_NE(sw.switched()->reason.find("loss scale fell to 0.5"), std::string::npos) << sw.switched()->reason;
+  EXPECT_EQ(sw.switched()->reason, SwitchReason::divergence);
+  EXPECT_NE(sw.switched()->detail.find("loss scale fell to 0.5"), std::string::npos) << sw.switched()->detail;
   EXPECT_EQ(sw.loss_scale(), 1.0);  // no scaling after the switch
 }
 
@@ -144,7 +146,7 @@ TEST(PrecisionSwitch, StateRoundTripsThroughACheckpoint) {
   const std::string note = c.restore(a.state(), 3);
   EXPECT_FALSE(c.low());
   EXPECT_EQ(c.switched()->step, 3);
-  EXPECT_EQ(c.switched()->reason, "loss");
+  EXPECT_EQ(c.switched()->reason, SwitchReason::loss);
   EXPECT_NE(note.find("phase original"), std::string::npos) << note;
 }
 
@@ -182,6 +184,55 @@ TEST(PrecisionSwitch, BadHookTargetsAreConfigErrors) {
   EXPECT_THROW(make("fast1|loss|1.05", 0), ConfigError);
   EXPECT_THROW(make("fast1|loss|1.05", kNaN), ConfigError);
   EXPECT_THROW(make("fast1|loss|1.05", 1.0, 100, 0), ConfigError);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(PrecisionSwitch, PhaseAndReasonNamesRoundTrip) {
+  for (int i = 0; i < kNumPrecisionPhases; ++i) {
+    const auto p = PrecisionPhase(i);
+    EXPECT_EQ(parse_precision_phase(precision_phase_name(p)), p) << i;
+  }
+  EXPECT_EQ(precision_phase_name(PrecisionPhase::original), "original");
+  EXPECT_EQ(precision_phase_name(PrecisionPhase::mixed_float16), "mixed_float16");
+  EXPECT_EQ(parse_precision_phase("Original"), std::nullopt);
+  for (int i = 0; i < kNumSwitchReasons; ++i) {
+    const auto r = SwitchReason(i);
+    const auto back = parse_switch_reason(switch_reason_text(r, ""));
+    ASSERT_TRUE(back.has_value()) << i;
+    EXPECT_EQ(back->first, r);
+    EXPECT_EQ(back->second, "");
+  }
+  const auto d = parse_switch_reason("divergence: 5 non-finite losses in a row");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->first, SwitchReason::divergence);
+  EXPECT_EQ(d->second, "5 non-finite losses in a row");
+  EXPECT_EQ(parse_switch_reason("later"), std::nullopt);
+}
+
+// Checkpoints written before the phase and the reason were enums spell them the same way.
+TEST(PrecisionSwitch, RestoresAnEarlierCheckpointsSwitchReason) {
+  PrecisionSwitch sw = make("fast1|step|0.5", 100);
+  nlohmann::json s = sw.state();
+  s["phase"] = "original";
+  s["switch_step"] = 7;
+  s["switch_reason"] = "divergence: 5 non-finite losses in a row";
+  PrecisionSwitch r = make("fast1|step|0.5", 100);
+  const std::string note = r.restore(s, 9);
+  ASSERT_TRUE(r.switched().has_value());
+  EXPECT_EQ(r.switched()->reason, SwitchReason::divergence);
+  EXPECT_EQ(r.state()["switch_reason"], "divergence: 5 non-finite losses in a row");
+  EXPECT_NE(note.find("divergence: 5 non-finite losses in a row"), std::string::npos) << note;
+  s.erase("switch_reason");  // no reason recorded: "resumed"
+  PrecisionSwitch q = make("fast1|step|0.5", 100);
+  q.restore(s, 9);
+  EXPECT_EQ(q.switched()->reason, SwitchReason::resumed);
+  s["switch_reason"] = "whim";
+  EXPECT_THROW(make("fast1|step|0.5", 100).restore(s, 9), CheckpointError);
 }
 
 }  // namespace

@@ -35,6 +35,15 @@ TEST(RunConfig, SpecExampleValidates) {
   EXPECT_EQ(mode->switch_step(10000), 9000);
 }
 
+// validate() hands on what it parsed, so a run parses accelerate_train_mode once.
+TEST(RunConfig, ValidateReturnsTheParsedAccelerateTrainMode) {
+  RunConfig config{.experimental_config = {.accelerate_train_mode = "fast1|loss"}};
+  const ParsedRunConfig parsed = config.validate();
+  ASSERT_TRUE(parsed.accelerate_train_mode.has_value());
+  EXPECT_EQ(parsed.accelerate_train_mode->to_string(), "fast1|loss|1.05");
+  EXPECT_FALSE(RunConfig{}.validate().accelerate_train_mode.has_value());
+}
+
 TEST(RunConfig, DefaultsAreValidAndOff) {
   const NPURunConfig cfg;
   EXPECT_NO_THROW(cfg.validate());

@@ -1,4 +1,4 @@
-#include "kiln/accelerate_summary.h"
+#include "accelerate_summary.h"
 
 #include <cmath>
 #include <cstdio>
@@ -25,8 +25,13 @@ void AccelerateTotals::add(const AccelerateStats& a) {
   if (a.switch_step) {
     t_.switch_step = a.switch_step;
     t_.switch_reason = a.switch_reason;
+    t_.switch_detail = a.switch_detail;
   }
   if (a.event) t_.event = a.event;
+}
+
+std::string AccelerateTotals::reason_text() const {
+  return t_.switch_step ? switch_reason_text(t_.switch_reason, t_.switch_detail) : std::string();
 }
 
 double AccelerateTotals::seconds_saved() const {
@@ -42,7 +47,7 @@ std::string AccelerateTotals::summary() const {
   if (t_.switch_step)
     std::snprintf(buf, sizeof buf, "accelerate: %s switched to the original precision at step %lld (requested %lld, %s)\n",
                   t_.mode.c_str(), static_cast<long long>(*t_.switch_step),
-                  static_cast<long long>(t_.requested_switch_step), t_.switch_reason.c_str());
+                  static_cast<long long>(t_.requested_switch_step), reason_text().c_str());
   else
     std::snprintf(buf, sizeof buf, "accelerate: %s did not switch (planned at step %lld)\n", t_.mode.c_str(),
                   static_cast<long long>(t_.requested_switch_step));
@@ -50,7 +55,7 @@ std::string AccelerateTotals::summary() const {
   std::snprintf(buf, sizeof buf,
                 "accelerate: %s %lld steps in %.1fs (%.1f steps/s, %lld updates skipped), original %lld steps in %.1fs "
                 "(%.1f steps/s)\n",
-                t_.low_phase.c_str(), static_cast<long long>(t_.low_steps), t_.low_seconds, t_.low_steps_per_second(),
+                std::string(precision_phase_name(t_.low_phase)).c_str(), static_cast<long long>(t_.low_steps), t_.low_seconds, t_.low_steps_per_second(),
                 static_cast<long long>(t_.skipped_updates), static_cast<long long>(t_.original_steps),
                 t_.original_seconds, t_.original_steps_per_second());
   out += buf;
@@ -68,10 +73,10 @@ std::string AccelerateTotals::summary() const {
 
 nlohmann::json AccelerateTotals::to_json() const {
   return {{"mode", t_.mode},
-          {"low_phase", t_.low_phase},
+          {"low_phase", precision_phase_name(t_.low_phase)},
           {"switch_step", t_.switch_step ? nlohmann::json(*t_.switch_step) : nlohmann::json()},
           {"requested_switch_step", t_.requested_switch_step},
-          {"switch_reason", t_.switch_reason},
+          {"switch_reason", reason_text()},
           {"loss_target", number_or_null(t_.loss_target)},
           {"low_steps", t_.low_steps},
           {"low_seconds", t_.low_seconds},

@@ -25,6 +25,8 @@ class AccelerateTotals {
   nlohmann::json to_json() const;
 
  private:
+  // The switch's reason as the summary and the metrics spell it; empty before a switch.
+  std::string reason_text() const;
   AccelerateStats t_;
   bool any_ = false;
 };

@@ -1,4 +1,4 @@
-#include "kiln/cache_command.h"
+#include "cache_command.h"
 
 #include <cstdio>
 #include <cstdlib>

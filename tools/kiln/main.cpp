@@ -9,8 +9,10 @@
 #include "kiln/checkpoint.h"
 #include "kiln/error.h"
 #include "kiln/process.h"
-#include "kiln/cache_command.h"
-#include "kiln/train_command.h"
+
+// CLI-private headers, beside this file.
+#include "cache_command.h"
+#include "train_command.h"
 
 namespace {
 void report(const std::exception& e) {

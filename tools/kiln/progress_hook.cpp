@@ -1,5 +1,6 @@
-#include "kiln/progress_hook.h"
+#include "progress_hook.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -26,35 +27,47 @@ void ProgressHook::begin(RunContext&) {
 
 void ProgressHook::before_run(RunContext&) { loop_start_ = now(); }
 
+void ProgressHook::Window::add(const RunValues& v, double dt) {
+  time += dt;
+  for (double l : v.losses) loss += l;
+  count += static_cast<int64_t>(v.losses.size());
+}
+
+double ProgressHook::Window::rate() const { return static_cast<double>(count) / std::max(time, 1e-9); }
+
+bool ProgressHook::due(const RunContext& ctx, int64_t steps, int64_t every) {
+  const int64_t before = ctx.global_step - steps;
+  return every > 0 && (ctx.global_step / every != before / every || ctx.global_step >= ctx.max_steps);
+}
+
 void ProgressHook::after_run(RunContext& ctx, const RunValues& v) {
   const double t = now(), dt = t - loop_start_;
+  const auto n = static_cast<int64_t>(v.losses.size());
   train_seconds_ += dt;
-  rec_time_ += dt;
-  steps_ += static_cast<int64_t>(v.losses.size());
-  for (double l : v.losses) rec_loss_ += l;
-  rec_count_ += static_cast<int64_t>(v.losses.size());
-  const int64_t before = ctx.global_step - static_cast<int64_t>(v.losses.size());
-  const bool due = o_.log_every > 0 && (ctx.global_step / o_.log_every != before / o_.log_every ||
-                                        ctx.global_step >= ctx.max_steps);
-  if (due) {
-    const double loss = rec_loss_ / static_cast<double>(rec_count_);
-    const double rate = static_cast<double>(rec_count_) / std::max(rec_time_, 1e-9);
+  steps_ += n;
+  record_window_.add(v, dt);
+  line_window_.add(v, dt);
+  const std::string phase(precision_phase_name(ctx.phase));
+  if (due(ctx, n, o_.log_every)) {
     record_({{"event", "progress"},
              {"step", ctx.global_step},
-             {"loss", loss},
-             {"steps_per_second", rate},
+             {"loss", record_window_.mean_loss()},
+             {"steps_per_second", record_window_.rate()},
              {"elapsed_seconds", t - started_},
-             {"phase", ctx.phase}});
+             {"phase", phase}});
+    record_window_ = {};
+  }
+  const int64_t line_every = o_.line_every < 0 ? o_.log_every : o_.line_every;
+  if (due(ctx, n, line_every)) {
     if (!o_.quiet && !o_.live) {
       std::printf("step %lld/%lld  loss %.4f  %.1f steps/s  elapsed %s  phase %s\n",
-                  static_cast<long long>(ctx.global_step), static_cast<long long>(ctx.max_steps), loss, rate,
-                  clock_text(t - started_).c_str(), ctx.phase.c_str());
+                  static_cast<long long>(ctx.global_step), static_cast<long long>(ctx.max_steps),
+                  line_window_.mean_loss(), line_window_.rate(), clock_text(t - started_).c_str(), phase.c_str());
       std::fflush(stdout);
     }
-    rec_loss_ = rec_time_ = 0;
-    rec_count_ = 0;
+    line_window_ = {};
   }
-  if (o_.live && !o_.quiet && (t - last_draw_ > 0.1 || ctx.global_step >= ctx.max_steps)) {
+  if (o_.live && !o_.quiet && o_.line_every != 0 && (t - last_draw_ > 0.1 || ctx.global_step >= ctx.max_steps)) {
     draw(ctx, v.losses.back());
     last_draw_ = t;
   }
@@ -65,7 +78,8 @@ void ProgressHook::draw(const RunContext& ctx, double loss) {
   const double eta = static_cast<double>(ctx.max_steps - ctx.global_step) / std::max(rate, 1e-9);
   std::printf("\r\033[Kstep %lld/%lld  loss %.4f  %.1f steps/s  elapsed %s  ETA %s  phase %s",
               static_cast<long long>(ctx.global_step), static_cast<long long>(ctx.max_steps), loss, rate,
-              clock_text(now() - started_).c_str(), clock_text(eta).c_str(), ctx.phase.c_str());
+              clock_text(now() - started_).c_str(), clock_text(eta).c_str(),
+              std::string(precision_phase_name(ctx.phase)).c_str());
   std::fflush(stdout);
   line_open_ = true;
 }

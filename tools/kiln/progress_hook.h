@@ -1,6 +1,6 @@
 // What `kiln train` shows while training: on a terminal one live line rewritten in place
 // ("\r": step/total, loss, steps/s, elapsed, ETA, precision phase); otherwise a plain line
-// every `log_every` steps. Also emits the JSON Lines "progress" records.
+// every `line_every` steps. Also emits the JSON Lines "progress" records every `log_every`.
 #pragma once
 #include <cstdio>
 #include <functional>
@@ -14,9 +14,11 @@ namespace kiln::cli {
 class ProgressHook : public Hook {
  public:
   struct Options {
-    int64_t log_every = 100;  // plain lines and metrics records; 0 = none
+    int64_t log_every = 100;  // metrics records; 0 = none
     bool live = false;        // stdout is a terminal: draw the live line
     bool quiet = false;       // no lines at all (metrics records are still written)
+    // Plain lines (--log-step-count-steps); -1 = every log_every; 0 = no lines, live or plain.
+    int64_t line_every = -1;
   };
   ProgressHook(Options o, std::function<void(const nlohmann::json&)> record)
       : o_(o), record_(std::move(record)) {}
@@ -33,6 +35,10 @@ class ProgressHook : public Hook {
  private:
   void draw(const RunContext& ctx, double loss);
 
+  // True if the loop that ended at ctx.global_step, `steps` long, crossed a multiple of
+  // `every` or reached the last step.
+  static bool due(const RunContext& ctx, int64_t steps, int64_t every);
+
   Options o_;
   std::function<void(const nlohmann::json&)> record_;
   double started_ = -1;        // wall clock of the first begin()
@@ -41,9 +47,15 @@ class ProgressHook : public Hook {
   int64_t steps_ = 0;          // steps seen by this hook
   double last_draw_ = 0;
   bool line_open_ = false;
-  // Since the previous record:
-  double rec_loss_ = 0, rec_time_ = 0;
-  int64_t rec_count_ = 0;
+  // Since the previous record, and since the previous plain line:
+  struct Window {
+    double loss = 0, time = 0;
+    int64_t count = 0;
+    void add(const RunValues& v, double dt);
+    double mean_loss() const { return loss / static_cast<double>(count); }
+    double rate() const;
+  };
+  Window record_window_, line_window_;
 };
 
 }  // namespace kiln::cli

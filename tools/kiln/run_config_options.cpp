@@ -1,4 +1,4 @@
-#include "kiln/run_config_options.h"
+#include "run_config_options.h"
 
 #include <string>
 

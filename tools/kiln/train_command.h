@@ -1,23 +1,50 @@
 // `kiln train`: train a built-in model on Fashion-MNIST with the Estimator and evaluate it
 // on the test set.
 #pragma once
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "kiln/config.h"
 #include "kiln/data.h"
+#include "kiln/estimator.h"
 
 namespace kiln::cli {
+
+class MetricsWriter;
+class ProgressHook;
+class EvalHook;
 
 class TrainCommand {
  public:
   explicit TrainCommand(CLI::App& parent);
+  ~TrainCommand();
   bool selected() const { return cmd_->parsed(); }
   // Returns the process exit status (130 when stopped by Ctrl-C).
   int run();
 
  private:
+  struct Data;  // the training and test sets and their input functions
+  // What the run's train() call and its evaluations cost.
+  struct Totals {
+    TrainStats st;
+    double compile_s = 0, train_s = 0, eval_s = 0;
+  };
+
+  std::unique_ptr<Estimator> make_estimator();
+  void check_final_loss(const std::optional<AccelerateTrainMode>& accel) const;
+  std::string banner() const;
+  Data load_data() const;
+  void on_precision_switch(const PrecisionSwitchEvent& e);
+  HookList hooks(Estimator& est, const Data& data);
+  void count_evaluation(const Evaluation& ev);
+  void train(Estimator& est, const Data& data);
+  int report_interrupted();
+  void report_final(Estimator& est, const Data& data);
+  template <class... Args>
+  void say(const char* fmt, Args... args) const;
+
   CLI::App* cmd_;
   std::string model_ = "mlp";
   std::string data_dir_ = data::kDefaultFashionMnistDir;
@@ -37,6 +64,12 @@ class TrainCommand {
   bool dry_run_ = false;
   bool quiet_ = false;
   RunConfig config_;
+
+  // The run in progress.
+  std::unique_ptr<MetricsWriter> metrics_;
+  std::shared_ptr<ProgressHook> progress_;
+  std::shared_ptr<EvalHook> evals_;
+  Totals totals_;
 };
 
 }  // namespace kiln::cli

@@ -1,0 +1,32 @@
+#include "metrics_writer.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "kiln/error.h"
+
+namespace kiln::cli {
+
+MetricsWriter::MetricsWriter(std::string path) : path_(std::move(path)) {
+  if (path_.empty()) return;
+  const auto parent = std::filesystem::path(path_).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  if (::access(dir.c_str(), W_OK) != 0 || std::filesystem::is_directory(path_))
+    KILN_THROW(ConfigError) << "[metrics_out] cannot write '" << path_ << "': "
+                            << (std::filesystem::is_directory(path_) ? "it is a directory" : std::strerror(errno));
+}
+
+void MetricsWriter::write(const nlohmann::json& record) {
+  if (path_.empty()) return;
+  if (!out_.is_open()) {
+    out_.open(path_, std::ios::trunc);
+    if (!out_) KILN_THROW(SystemError) << "[metrics_out] cannot open '" << path_ << "' for writing";
+  }
+  out_ << record.dump() << "\n";
+  out_.flush();
+}
+
+}  // namespace kiln::cli

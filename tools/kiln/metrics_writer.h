@@ -1,0 +1,24 @@
+// `kiln train --metrics-out FILE`: JSON Lines records (progress, eval, precision_switch,
+// interrupted, final).
+#pragma once
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::cli {
+
+// The file is created at the first record, so a run that fails on bad input overwrites
+// nothing; whether it can be created is checked up front (ConfigError "[metrics_out]").
+// An empty path writes nothing.
+class MetricsWriter {
+ public:
+  explicit MetricsWriter(std::string path);
+  void write(const nlohmann::json& record);
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+};
+
+}  // namespace kiln::cli
