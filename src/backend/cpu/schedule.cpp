@@ -3,33 +3,29 @@
 #include <algorithm>
 #include <set>
 
+#include "backend/cpu/lowering.h"
 #include "kiln/error.h"
 
 namespace kiln::cpu {
 namespace {
 
-// Ops whose value at an index depends only on their inputs at (broadcast) indices, so
-// they can be computed inside any loop that reads them.
-bool inlinable(const Node& n) {
-  if (n.op == Op::placeholder || n.op == Op::variable) return false;
-  switch (n.op) {
-    // Index-mapping ops: each output element reads one input element at a computed index.
-    case Op::reshape: case Op::transpose: case Op::slice: case Op::pad: case Op::one_hot:
-      return true;
-    default:
-      return op_info(n.op).fusible;
+// Values a fused loop computes inline, at any index it reads them.
+bool inlinable(const Node& n) { return lowering_of(n.op) == Lowering::loop; }
+
+bool is_reduction(Op op) { return lowering_of(op) == Lowering::reduce; }
+
+StepKind step_kind(Lowering how) {
+  switch (how) {
+    case Lowering::loop: return StepKind::elementwise;
+    case Lowering::reduce: return StepKind::reduce;
+    case Lowering::pool: return StepKind::pool;
+    case Lowering::library: return StepKind::library;
+    case Lowering::fallback: return StepKind::fallback;
+    case Lowering::storage:
+    case Lowering::update: break;
   }
-}
-
-bool is_reduction(Op op) { return op == Op::reduce_sum || op == Op::reduce_mean || op == Op::reduce_max; }
-
-bool is_library(Op op) {
-  return op == Op::matmul || op == Op::dense || op == Op::conv2d || op == Op::conv2d_bias ||
-         op == Op::conv2d_backward_input || op == Op::conv2d_backward_filter;
-}
-
-bool is_pool(Op op) {
-  return op == Op::max_pool2d || op == Op::max_pool2d_grad || op == Op::avg_pool2d || op == Op::avg_pool2d_grad;
+  KILN_CHECK(false) << "no step computes a source or an assign";
+  return StepKind::fallback;
 }
 
 // Steps (by index) that read the buffer of v.
@@ -57,7 +53,7 @@ bool reads_at_same_index(const Schedule& s, ValueId root, ValueId leaf) {
     if (!first && s.has_buffer(v)) continue;
     first = false;
     const Node& n = s.graph.node(v);
-    const bool keeps = n.op == Op::reshape || (op_info(n.op).fusible && n.op != Op::one_hot);
+    const bool keeps = keeps_index(n.op);
     for (ValueId in : n.inputs)
       work.push_back({in, same && keeps && (n.op == Op::reshape || s.graph.node(in).shape == n.shape)});
   }
@@ -209,12 +205,7 @@ Schedule make_schedule(Graph lowered) {
     s.buffer_of[i] = static_cast<int>(s.buffers.size());
     s.buffers.push_back({id, kind, static_cast<int64_t>(numel(node.shape) * dtype_size(node.dtype))});
     if (kind != BufferKind::arena) continue;
-    StepKind sk = inlinable(node)            ? StepKind::elementwise
-                  : is_reduction(node.op)    ? StepKind::reduce
-                  : is_pool(node.op)         ? StepKind::pool
-                  : is_library(node.op)      ? StepKind::library
-                                             : StepKind::fallback;
-    s.steps.push_back({sk, {id}, {}});
+    s.steps.push_back({step_kind(lowering_of(node.op)), {id}, {}});
   }
   for (Step& st : s.steps) st.reads = leaves_of(s, st.node());
   merge_elementwise(s);
