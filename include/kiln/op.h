@@ -28,7 +28,7 @@ struct OpInfo {
   int arity;  // -1: variadic, at least one
   OpFamily family;
   bool differentiable;
-  bool fusible;
+  bool fusible;  // a fused loop computes it element by element (op_list.h)
   OpPrecision precision;
   std::string_view attributes;  // e.g. "transpose_a transpose_b"; '?' = optional
 };

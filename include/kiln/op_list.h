@@ -1,16 +1,31 @@
 // The one table of kiln's primitive ops. Everything about an op that is not code lives
-// here; its code pieces are found by its name: shape/dtype inference in src/ir/infer_*.cpp,
-// the VJP `vjp_<name>` in src/autodiff/, the interpreter kernel `interp_<name>` in
-// src/backend/interp/. Composite ops (softmax, log_softmax, cross-entropy, ...) are built
-// from these in the builder, so they need no rules of their own.
+// here; its code pieces are found by its name, or follow from its family:
+//   shape/dtype inference  one rule per family, src/ir/infer.cpp (convolution and pooling
+//                          sizes from src/ir/conv_geometry.h, which every backend shares)
+//   gradient               `vjp_<name>` in src/autodiff/vjp_*.cpp (KILN_NO_GRADIENT for the
+//                          ops that have none)
+//   interpreter            `interp_<name>` in src/backend/interp/
+//   CPU backend            how it is computed (inline in a fused loop, a reduction kernel,
+//                          a pooling loop nest, a oneDNN call, or the interpreter's kernel)
+//                          follows from `fusible` and the family: src/backend/cpu/lowering.cpp;
+//                          a fusible op's per-element C++ is `loop_<name>` in
+//                          src/backend/cpu/loop_*.cpp (declared in loop_ops.h)
+// A missing piece is a link error, not a runtime surprise. Composite ops (softmax,
+// log_softmax, cross-entropy, ...) are built from these in the builder, so they need no
+// rules of their own.
 //
 // X(name, arity, family, differentiable, fusible, precision, attributes)
 //   arity      number of inputs; -1 = one or more (concat)
-//   family     which inference rule applies (see OpFamily)
-//   fusible    an elementwise/broadcast op that a fused loop can compute
-//   precision  under a mixed-precision policy: Low = compute in the low type,
-//              Follow = in the type of its inputs, Keep = always float32,
-//              None = not a float computation (integers, sources, state)
+//   family     which inference rule applies (see OpFamily), and for ops that are not
+//              fusible, which kind of CPU kernel computes them
+//   differentiable  autodiff propagates gradients through it (grad.cpp)
+//   fusible    a fused loop computes it element by element: elementwise and broadcast
+//              ops, constants, and the index-mapping ops (reshape, transpose, slice, pad,
+//              one_hot) whose output element reads one input element at a computed index
+//   precision  under a mixed-precision policy (read by the cast-insertion pass,
+//              src/passes/precision.cpp): Low = compute in the low type, Follow = in the
+//              type of its inputs, Keep = always float32, None = not a float computation
+//              (integers, sources, state)
 //   attributes the attribute names the op takes, space-separated; a trailing '?' marks
 //              an optional one. The verifier rejects missing and unknown attributes.
 #pragma once
@@ -50,11 +65,11 @@
   X(reduce_sum, 1, Reduce, true, false, Keep, "axes keepdims")                                       \
   X(reduce_mean, 1, Reduce, true, false, Keep, "axes keepdims")                                      \
   X(reduce_max, 1, Reduce, true, false, Follow, "axes keepdims")                                     \
-  X(reshape, 1, Reshape, true, false, Follow, "shape")                                               \
-  X(transpose, 1, Transpose, true, false, Follow, "perm")                                            \
+  X(reshape, 1, Reshape, true, true, Follow, "shape")                                               \
+  X(transpose, 1, Transpose, true, true, Follow, "perm")                                            \
   X(broadcast_to, 1, BroadcastTo, true, true, Follow, "shape")                                       \
-  X(slice, 1, Slice, true, false, Follow, "begin end")                                               \
-  X(pad, 1, Pad, true, false, Follow, "low high")                                                    \
+  X(slice, 1, Slice, true, true, Follow, "begin end")                                               \
+  X(pad, 1, Pad, true, true, Follow, "low high")                                                    \
   X(concat, -1, Concat, true, false, Follow, "axis")                                                 \
   X(matmul, 2, MatMul, true, false, Low, "transpose_a transpose_b")                                  \
   /* matmul + bias [n] (+ ReLU), rounded once: made by the epilogue pass after autodiff */           \
@@ -68,8 +83,14 @@
   X(max_pool2d_grad, 2, Pool2DGrad, false, false, Follow, "window stride padding positive?")         \
   X(avg_pool2d, 1, Pool2D, true, false, Follow, "window stride padding")                             \
   X(avg_pool2d_grad, 1, AvgPool2DGrad, false, false, Follow, "window stride padding input_shape")    \
-  X(one_hot, 1, OneHot, false, false, None, "depth dtype")                                           \
+  X(one_hot, 1, OneHot, false, true, None, "depth dtype")                                           \
   X(argmax, 1, ArgMax, false, false, None, "axis")                                                   \
   X(assign, 2, Assign, false, false, None, "")
 
 #define KILN_OP_COUNT 53
+
+// For X-macro users that need a piece only where a true/false column is true, e.g. a
+// declaration for fusible ops only: KILN_OP_CHOOSE(fusible, <if true>, <if false>).
+#define KILN_OP_CHOOSE(flag, if_true, if_false) KILN_OP_CHOOSE_##flag(if_true, if_false)
+#define KILN_OP_CHOOSE_true(if_true, if_false) if_true
+#define KILN_OP_CHOOSE_false(if_true, if_false) if_false

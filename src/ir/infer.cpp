@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/conv_geometry.h"
 #include "kiln/error.h"
 #include "kiln/graph.h"
 
@@ -229,26 +230,23 @@ void dense(Ctx& c) {
   if (relu != 0 && relu != 1) c.fail() << "relu must be 0 or 1, got " << relu;
 }
 
-struct Window {
-  int64_t kh, kw, sh, sw, ph, pw;
-};
-
-Window window_attrs(const Ctx& c, int64_t kh, int64_t kw) {
+// Checks n's stride and padding for a kh x kw window.
+void check_window(const Ctx& c, int64_t kh, int64_t kw) {
   const auto& st = c.n.attrs.ints("stride");
   const auto& pd = c.n.attrs.ints("padding");
   if (st.size() != 2 || pd.size() != 2) c.fail() << "stride and padding need two values (h, w)";
   if (st[0] < 1 || st[1] < 1) c.fail() << "stride must be >= 1, got " << shape_str(st);
   if (pd[0] < 0 || pd[1] < 0) c.fail() << "padding must be >= 0, got " << shape_str(pd);
   if (pd[0] >= kh || pd[1] >= kw) c.fail() << "padding " << shape_str(pd) << " must be smaller than the window " << kh << "x" << kw;
-  return {kh, kw, st[0], st[1], pd[0], pd[1]};
 }
 
-Shape window_out(const Ctx& c, const Shape& x, const Window& w, int64_t channels) {
-  const int64_t oh = (x[2] + 2 * w.ph - w.kh) / w.sh + 1;
-  const int64_t ow = (x[3] + 2 * w.pw - w.kw) / w.sw + 1;
-  if (x[2] + 2 * w.ph < w.kh || x[3] + 2 * w.pw < w.kw || oh < 1 || ow < 1)
-    c.fail() << "window " << w.kh << "x" << w.kw << " does not fit input " << shape_str(x);
-  return {x[0], channels, oh, ow};
+// The output shape of a kh x kw window sliding over x and producing `channels` channels.
+Shape window_out(const Ctx& c, const Shape& x, int64_t channels, int64_t kh, int64_t kw) {
+  check_window(c, kh, kw);
+  const ConvGeometry g = window_geometry(c.n, x, channels, kh, kw);
+  if (g.h + 2 * g.ph < kh || g.w + 2 * g.pw < kw || g.oh < 1 || g.ow < 1)
+    c.fail() << "window " << kh << "x" << kw << " does not fit input " << shape_str(x);
+  return {g.n, g.o, g.oh, g.ow};
 }
 
 void need_rank4(const Ctx& c, const Shape& s, const char* what) {
@@ -263,7 +261,7 @@ void conv2d(Ctx& c) {
   same_float_dtypes(c, c.in(0).dtype, c.in(1).dtype);
   if (!is_float(c.in(0).dtype)) c.fail() << "needs float inputs";
   if (x[1] != w[1]) c.fail() << "input has " << x[1] << " channels but the filter " << shape_str(w) << " expects " << w[1];
-  c.n.shape = window_out(c, x, window_attrs(c, w[2], w[3]), w[0]);
+  c.n.shape = window_out(c, x, w[0], w[2], w[3]);
   c.n.dtype = c.in(0).dtype;
 }
 
@@ -285,7 +283,7 @@ void conv2d_backward_input(Ctx& c) {  // inputs: dy, w; attr input_shape
   need_rank4(c, xs, "input_shape");
   const Shape& w = c.in(1).shape;
   need_rank4(c, w, "filter");
-  if (window_out(c, xs, window_attrs(c, w[2], w[3]), w[0]) != c.in(0).shape)
+  if (window_out(c, xs, w[0], w[2], w[3]) != c.in(0).shape)
     c.fail() << "gradient shape " << shape_str(c.in(0).shape) << " does not match the convolution";
   c.n.shape = xs;
   c.n.dtype = c.in(0).dtype;
@@ -296,30 +294,33 @@ void conv2d_backward_filter(Ctx& c) {  // inputs: x, dy; attr filter_shape
   need_rank4(c, ws, "filter_shape");
   const Shape& x = c.in(0).shape;
   need_rank4(c, x, "input");
-  if (window_out(c, x, window_attrs(c, ws[2], ws[3]), ws[0]) != c.in(1).shape)
+  if (window_out(c, x, ws[0], ws[2], ws[3]) != c.in(1).shape)
     c.fail() << "gradient shape " << shape_str(c.in(1).shape) << " does not match the convolution";
   c.n.shape = ws;
   c.n.dtype = c.in(0).dtype;
 }
 
-Window pool_window(const Ctx& c) {
+// The pooling window [kh, kw], checked.
+Shape pool_window(const Ctx& c) {
   const auto& k = c.n.attrs.ints("window");
   if (k.size() != 2 || k[0] < 1 || k[1] < 1) c.fail() << "window needs two positive values, got " << shape_str(k);
-  return window_attrs(c, k[0], k[1]);
+  return k;
 }
 
 void pool2d(Ctx& c) {
   const Shape& x = c.in(0).shape;
   need_rank4(c, x, "input");
   if (!is_float(c.in(0).dtype)) c.fail() << "needs a float input";
-  c.n.shape = window_out(c, x, pool_window(c), x[1]);
+  const Shape k = pool_window(c);
+  c.n.shape = window_out(c, x, x[1], k[0], k[1]);
   c.n.dtype = c.in(0).dtype;
 }
 
 void pool2d_grad(Ctx& c) {  // inputs: x, dy
   const Shape& x = c.in(0).shape;
   need_rank4(c, x, "input");
-  if (window_out(c, x, pool_window(c), x[1]) != c.in(1).shape)
+  const Shape k = pool_window(c);
+  if (window_out(c, x, x[1], k[0], k[1]) != c.in(1).shape)
     c.fail() << "gradient shape " << shape_str(c.in(1).shape) << " does not match the pooling";
   c.n.shape = x;
   c.n.dtype = c.in(0).dtype;
@@ -328,7 +329,8 @@ void pool2d_grad(Ctx& c) {  // inputs: x, dy
 void avg_pool2d_grad(Ctx& c) {  // input: dy; attr input_shape
   const Shape& xs = c.n.attrs.ints("input_shape");
   need_rank4(c, xs, "input_shape");
-  if (window_out(c, xs, pool_window(c), xs[1]) != c.in(0).shape)
+  const Shape k = pool_window(c);
+  if (window_out(c, xs, xs[1], k[0], k[1]) != c.in(0).shape)
     c.fail() << "gradient shape " << shape_str(c.in(0).shape) << " does not match the pooling";
   c.n.shape = xs;
   c.n.dtype = c.in(0).dtype;

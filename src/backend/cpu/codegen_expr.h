@@ -1,4 +1,6 @@
-// Emits the per-element C++ statements that compute one value of a fused group.
+// Emits the per-element C++ statements that compute one value of a fused group. The
+// code of each op is its loop_<op> emitter (loop_ops.h); this class walks the fused
+// expression, loads values that have buffers and names every intermediate once.
 #pragma once
 #include <map>
 #include <sstream>
@@ -13,9 +15,18 @@ class ExprEmitter {
  public:
   ExprEmitter(const Schedule& s, std::ostringstream& body) : s_(s), body_(body) {}
 
+  const Graph& graph() const { return s_.graph; }
+
   // The name of a C++ local holding value v at linear index `idx` (an expression in v's
   // shape). `root` computes v itself even if it has a buffer (it is the group's output).
   std::string value(ValueId v, const std::string& idx, bool root = false);
+
+  // The index in shape `to` that broadcasting reads for index `idx` of shape `from`
+  // (a new local when it takes arithmetic).
+  std::string broadcast_index(const std::string& idx, const Shape& from, const Shape& to);
+
+  // Declares a local `const int64_t` holding `expr`; returns its name.
+  std::string declare_index(const std::string& expr);
 
   // Pointer declarations for the buffers the emitted code reads ("p<buffer>").
   std::string pointer_decls() const;
@@ -29,10 +40,7 @@ class ExprEmitter {
 
  private:
   std::string fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
-  std::string broadcast_index(const std::string& idx, const Shape& from, const Shape& to);
   std::string load(ValueId v, const std::string& idx);
-  std::string compute(const Node& n, ValueId v, const std::string& idx);
-  std::string gathered(const Node& n, const std::string& idx);
 
   const Schedule& s_;
   std::ostringstream& body_;
@@ -44,5 +52,17 @@ class ExprEmitter {
   // Values already computed in this loop body, by (value, index expression).
   std::map<std::pair<ValueId, std::string>, std::string> known_;
 };
+
+// Work below this many elements runs on one thread: forking costs more than it saves.
+inline constexpr int64_t kParallelThreshold = 16384;
+
+// "  T* __restrict <name> = ...;": a pointer to v's buffer, for writing.
+inline std::string out_decl(const Schedule& s, ValueId v, const std::string& name = "out") {
+  return ExprEmitter::pointer_decl(s.graph.node(v).dtype, name, s.buffer_of[v], false);
+}
+
+// Coordinate (idx / stride) % size of a linear index below `count`; no modulo when
+// `outermost`.
+std::string coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count, bool outermost);
 
 }  // namespace kiln::cpu

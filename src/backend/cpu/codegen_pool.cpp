@@ -10,26 +10,19 @@
 #include <sstream>
 
 #include "backend/cpu/codegen_expr.h"
+#include "ir/conv_geometry.h"
 #include "kiln/error.h"
 
 namespace kiln::cpu {
 namespace {
 
-struct Geom {
-  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw;
-  // Can a window reach outside the input along h / w? (Not without padding, since the
-  // output size floors.) Only then does the loop test bounds.
-  bool clip_h() const { return ph > 0 || (oh - 1) * sh - ph + kh > h; }
-  bool clip_w() const { return pw > 0 || (ow - 1) * sw - pw + kw > w; }
-  bool overlapping() const { return sh < kh || sw < kw; }
-};
+using Geom = ConvGeometry;
 
-Geom geom_of(const Node& n, const Shape& x, const Shape& y) {
-  const auto& k = n.attrs.ints("window");
-  const auto& st = n.attrs.ints("stride");
-  const auto& pd = n.attrs.ints("padding");
-  return {x[0] * x[1], x[2], x[3], y[2], y[3], k[0], k[1], st[0], st[1], pd[0], pd[1]};
-}
+// Can a window reach outside the input along h / w? (Not without padding, since the
+// output size floors.) Only then does the loop test bounds.
+bool clips_h(const Geom& g) { return g.ph > 0 || g.far_ph() > 0; }
+bool clips_w(const Geom& g) { return g.pw > 0 || g.far_pw() > 0; }
+bool overlapping(const Geom& g) { return g.sh < g.kh || g.sw < g.kw; }
 
 std::string num(int64_t v) { return std::to_string(v); }
 
@@ -44,18 +37,18 @@ std::string pointer(DType t, const std::string& name, int buffer, bool is_const)
 std::string open_window(std::ostringstream& k, const Geom& g, const std::string& indent) {
   k << indent << "for (int64_t a = 0; a < " << g.kh << "; ++a) {\n";
   k << indent << "  const int64_t h = i * " << g.sh << " - " << g.ph << " + a;\n";
-  if (g.clip_h()) k << indent << "  if (h < 0 || h >= " << g.h << ") continue;\n";
+  if (clips_h(g)) k << indent << "  if (h < 0 || h >= " << g.h << ") continue;\n";
   k << indent << "  for (int64_t b = 0; b < " << g.kw << "; ++b) {\n";
   k << indent << "    const int64_t w = j * " << g.sw << " - " << g.pw << " + b;\n";
-  if (g.clip_w()) k << indent << "    if (w < 0 || w >= " << g.w << ") continue;\n";
+  if (clips_w(g)) k << indent << "    if (w < 0 || w >= " << g.w << ") continue;\n";
   k << indent << "    const int64_t in = h * " << g.w << " + w;\n";
   return indent + "  }\n" + indent + "}\n";
 }
 
 // The loop over planes (threads split them) and output positions.
 void open_outputs(std::ostringstream& k, const Geom& g, int64_t work) {
-  k << "#pragma omp parallel for if (" << work << " > 16384) schedule(static)\n";
-  k << "  for (int64_t p = 0; p < " << g.planes << "; ++p) {\n";
+  k << "#pragma omp parallel for if (" << work << " > " << kParallelThreshold << ") schedule(static)\n";
+  k << "  for (int64_t p = 0; p < " << g.n * g.c << "; ++p) {\n";
 }
 
 // Without padding or overlap every input element is in at most one window: each output
@@ -67,7 +60,7 @@ std::string gradient_direct(const Schedule& s, const Node& n, ValueId id, const 
   const bool max = n.op == Op::max_pool2d_grad;
   const ValueId dy_id = n.inputs[max ? 1 : 0];
   const Node& dyn = s.graph.node(dy_id);
-  const Geom g = geom_of(n, n.shape, dyn.shape);
+  const Geom g = conv_geometry(s.graph, n);
   const int64_t plane = g.h * g.w, taps = g.kh * g.kw;
   // Elements no window touches (a stride above the window, or the floored remainder).
   const bool gaps = g.sh > g.kh || g.sw > g.kw || (g.oh - 1) * g.sh + g.kh < g.h || (g.ow - 1) * g.sw + g.kw < g.w;
@@ -122,7 +115,7 @@ std::string maxpool2x2(const Schedule& s, const Node& n, ValueId id, const std::
   const bool grad = n.op == Op::max_pool2d_grad;
   const Node& xn = s.graph.node(n.inputs[0]);
   const Node& small = grad ? s.graph.node(n.inputs[1]) : n;  // the pooled shape
-  const Geom g = geom_of(n, xn.shape, small.shape);
+  const Geom g = conv_geometry(s.graph, n);
   const int64_t plane = g.h * g.w;
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(xn.shape) << " <-> " << shape_str(small.shape)
@@ -151,7 +144,7 @@ std::string maxpool2x2(const Schedule& s, const Node& n, ValueId id, const std::
 
 std::string forward(const Schedule& s, const Node& n, ValueId id, const std::string& name) {
   const Node& xn = s.graph.node(n.inputs[0]);
-  const Geom g = geom_of(n, xn.shape, n.shape);
+  const Geom g = conv_geometry(s.graph, n);
   const bool max = n.op == Op::max_pool2d;
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(xn.shape) << " -> " << shape_str(n.shape)
@@ -180,19 +173,19 @@ std::string gradient(const Schedule& s, const Node& n, ValueId id, const std::st
   const bool max = n.op == Op::max_pool2d_grad;
   const ValueId dy_id = n.inputs[max ? 1 : 0];
   const Node& dyn = s.graph.node(dy_id);
-  const Geom g = geom_of(n, n.shape, dyn.shape);
+  const Geom g = conv_geometry(s.graph, n);
   const int64_t plane = g.h * g.w;
-  const bool scratch = g.overlapping();
+  const bool scratch = overlapping(g);
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(dyn.shape) << " -> " << shape_str(n.shape)
     << "\nstatic void " << name << "(void** B) {\n";
   if (max) k << pointer(s.graph.node(n.inputs[0]).dtype, "x", s.buffer_of[n.inputs[0]], true);
   k << pointer(dyn.dtype, "dy", s.buffer_of[dy_id], true) << pointer(n.dtype, "dx", s.buffer_of[id], false);
-  const std::string par = "if (" + num(numel(n.shape)) + " > 16384)";
+  const std::string par = "if (" + num(numel(n.shape)) + " > " + num(kParallelThreshold) + ")";
   k << "#pragma omp parallel " << par << "\n  {\n";
   if (scratch) k << "    float* acc = new float[" << plane << "];\n";
   k << "#pragma omp for schedule(static)\n";
-  k << "    for (int64_t p = 0; p < " << g.planes << "; ++p) {\n";
+  k << "    for (int64_t p = 0; p < " << g.n * g.c << "; ++p) {\n";
   if (max) k << "      const auto* __restrict xp = x + p * " << plane << ";\n";
   k << "      const auto* __restrict dyp = dy + p * " << g.oh * g.ow << ";\n";
   k << "      auto* __restrict dxp = dx + p * " << plane << ";\n";
@@ -237,15 +230,12 @@ std::string gradient(const Schedule& s, const Node& n, ValueId id, const std::st
 std::string pool_kernel(const Schedule& s, const Step& st, const std::string& name) {
   const Node& n = s.graph.node(st.node());
   if (is_maxpool2x2(s, n)) return maxpool2x2(s, n, st.node(), name);
-  switch (n.op) {
-    case Op::max_pool2d:
-    case Op::avg_pool2d: {
-      return forward(s, n, st.node(), name);
-    }
-    case Op::max_pool2d_grad:
-    case Op::avg_pool2d_grad: {
-      const Geom g = geom_of(n, n.shape, s.graph.node(n.inputs[n.op == Op::max_pool2d_grad ? 1 : 0]).shape);
-      const bool direct = !g.clip_h() && !g.clip_w() && !g.overlapping() && g.kh * g.kw <= 64;
+  switch (op_info(n.op).family) {
+    case OpFamily::Pool2D: return forward(s, n, st.node(), name);
+    case OpFamily::Pool2DGrad:
+    case OpFamily::AvgPool2DGrad: {
+      const Geom g = conv_geometry(s.graph, n);
+      const bool direct = !clips_h(g) && !clips_w(g) && !overlapping(g) && g.kh * g.kw <= 64;
       return direct ? gradient_direct(s, n, st.node(), name) : gradient(s, n, st.node(), name);
     }
     default: KILN_CHECK(false) << "no pooling kernel for " << op_name(n.op);

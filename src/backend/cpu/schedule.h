@@ -1,6 +1,7 @@
 // The plan of a compiled step: which values get a buffer, which kernel computes each,
 // and where each buffer lives (memory planning). Values that do not get a buffer are
-// computed inline inside the kernel that reads them (fusion).
+// computed inline inside the kernel that reads them (fusion). make_schedule takes its
+// decisions in order, each in its own file: fusion.h, in_place_update.h, arena_plan.h.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -32,7 +33,7 @@ enum class BufferKind {
   variable,
   arena,
   // The new value of a variable written straight into the variable's storage: nothing
-  // reads the old value after the step that computes it (see make_schedule).
+  // reads the old value after the step that computes it (see in_place_update.h).
   variable_in_place,
 };
 
@@ -58,7 +59,9 @@ struct Schedule {
   int kernel_count() const;          // elementwise + reduce + pool steps
 };
 
-// Decides fusion and buffers for a lowered graph and plans the arena.
+// The schedule of a lowered graph: which values get buffers (fusion.h), one step per
+// computed buffer in node order, multi-output loops (fusion.h), variables updated in
+// place (in_place_update.h), and the arena (arena_plan.h).
 Schedule make_schedule(Graph lowered);
 
 // Which values a fused expression rooted at `root` reads from buffers.

@@ -4,31 +4,19 @@
 #include <limits>
 
 #include "backend/interp/kernels.h"
+#include "ir/conv_geometry.h"
 
 namespace kiln::interp {
 namespace {
 
-struct Geom {
-  int64_t n, c, h, w;      // input
-  int64_t o, kh, kw;       // output channels and window
-  int64_t oh, ow;          // output spatial
-  int64_t sh, sw, ph, pw;  // stride, padding
-};
+using Geom = ConvGeometry;
 
-Geom geom(const Node& node, const Shape& x, const Shape& y, int64_t kh, int64_t kw) {
-  const auto& st = node.attrs.ints("stride");
-  const auto& pd = node.attrs.ints("padding");
-  return {x[0], x[1], x[2], x[3], y[1], kh, kw, y[2], y[3], st[0], st[1], pd[0], pd[1]};
+Geom geometry(const Node& node, Inputs in) {
+  std::vector<Shape> shapes;
+  for (const Array* a : in) shapes.push_back(a->shape());
+  return conv_geometry(node, shapes);
 }
 
-Shape window_of(const Node& node) {
-  const auto& k = node.attrs.ints("window");
-  return {k[0], k[1]};
-}
-
-}  // namespace
-
-namespace {
 // Calls f(y_index, x_index, w_index) for every tap of the convolution that reads an
 // in-bounds input element, for batch element b. All three conv kernels are this loop.
 template <class F>
@@ -59,8 +47,7 @@ Array from_doubles(const Node& node, const std::vector<double>& acc) {
 
 // y[b,o,i,j] = sum over (c,p,q) of x[b,c,i*sh-ph+p,j*sw-pw+q] * w[o,c,p,q]
 Array interp_conv2d(const Node& node, Inputs in) {
-  const Shape& ws = in[1]->shape();
-  const Geom g = geom(node, in[0]->shape(), node.shape, ws[2], ws[3]);
+  const Geom g = geometry(node, in);
   FloatIn x(*in[0]), w(*in[1]);
   std::vector<double> acc(numel(node.shape), 0.0);
 #pragma omp parallel for
@@ -71,8 +58,7 @@ Array interp_conv2d(const Node& node, Inputs in) {
 
 // conv2d + bias[o], then ReLU if asked, before the one rounding to the type.
 Array interp_conv2d_bias(const Node& node, Inputs in) {
-  const Shape& ws = in[1]->shape();
-  const Geom g = geom(node, in[0]->shape(), node.shape, ws[2], ws[3]);
+  const Geom g = geometry(node, in);
   FloatIn x(*in[0]), w(*in[1]), bias(*in[2]);
   std::vector<double> acc(numel(node.shape), 0.0);
   const bool relu = node.attrs.i("relu") != 0;
@@ -91,8 +77,7 @@ Array interp_conv2d_bias(const Node& node, Inputs in) {
 
 // dx[b,c,hi,wi] = sum over the taps that read x[b,c,hi,wi] of dy * w
 Array interp_conv2d_backward_input(const Node& node, Inputs in) {
-  const Shape& ws = in[1]->shape();
-  const Geom g = geom(node, node.shape, in[0]->shape(), ws[2], ws[3]);
+  const Geom g = geometry(node, in);
   FloatIn dy(*in[0]), w(*in[1]);
   std::vector<double> acc(numel(node.shape), 0.0);
 #pragma omp parallel for
@@ -104,8 +89,7 @@ Array interp_conv2d_backward_input(const Node& node, Inputs in) {
 // dw[o,c,p,q] = sum over the taps that use w[o,c,p,q] of dy * x (batch elements in turn:
 // they all write every dw element).
 Array interp_conv2d_backward_filter(const Node& node, Inputs in) {
-  const Shape& ws = node.shape;
-  const Geom g = geom(node, in[0]->shape(), in[1]->shape(), ws[2], ws[3]);
+  const Geom g = geometry(node, in);
   FloatIn x(*in[0]), dy(*in[1]);
   std::vector<double> acc(numel(node.shape), 0.0);
   for (int64_t b = 0; b < g.n; ++b)
@@ -136,8 +120,7 @@ void for_windows(const Geom& g, F f) {
 }  // namespace
 
 Array interp_max_pool2d(const Node& node, Inputs in) {
-  const Shape k = window_of(node);
-  const Geom g = geom(node, in[0]->shape(), node.shape, k[0], k[1]);
+  const Geom g = geometry(node, in);
   FloatIn x(*in[0]);
   FloatOut out(node.dtype, node.shape);
   float* y = out.data();
@@ -150,8 +133,7 @@ Array interp_max_pool2d(const Node& node, Inputs in) {
 
 // The gradient goes to the first position of each window that holds the maximum.
 Array interp_max_pool2d_grad(const Node& node, Inputs in) {
-  const Shape k = window_of(node);
-  const Geom g = geom(node, in[0]->shape(), in[1]->shape(), k[0], k[1]);
+  const Geom g = geometry(node, in);
   FloatIn x(*in[0]), dy(*in[1]);
   const int64_t outs = numel(in[1]->shape());
   std::vector<int64_t> arg(outs, -1);
@@ -172,8 +154,7 @@ Array interp_max_pool2d_grad(const Node& node, Inputs in) {
 }
 
 Array interp_avg_pool2d(const Node& node, Inputs in) {
-  const Shape k = window_of(node);
-  const Geom g = geom(node, in[0]->shape(), node.shape, k[0], k[1]);
+  const Geom g = geometry(node, in);
   FloatIn x(*in[0]);
   const int64_t outs = numel(node.shape);
   std::vector<double> sum(outs, 0.0);
@@ -188,8 +169,7 @@ Array interp_avg_pool2d(const Node& node, Inputs in) {
 }
 
 Array interp_avg_pool2d_grad(const Node& node, Inputs in) {
-  const Shape k = window_of(node);
-  const Geom g = geom(node, node.attrs.ints("input_shape"), in[0]->shape(), k[0], k[1]);
+  const Geom g = geometry(node, in);
   FloatIn dy(*in[0]);
   const int64_t outs = numel(in[0]->shape());
   std::vector<int64_t> cnt(outs, 0);

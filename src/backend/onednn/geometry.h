@@ -32,7 +32,7 @@ inline Mds mds(bool bf16, const ConvGeom& g, tag fmt = tag::undef) {
   // Padding on the far side so that oneDNN's output size equals ours (floor division).
   return {dnnl::memory::desc({g.n, g.c, g.h, g.w}, t, act), dnnl::memory::desc({g.o, g.c, g.kh, g.kw}, t, wei),
           dnnl::memory::desc({g.n, g.o, g.oh, g.ow}, t, act), {g.sh, g.sw}, {g.ph, g.pw},
-          {(g.oh - 1) * g.sh + g.kh - g.h - g.ph, (g.ow - 1) * g.sw + g.kw - g.w - g.pw}};
+          {g.far_ph(), g.far_pw()}};
 }
 
 inline dnnl::memory mem(const dnnl::memory::desc& d, const void* p) {

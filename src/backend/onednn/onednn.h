@@ -3,6 +3,8 @@
 #pragma once
 #include <cstdint>
 
+#include "ir/conv_geometry.h"
+
 namespace kiln::onednn {
 
 // C[b] = op(A[b]) x op(B[b]) for b < batch, float32 row-major, where op transposes when
@@ -23,14 +25,10 @@ void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t
 void matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n, int64_t k,
                  bool transpose_a, bool transpose_b, const Epilogue& epilogue = {});
 
-// Convolution geometry, NCHW input, OIHW filter, symmetric padding. The buffers are plain
-// NCHW/OIHW; conv2d reorders to and from the layouts oneDNN's fast kernels use.
-struct ConvGeom {
-  int64_t n, c, h, w;  // input
-  int64_t o, kh, kw;   // output channels, window
-  int64_t oh, ow;      // output spatial extent
-  int64_t sh, sw, ph, pw;
-};
+// Convolution geometry (src/ir/conv_geometry.h): NCHW input, OIHW filter, padding ph/pw
+// before the first row/column. The buffers are plain NCHW/OIHW; conv2d reorders to and
+// from the layouts oneDNN's fast kernels use.
+using ConvGeom = ConvGeometry;
 
 enum class ConvPass { forward, backward_input, backward_filter };
 // forward: a = x, b = w, out = y; backward_input: a = dy, b = w, out = dx;

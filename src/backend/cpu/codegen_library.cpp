@@ -1,0 +1,81 @@
+// Library steps: which Runtime call and which arguments follow from the op's family.
+#include "backend/cpu/codegen_library.h"
+
+#include <sstream>
+
+#include "ir/conv_geometry.h"
+#include "kiln/error.h"
+
+namespace kiln::cpu {
+namespace {
+
+// The trailing (bias, bias_dtype, relu) arguments of rt->matmul / rt->conv: a dense or
+// conv2d_bias node's epilogue (its third input and relu attribute), else none.
+std::string epilogue_args(const Schedule& s, const Node& n) {
+  const OpFamily f = op_info(n.op).family;
+  if (f != OpFamily::Dense && f != OpFamily::Conv2DBias) return ", nullptr, 0, 0);\n";
+  const bool relu = n.attrs.i("relu") != 0;
+  return ", B[" + std::to_string(s.buffer_of[n.inputs[2]]) + "], " +
+         std::to_string(static_cast<int>(s.graph.node(n.inputs[2]).dtype)) + ", " + std::to_string(relu) +
+         ");  // + bias" + (relu ? ", relu" : "") + "\n";
+}
+
+std::string matmul_call(const Schedule& s, const Step& st) {
+  const Node& n = s.graph.node(st.node());
+  const Shape a = s.graph.node(n.inputs[0]).shape;
+  const size_t r = a.size();
+  const bool ta = n.attrs.i("transpose_a") != 0, tb = n.attrs.i("transpose_b") != 0;
+  int64_t batch = 1;
+  for (size_t i = 0; i + 2 < r; ++i) batch *= a[i];
+  const int64_t m = n.shape[r - 2], nn = n.shape[r - 1], k = ta ? a[r - 2] : a[r - 1];
+  std::ostringstream c;
+  c << "  rt->matmul(" << static_cast<int>(n.dtype) << ", B[" << s.buffer_of[n.inputs[0]] << "], B["
+    << s.buffer_of[n.inputs[1]] << "], B[" << s.buffer_of[st.node()] << "], " << batch << ", " << m << ", " << nn
+    << ", " << k << ", " << ta << ", " << tb << epilogue_args(s, n);
+  return c.str();
+}
+
+// The Runtime's conv pass number: 0 forward, 1 backward_input, 2 backward_filter.
+int conv_pass(OpFamily f) {
+  if (f == OpFamily::Conv2DBackwardInput) return 1;
+  return f == OpFamily::Conv2DBackwardFilter ? 2 : 0;
+}
+
+// The geometry as the 13 numbers of Runtime::conv, a static array named `name`.
+std::string geometry_array(const std::string& name, const ConvGeometry& g) {
+  static_assert(sizeof(ConvGeometry) == 13 * sizeof(int64_t), "Runtime::conv takes the 13 numbers of ConvGeometry");
+  const int64_t v[13] = {g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw};
+  std::string out = "  static const int64_t " + name + "[13] = {";
+  for (int i = 0; i < 13; ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "};\n";
+}
+
+// Every convolution family: rt->conv(pass, dtype, input 0, input 1, out, geometry).
+std::string conv_call(const Schedule& s, const Step& st, size_t index) {
+  const Node& n = s.graph.node(st.node());
+  auto buf = [&](ValueId v) { return "B[" + std::to_string(s.buffer_of[v]) + "]"; };
+  const std::string g = "g" + std::to_string(index);
+  std::ostringstream c;
+  c << geometry_array(g, conv_geometry(s.graph, n));
+  c << "  rt->conv(" << conv_pass(op_info(n.op).family) << ", " << static_cast<int>(n.dtype) << ", "
+    << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << buf(st.node()) << ", " << g << epilogue_args(s, n);
+  return c.str();
+}
+
+}  // namespace
+
+std::string library_call(const Schedule& s, const Step& st, size_t index) {
+  switch (op_info(s.graph.node(st.node()).op).family) {
+    case OpFamily::MatMul:
+    case OpFamily::Dense: return matmul_call(s, st);
+    case OpFamily::Conv2D:
+    case OpFamily::Conv2DBias:
+    case OpFamily::Conv2DBackwardInput:
+    case OpFamily::Conv2DBackwardFilter: return conv_call(s, st, index);
+    default: break;
+  }
+  KILN_CHECK(false) << "no library call for " << op_name(s.graph.node(st.node()).op);
+  return {};
+}
+
+}  // namespace kiln::cpu

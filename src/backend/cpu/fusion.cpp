@@ -1,0 +1,124 @@
+#include "backend/cpu/fusion.h"
+
+#include <algorithm>
+
+#include "backend/cpu/lowering.h"
+
+namespace kiln::cpu {
+
+std::vector<bool> buffered_values(const Graph& g) {
+  const size_t n = g.size();
+  std::vector<int> uses(n, 0);
+  std::vector<bool> buffered(n, false);
+  for (const Node& node : g.nodes()) {
+    const Lowering how = lowering_of(node.op);
+    for (ValueId in : node.inputs) {
+      ++uses[in];
+      const Node& x = g.node(in);
+      if (how == Lowering::loop) {
+        if (x.op != Op::constant && numel(x.shape) < numel(node.shape)) buffered[in] = true;
+      } else if (how != Lowering::reduce) {
+        buffered[in] = true;  // pooling, library and fallback steps and assigns read buffers
+      }
+    }
+  }
+  for (const Output& o : g.outputs()) {
+    buffered[o.value] = true;
+    ++uses[o.value];
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const Node& node = g.nodes()[i];
+    const Lowering how = lowering_of(node.op);
+    if (how == Lowering::update) {
+      buffered[i] = false;  // an assign has no value of its own
+    } else if (how != Lowering::loop || (node.op != Op::constant && uses[i] > 1)) {
+      buffered[i] = true;
+    }
+  }
+  return buffered;
+}
+
+std::vector<size_t> readers(const Schedule& s, ValueId v) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < s.steps.size(); ++k)
+    for (ValueId r : s.steps[k].reads)
+      if (r == v) out.push_back(k);
+  return out;
+}
+
+bool reads_at_same_index(const Schedule& s, ValueId root, ValueId leaf) {
+  std::vector<std::pair<ValueId, bool>> work{{root, true}};  // (value, reached at the same index)
+  bool first = true;
+  while (!work.empty()) {
+    const auto [v, same] = work.back();
+    work.pop_back();
+    if (v == leaf && !first) {
+      if (!same) return false;
+      continue;
+    }
+    if (!first && s.has_buffer(v)) continue;
+    first = false;
+    const Node& n = s.graph.node(v);
+    const bool keeps = keeps_index(n.op);
+    for (ValueId in : n.inputs)
+      work.push_back({in, same && keeps && (n.op == Op::reshape || s.graph.node(in).shape == n.shape)});
+  }
+  return true;
+}
+
+namespace {
+
+// The first step after step i that reads one of its roots, or steps.size().
+size_t first_reader_after(const Schedule& s, size_t i) {
+  size_t first = s.steps.size();
+  for (ValueId root : s.steps[i].roots)
+    for (size_t k : readers(s, root))
+      if (k > i) first = std::min(first, k);
+  return first;
+}
+
+// Moves the roots of `from` into `into` (before its own), and the reads of both that
+// are not roots of the merged step.
+void join(const Step& from, Step& into) {
+  std::vector<ValueId> roots = from.roots;
+  roots.insert(roots.end(), into.roots.begin(), into.roots.end());
+  std::vector<ValueId> reads;
+  auto add = [&](const std::vector<ValueId>& list) {
+    for (ValueId r : list)
+      if (std::find(roots.begin(), roots.end(), r) == roots.end() &&
+          std::find(reads.begin(), reads.end(), r) == reads.end())
+        reads.push_back(r);
+  };
+  add(from.reads);
+  add(into.reads);
+  into.roots = std::move(roots);
+  into.reads = std::move(reads);
+}
+
+}  // namespace
+
+void merge_elementwise(Schedule& s) {
+  std::vector<bool> gone(s.steps.size(), false);
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const Step& st = s.steps[i];
+    if (st.kind != StepKind::elementwise) continue;
+    const size_t first = first_reader_after(s, i);
+    if (first == s.steps.size()) continue;
+    Step& next = s.steps[first];
+    if (next.kind != StepKind::elementwise ||
+        numel(s.graph.node(next.node()).shape) != numel(s.graph.node(st.node()).shape))
+      continue;
+    bool aligned = true;
+    for (ValueId later : next.roots)
+      for (ValueId earlier : st.roots) aligned = aligned && reads_at_same_index(s, later, earlier);
+    if (!aligned) continue;
+    join(st, next);
+    gone[i] = true;
+  }
+  std::vector<Step> kept;
+  for (size_t i = 0; i < s.steps.size(); ++i)
+    if (!gone[i]) kept.push_back(std::move(s.steps[i]));
+  s.steps = std::move(kept);
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,126 @@
+// Fusion decisions of the CPU schedule (fusion.cpp, through make_schedule). The graphs
+// are scheduled as written, not lowered, so each test sees exactly the nodes it builds.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "backend/cpu/schedule.h"
+#include "kiln/ops.h"
+
+namespace kiln::cpu {
+namespace {
+
+std::vector<ValueId> sorted(std::vector<ValueId> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::vector<StepKind> kinds(const Schedule& s) {
+  std::vector<StepKind> out;
+  for (const Step& st : s.steps) out.push_back(st.kind);
+  return out;
+}
+
+TEST(Fusion, AnElementwiseChainIsOneLoopOverItsInputs) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {4, 8});
+  const Tensor y = placeholder(g, "y", DType::f32, {4, 8});
+  const Tensor h = x * 2.0 + y;
+  const Tensor out = relu(exp(h));
+  g.add_output("out", out.id());
+  const Schedule s = make_schedule(g);
+  ASSERT_EQ(kinds(s), std::vector<StepKind>{StepKind::elementwise});
+  EXPECT_EQ(s.steps[0].roots, std::vector<ValueId>{out.id()});
+  EXPECT_EQ(sorted(s.steps[0].reads), sorted({x.id(), y.id()}));
+  EXPECT_FALSE(s.has_buffer(h.id()));
+  EXPECT_EQ(s.kernel_count(), 1);
+}
+
+TEST(Fusion, AValueReadTwiceGetsABufferAndIsComputedOnce) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {16});
+  const Tensor a = exp(x);
+  g.add_output("p", (a + 1.0).id());
+  g.add_output("q", (a * 2.0).id());
+  const Schedule s = make_schedule(g);
+  ASSERT_TRUE(s.has_buffer(a.id()));
+  int computed = 0;
+  for (const Step& st : s.steps) computed += static_cast<int>(std::count(st.roots.begin(), st.roots.end(), a.id()));
+  EXPECT_EQ(computed, 1);
+}
+
+TEST(Fusion, AValueBroadcastIntoALargerLoopGetsABufferButAConstantDoesNot) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {4, 8});
+  const Tensor b = placeholder(g, "b", DType::f32, {8});
+  const Tensor eb = exp(b);
+  const Tensor three = constant(g, 3.0);
+  g.add_output("out", (x * three + eb).id());
+  const Schedule s = make_schedule(g);
+  EXPECT_TRUE(s.has_buffer(eb.id())) << "exp(b) would be recomputed for every row";
+  EXPECT_FALSE(s.has_buffer(three.id()));
+  EXPECT_EQ(kinds(s), (std::vector<StepKind>{StepKind::elementwise, StepKind::elementwise}));
+}
+
+TEST(Fusion, AReductionFusesItsInputExpression) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {4, 8});
+  const Tensor e = exp(x) * 2.0;
+  const Tensor r = reduce_sum(e, {1});
+  g.add_output("r", r.id());
+  const Schedule s = make_schedule(g);
+  ASSERT_EQ(kinds(s), std::vector<StepKind>{StepKind::reduce});
+  EXPECT_EQ(s.steps[0].reads, std::vector<ValueId>{x.id()});
+  EXPECT_FALSE(s.has_buffer(e.id()));
+}
+
+TEST(Fusion, LibraryPoolingAndFallbackStepsReadBuffers) {
+  Graph g;
+  const Tensor a = placeholder(g, "a", DType::f32, {4, 8});
+  const Tensor w = placeholder(g, "w", DType::f32, {8, 3});
+  const Tensor ea = exp(a);
+  const Tensor m = matmul(ea, w);
+  g.add_output("mm", relu(m).id());
+  const Tensor img = placeholder(g, "img", DType::f32, {1, 2, 4, 4});
+  const Tensor r = relu(img);
+  g.add_output("pool", max_pool2d(r, {2, 2}, {2, 2}, {0, 0}).id());
+  const Tensor n = neg(a);
+  g.add_output("argmax", argmax(n, 1).id());
+  const Schedule s = make_schedule(g);
+  EXPECT_TRUE(s.has_buffer(ea.id()));
+  EXPECT_TRUE(s.has_buffer(r.id()));
+  EXPECT_TRUE(s.has_buffer(n.id()));
+  EXPECT_EQ(kinds(s), (std::vector<StepKind>{StepKind::elementwise, StepKind::library, StepKind::elementwise,
+                                             StepKind::elementwise, StepKind::pool, StepKind::elementwise,
+                                             StepKind::fallback}));
+  EXPECT_EQ(sorted(s.steps[1].reads), sorted({ea.id(), w.id()}));
+}
+
+// A momentum update: the slot's new value and the variable's, one pass over 16 elements.
+TEST(Fusion, LoopsOverTheSameElementsBecomeOneMultiOutputLoop) {
+  Graph g;
+  const Tensor v = variable(g, "v", DType::f32, {16});
+  const Tensor w = variable(g, "w", DType::f32, {16});
+  const Tensor grad = placeholder(g, "grad", DType::f32, {16});
+  const Tensor v_next = v * 0.9 + grad;
+  const Tensor w_next = w - v_next * 0.1;
+  assign(v, v_next);
+  assign(w, w_next);
+  const Schedule s = make_schedule(g);
+  ASSERT_EQ(kinds(s), std::vector<StepKind>{StepKind::elementwise});
+  EXPECT_EQ(s.steps[0].roots, (std::vector<ValueId>{v_next.id(), w_next.id()}));
+  EXPECT_EQ(sorted(s.steps[0].reads), sorted({v.id(), w.id(), grad.id()}));
+}
+
+TEST(Fusion, ALoopReadingAnotherAtOtherIndicesStaysSeparate) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {4, 4});
+  const Tensor a = exp(x);
+  g.add_output("a", a.id());
+  g.add_output("b", (transpose(a, {1, 0}) + 1.0).id());
+  const Schedule s = make_schedule(g);
+  EXPECT_EQ(kinds(s), (std::vector<StepKind>{StepKind::elementwise, StepKind::elementwise}));
+}
+
+}  // namespace
+}  // namespace kiln::cpu
