@@ -49,16 +49,4 @@ void f32_to_f16(const float* in, uint16_t* out, int64_t n) {
   });
 }
 
-void bf16_to_f32(const uint16_t* in, float* out, int64_t n) {
-  chunked(n, [&](int64_t at, int64_t len) {
-    for (int64_t i = at; i < at + len; ++i) out[i] = bf16_bits_to_f32(in[i]);
-  });
-}
-
-void f32_to_bf16(const float* in, uint16_t* out, int64_t n) {
-  chunked(n, [&](int64_t at, int64_t len) {
-    for (int64_t i = at; i < at + len; ++i) out[i] = f32_to_bf16_bits(in[i]);
-  });
-}
-
 }  // namespace kiln::cpu

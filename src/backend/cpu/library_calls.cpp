@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "backend/cpu/half_convert.h"
-#include "backend/onednn/isa.h"
 #include "backend/onednn/onednn.h"
 #include "kiln/dtype.h"
 #include "kiln/error.h"
@@ -12,41 +11,20 @@
 namespace kiln::cpu {
 namespace {
 
-// A 16-bit product oneDNN cannot compute here (float16 always; bfloat16 on CPUs below
-// AVX-512): widen the operands to float32 (exact), run the float32 primitive, round the
-// result once, as oneDNN's own 16-bit kernels do after accumulating in float32.
-struct Widened {
-  DType type;  // f16 or bf16
-  void to_f32(const void* in, float* out, int64_t n) const {
-    if (type == DType::f16) return f16_to_f32(static_cast<const uint16_t*>(in), out, n);
-    bf16_to_f32(static_cast<const uint16_t*>(in), out, n);
-  }
-  void from_f32(const float* in, void* out, int64_t n) const {
-    if (type == DType::f16) return f32_to_f16(in, static_cast<uint16_t*>(out), n);
-    f32_to_bf16(in, static_cast<uint16_t*>(out), n);
-  }
-  // run_f32(a, b, out, epilogue) on widened copies; a bfloat16 bias of `nbias` values widens too.
-  template <class F>
-  void run(const void* a, int64_t na, const void* b, int64_t nb, void* out, int64_t nout, onednn::Epilogue e,
-           int64_t nbias, F run_f32) const {
-    thread_local std::vector<float> fa, fb, fo, fbias;
-    fa.resize(na);
-    fb.resize(nb);
-    fo.resize(nout);
-    to_f32(a, fa.data(), na);
-    to_f32(b, fb.data(), nb);
-    if (e.bias && e.bias_bf16) {
-      fbias.resize(nbias);
-      bf16_to_f32(static_cast<const uint16_t*>(e.bias), fbias.data(), nbias);
-      e = {fbias.data(), false, e.relu};
-    }
-    run_f32(na ? fa.data() : nullptr, nb ? fb.data() : nullptr, fo.data(), e);
-    from_f32(fo.data(), out, nout);
-  }
-};
-
-// Is a product of type t computed by widening to float32 on this CPU?
-bool widens(DType t) { return t == DType::f16 || (t == DType::bf16 && !onednn::has_bf16_kernels()); }
+// float16 has no oneDNN kernels here: widen the (exact) float16 operands to float32, run
+// the float32 primitive, round the result once. (bfloat16 without kernels is oneDNN's
+// door's own business: bf16_fallback.h.)
+template <class F>
+void widened_f16(const void* a, int64_t na, const void* b, int64_t nb, void* out, int64_t nout, F run_f32) {
+  thread_local std::vector<float> fa, fb, fo;
+  fa.resize(na);
+  fb.resize(nb);
+  fo.resize(nout);
+  f16_to_f32(static_cast<const uint16_t*>(a), fa.data(), na);
+  f16_to_f32(static_cast<const uint16_t*>(b), fb.data(), nb);
+  run_f32(na ? fa.data() : nullptr, nb ? fb.data() : nullptr, fo.data());
+  f32_to_f16(fo.data(), static_cast<uint16_t*>(out), nout);
+}
 
 // The bias/ReLU a generated step passes with a product (see Runtime in abi.h).
 onednn::Epilogue epilogue_of(DType t, const void* bias, int bias_dtype, int relu) {
@@ -58,11 +36,10 @@ void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, 
                int ta, int tb, const void* bias, int bias_dtype, int relu) {
   const auto t = static_cast<DType>(dtype);
   const onednn::Epilogue e = epilogue_of(t, bias, bias_dtype, relu);
-  if (widens(t)) {
-    return Widened{t}.run(a, batch * m * k, b, batch * k * n, c, batch * m * n, e, n,
-                          [&](float* fa, float* fb, float* fc, const onednn::Epilogue& fe) {
-                            onednn::matmul_f32(fa, fb, fc, batch, m, n, k, ta, tb, fe);
-                          });
+  if (t == DType::f16) {
+    return widened_f16(a, batch * m * k, b, batch * k * n, c, batch * m * n, [&](float* fa, float* fb, float* fc) {
+      onednn::matmul_f32(fa, fb, fc, batch, m, n, k, ta, tb);
+    });
   }
   if (t == DType::f32)
     return onednn::matmul_f32(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), batch,
@@ -81,14 +58,12 @@ void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const
   const auto p = static_cast<onednn::ConvPass>(pass);
   const auto t = static_cast<DType>(dtype);
   const onednn::Epilogue e = epilogue_of(t, bias, bias_dtype, relu);
-  if (!widens(t)) return onednn::conv2d(p, t == DType::bf16, a, b, out, g, e);
+  if (t != DType::f16) return onednn::conv2d(p, t == DType::bf16, a, b, out, g, e);
   const int64_t x = g.n * g.c * g.h * g.w, w = g.o * g.c * g.kh * g.kw, y = g.n * g.o * g.oh * g.ow;
   const int64_t na = p == onednn::ConvPass::backward_input ? y : x;
   const int64_t nb = p == onednn::ConvPass::forward ? w : (p == onednn::ConvPass::backward_input ? w : y);
   const int64_t no = p == onednn::ConvPass::forward ? y : (p == onednn::ConvPass::backward_input ? x : w);
-  Widened{t}.run(a, na, b, nb, out, no, e, g.o, [&](float* fa, float* fb, float* fo, const onednn::Epilogue& fe) {
-    onednn::conv2d(p, false, fa, fb, fo, g, fe);
-  });
+  widened_f16(a, na, b, nb, out, no, [&](float* fa, float* fb, float* fo) { onednn::conv2d(p, false, fa, fb, fo, g); });
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 // The library services a generated step calls through abi.h's Runtime: oneDNN matmul and
-// convolution (with bias/ReLU epilogues); float16, and bfloat16 where oneDNN has no
-// bfloat16 kernels (CPUs without AVX-512), widened exactly to float32.
+// convolution (with bias/ReLU epilogues); float16 widened exactly to float32.
 #pragma once
 #include "backend/cpu/abi.h"
 

@@ -7,7 +7,9 @@
 #include <memory>
 #include <optional>
 
+#include "backend/onednn/bf16_fallback.h"
 #include "backend/onednn/geometry.h"
+#include "backend/onednn/isa.h"
 #include "kiln/error.h"
 
 namespace kiln::onednn {
@@ -99,6 +101,7 @@ class Scratch {
 }  // namespace
 
 void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, const ConvGeom& g, const Epilogue& e) {
+  if (bf16 && !has_bf16_kernels()) return widened_conv2d_bf16(pass, a, b, out, g, e);
   static std::mutex mu;
   static std::map<GeomKey, ConvPrim> cache;
   thread_local Scratch scratch[3];

@@ -7,6 +7,8 @@
 
 #include "backend/onednn/engine.h"
 #include "backend/onednn/onednn.h"
+#include "backend/onednn/bf16_fallback.h"
+#include "backend/onednn/isa.h"
 
 namespace kiln::onednn {
 namespace {
@@ -72,6 +74,8 @@ void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t
 
 void matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n, int64_t k,
                  bool transpose_a, bool transpose_b, const Epilogue& epilogue) {
+  if (!has_bf16_kernels())
+    return widened_matmul_bf16(a, b, c, batch, m, n, k, transpose_a, transpose_b, epilogue);
   matmul(dt::bf16, a, b, c, batch, m, n, k, transpose_a, transpose_b, epilogue);
 }
 

@@ -1,0 +1,58 @@
+#include "backend/onednn/bf16_fallback.h"
+
+#include <vector>
+
+#include "kiln/dtype.h"
+
+namespace kiln::onednn {
+namespace {
+
+void widen(const void* in, std::vector<float>& out, int64_t n) {
+  out.resize(static_cast<size_t>(n));
+  const auto* p = static_cast<const uint16_t*>(in);
+#pragma omp parallel for schedule(static) if (n > (int64_t{1} << 16))
+  for (int64_t i = 0; i < n; ++i) out[i] = bf16_bits_to_f32(p[i]);
+}
+
+void narrow(const std::vector<float>& in, void* out) {
+  auto* p = static_cast<uint16_t*>(out);
+  const auto n = static_cast<int64_t>(in.size());
+#pragma omp parallel for schedule(static) if (n > (int64_t{1} << 16))
+  for (int64_t i = 0; i < n; ++i) p[i] = f32_to_bf16_bits(in[i]);
+}
+
+// The epilogue with a bfloat16 bias of n values widened into `storage`.
+Epilogue widened_epilogue(const Epilogue& e, int64_t n, std::vector<float>& storage) {
+  if (!e.bias || !e.bias_bf16) return e;
+  widen(e.bias, storage, n);
+  return {storage.data(), false, e.relu};
+}
+
+}  // namespace
+
+void widened_matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n,
+                         int64_t k, bool transpose_a, bool transpose_b, const Epilogue& epilogue) {
+  thread_local std::vector<float> fa, fb, fc, fbias;
+  widen(a, fa, batch * m * k);
+  widen(b, fb, batch * k * n);
+  fc.resize(static_cast<size_t>(batch * m * n));
+  matmul_f32(fa.data(), fb.data(), fc.data(), batch, m, n, k, transpose_a, transpose_b,
+             widened_epilogue(epilogue, n, fbias));
+  narrow(fc, c);
+}
+
+void widened_conv2d_bf16(ConvPass pass, const void* a, const void* b, void* out, const ConvGeom& g,
+                         const Epilogue& epilogue) {
+  thread_local std::vector<float> fa, fb, fo, fbias;
+  const int64_t x = g.n * g.c * g.h * g.w, w = g.o * g.c * g.kh * g.kw, y = g.n * g.o * g.oh * g.ow;
+  const int64_t na = pass == ConvPass::backward_input ? y : x;
+  const int64_t nb = pass == ConvPass::backward_filter ? y : w;
+  const int64_t no = pass == ConvPass::forward ? y : (pass == ConvPass::backward_input ? x : w);
+  widen(a, fa, na);
+  widen(b, fb, nb);
+  fo.resize(static_cast<size_t>(no));
+  conv2d(pass, false, fa.data(), fb.data(), fo.data(), g, widened_epilogue(epilogue, g.o, fbias));
+  narrow(fo, out);
+}
+
+}  // namespace kiln::onednn
