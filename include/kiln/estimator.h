@@ -181,7 +181,9 @@ class Estimator {
   // accelerate_train_mode without exactly one TellMeStepOrLossHook of its split
   // (ConfigError saying which hook to add), hook fetch names not in the graph
   // (ConfigError), model_dir not writable / checkpoint corrupt or from another model
-  // (CheckpointError listing every mismatch).
+  // (CheckpointError listing every mismatch) / in use by another process's train()
+  // (CheckpointError naming the holder: train() holds model_dir's lock while it runs,
+  // see model_dir_lock.h).
   TrainStats train(const InputFn& input_fn, int64_t max_steps, HookList hooks = {});
 
   // One pass over the input (or `steps` batches if > 0): the batch-size-weighted mean

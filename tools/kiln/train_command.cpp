@@ -21,6 +21,7 @@
 #include "kiln/backend.h"
 #include "kiln/error.h"
 #include "kiln/estimator.h"
+#include "kiln/model_dir_lock.h"
 #include "kiln/models.h"
 #include "kiln/progress_hook.h"
 #include "kiln/run_config_options.h"
@@ -187,6 +188,8 @@ int TrainCommand::run() {
                    {"from", e.low_phase}});
   };
   config_.log_step_count_steps = 0;  // the progress hook below does the logging
+  // One run per model directory, for the whole run (train() calls and evaluations between).
+  const auto model_dir_lock = config_.model_dir.empty() ? nullptr : ModelDirLock::acquire(config_.model_dir);
   Estimator est(classifier_model_fn(make_model(model_, seed_)), config_,
                 Params{{"optimizer", optimizer_}, {"learning_rate", learning_rate_}}, eo);
   const std::shared_ptr<const data::Dataset> train_data = train_set;
