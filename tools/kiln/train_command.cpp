@@ -45,10 +45,13 @@ class MetricsWriter {
     if (path_.empty()) return;
     if (!out_.is_open()) {
       out_.open(path_, std::ios::trunc);
-      if (!out_) KILN_THROW(SystemError) << "[metrics_out] cannot open '" << path_ << "' for writing";
+      if (!out_)
+        KILN_THROW(SystemError) << "[metrics_out] cannot open '" << path_ << "' for writing: " << std::strerror(errno);
     }
     out_ << record.dump() << "\n";
     out_.flush();
+    if (const int err = errno; !out_)
+      KILN_THROW(SystemError) << "[metrics_out] cannot write to '" << path_ << "': " << std::strerror(err);
   }
 
  private:

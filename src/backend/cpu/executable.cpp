@@ -172,6 +172,7 @@ class CompiledExecutable final : public Executable {
     {
       std::ofstream out(src);
       out << source;
+      out.close();
       if (!out) KILN_THROW(SystemError) << "[compiler] cannot write " << src;
     }
     std::string keep = options.dump_code_dir;
