@@ -8,6 +8,7 @@
 #include "kiln/error.h"
 #include "kiln/optimizer.h"
 #include "train/estimator_state.h"
+#include "train/step_progress.h"
 
 namespace kiln {
 
@@ -189,9 +190,11 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
         feeds.erase(kLossScaleName);
       }
       const double ts = now_seconds();
+      const int64_t step_before = gs;
       rv.values = exec->run(feeds, s_->vars);
       const double step_seconds = now_seconds() - ts;
       gs = static_cast<int64_t>(s_->vars.at("global_step").item());
+      require_step_advanced(step_before, gs);
       // The fetched global_step is read at the start of the step; report the step reached.
       rv.values["global_step"] = s_->vars.at("global_step");
       const double loss = rv.values.at("loss").item();
