@@ -12,9 +12,12 @@
 // In a model_dir, checkpoint N is "ckpt-<N zero-padded to 12>.kiln". A save writes
 // ".tmp-<pid>-ckpt-...", fsyncs it, renames it into place and fsyncs the directory, so a
 // reader (or a run killed with SIGKILL at any moment) sees either the complete file or
-// none. Stray temporary files are ignored and removed by the next save.
+// none. Stray temporary files are ignored; a save removes only those of processes that
+// are gone, and only while it holds the directory's lock (model_dir_lock.h), so no run
+// ever deletes another live run's half-written checkpoint.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +26,7 @@
 
 #include "kiln/error.h"
 #include "kiln/graph.h"
+#include "kiln/model_dir_lock.h"
 #include "kiln/runtime.h"
 
 namespace kiln {
@@ -60,9 +64,10 @@ class CheckpointDir {
   // keep: how many to keep (oldest deleted first); 0 = all.
   CheckpointDir(std::string dir, int64_t keep);
 
-  // Creates the directory if needed and checks that a file can be created in it;
-  // CheckpointError "[model_dir] '<dir>' is not writable: ..." otherwise.
-  void prepare() const;
+  // Creates the directory if needed, takes its lock for as long as this object (or a copy)
+  // lives, and checks that a file can be created in it. CheckpointError "[model_dir] '<dir>'
+  // is not writable: ..." or "... is in use by another training run (pid ...)" otherwise.
+  void prepare();
   // Steps of the complete checkpoints present, ascending.
   std::vector<int64_t> steps() const;
   std::optional<int64_t> latest_step() const;
@@ -70,7 +75,8 @@ class CheckpointDir {
   // The newest checkpoint, verified; nullopt when there is none. A corrupt newest file is
   // a CheckpointError (never silently skipped: a user should know their state is damaged).
   std::optional<Checkpoint> load_latest() const;
-  // Saves, then deletes the oldest beyond `keep` and stray temporary files.
+  // Saves, then deletes the oldest beyond `keep` and, when prepare() took the lock, the
+  // temporary files of processes that are gone (.tmp-<pid>-... whose pid does not exist).
   void save(const Checkpoint& ckpt) const;
 
   const std::string& dir() const { return dir_; }
@@ -78,6 +84,7 @@ class CheckpointDir {
  private:
   std::string dir_;
   int64_t keep_;
+  std::shared_ptr<ModelDirLock> lock_;  // set by prepare()
 };
 
 }  // namespace kiln

@@ -4,6 +4,12 @@
 // An entry is one compiled graph: the shared object plus JSON metadata (the key's
 // ingredients, kiln version, compile seconds by stage, sizes, an XXH3-128 checksum of the
 // object, created and last-used times, hits) under <dir>/<first two hex digits>/<key>/.
+//
+// prune and clear delete only what kiln can prove is its own: in a directory that carries
+// kiln's marker (<dir>/.kiln-cache, written when a compile first uses the directory) and
+// passes the checks a compile applies before loading (not a symlink, owned by this user,
+// not writable by group or others); only entries and staging directories kiln names and
+// fills; never through a symlink. Everything else is kept and reported with the reason.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,6 +28,24 @@ struct CacheEntry {
   std::string precision;       // the precision policy it was compiled for
   int64_t graph_nodes = 0;
   std::string problem;         // verify(): why it would not be loaded; "" if fine
+};
+
+// Something prune or clear left alone. error: it is kiln's, but removing it failed.
+struct CacheKept {
+  std::string path;
+  std::string reason;
+  bool error = false;
+};
+
+struct CacheRemoval {
+  std::vector<std::string> removed;  // keys of the entries removed
+  int64_t staging_removed = 0;       // leftovers of interrupted stores removed
+  std::vector<CacheKept> kept;
+  bool failed() const {
+    for (const auto& k : kept)
+      if (k.error) return true;
+    return false;
+  }
 };
 
 struct CacheStats {
@@ -44,10 +68,12 @@ class CompileCache {
   // its problem, if any, is returned in directory_problem.
   std::vector<CacheEntry> verify(std::string* directory_problem = nullptr) const;
   // Evicts least-recently-used entries until the total is at most max_bytes, and removes
-  // leftovers of interrupted stores. Returns the keys evicted.
-  std::vector<std::string> prune(int64_t max_bytes) const;
-  // Removes every entry; returns how many.
-  int64_t clear() const;
+  // leftovers of interrupted stores (of processes that are gone, or older than an hour).
+  // ConfigError, deleting nothing, if the directory is not kiln's (see above).
+  CacheRemoval prune(int64_t max_bytes) const;
+  // Removes every entry and leftover that is kiln's and not in use by another process.
+  // ConfigError, deleting nothing, if the directory is not kiln's (see above).
+  CacheRemoval clear() const;
 
  private:
   std::string dir_;

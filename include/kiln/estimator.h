@@ -204,8 +204,10 @@ class Estimator {
   // accelerate_train_mode without exactly one TellMeStepOrLossHook of its split
   // (ConfigError saying which hook to add), hook fetch names not in the graph
   // (ConfigError), model_dir not writable / checkpoint corrupt or from another model
-  // (CheckpointError listing every mismatch). A hook may call evaluate() from after_run():
-  // it sees the state the loop reached, and training goes on in the same call.
+  // (CheckpointError listing every mismatch) / in use by another process's train()
+  // (CheckpointError naming the holder: train() holds model_dir's lock while it runs,
+  // see model_dir_lock.h). A hook may call evaluate() from after_run(): it sees the state
+  // the loop reached, and training goes on in the same call.
   TrainStats train(const InputFn& input_fn, int64_t max_steps, HookList hooks = {});
 
   // One pass over the input (or `steps` batches if > 0): the batch-size-weighted mean

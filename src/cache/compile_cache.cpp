@@ -68,18 +68,38 @@ std::vector<CacheEntry> CompileCache::verify(std::string* directory_problem) con
   return out;
 }
 
-std::vector<std::string> CompileCache::prune(int64_t max_bytes) const {
-  const cache::Store store(dir_);
-  store.clean_staging(3600);
-  return store.evict(max_bytes);
+namespace {
+
+// Deleting needs a directory that is provably kiln's cache; say why not, and that nothing
+// was touched.
+cache::Store deleting_store(const std::string& dir, const char* action) {
+  cache::Store store(dir);
+  const std::string why = store.deletable();
+  if (!why.empty())
+    KILN_THROW(ConfigError) << "[cache] " << action << " refused, nothing deleted: " << why
+                            << ". kiln deletes only in a directory it made its cache (a compile with "
+                               "--graph-compiler-cache-dir marks it, and adopts a cache of an older kiln)";
+  return store;
 }
 
-int64_t CompileCache::clear() const {
-  const cache::Store store(dir_);
-  int64_t n = 0;
-  for (const auto& e : store.scan()) n += store.remove(e.key);
-  store.clean_staging(0);
-  return n;
+CacheRemoval removal_of(const cache::Removal& r) {
+  CacheRemoval out;
+  out.removed = r.removed;
+  out.staging_removed = r.staging_removed;
+  for (const auto& k : r.kept) out.kept.push_back({k.path, k.reason, k.error});
+  return out;
 }
+
+}  // namespace
+
+CacheRemoval CompileCache::prune(int64_t max_bytes) const {
+  const cache::Store store = deleting_store(dir_, "prune");
+  cache::Removal r;
+  r.removed = store.evict(max_bytes, {}, &r.kept);
+  r.staging_removed = store.clean_staging(3600, &r.kept);
+  return removal_of(r);
+}
+
+CacheRemoval CompileCache::clear() const { return removal_of(deleting_store(dir_, "clear").clear()); }
 
 }  // namespace kiln

@@ -21,10 +21,14 @@ class KeyLock {
   bool try_acquire() { return acquire(0); }
   bool held() const { return held_; }
   void release();
+  // Why the lock could not be taken other than being busy (the lock file cannot be opened,
+  // flock failed), so that callers need not report it as a time-out; "" if none.
+  const std::string& error() const { return error_; }
 
  private:
   int fd_ = -1;
   bool held_ = false;
+  std::string error_;
 };
 
 }  // namespace kiln::cache

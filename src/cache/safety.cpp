@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cache/layout.h"
+
 namespace kiln::cache {
 namespace {
 
@@ -43,7 +45,10 @@ std::string ensure_private_dir(const std::string& dir) {
 std::string prepare_cache_root(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path root = fs::path(dir).lexically_normal();
+  // Without trailing slashes: lstat("link/") would follow a symlinked root.
+  std::string normal = fs::path(dir).lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  const fs::path root = normal;
   // Create missing components one at a time, each 0700 (create_directories would use the
   // umask's mode, typically 0755).
   fs::path cur;
@@ -57,7 +62,7 @@ std::string prepare_cache_root(const std::string& dir) {
   if (!why.empty()) return "the cache directory is unsafe: " + why;
   if (::access(root.c_str(), W_OK | X_OK) != 0)
     return "the cache directory " + root.string() + " is not writable: " + std::strerror(errno);
-  return {};
+  return claim_cache_root(root.string());
 }
 
 bool sync_path(const std::string& path) {

@@ -14,7 +14,9 @@ enum class PathKind { directory, file };
 std::string unsafe_reason(const std::string& path, PathKind kind);
 
 // Creates `dir` (and missing parents) with mode 0700 if missing, then checks it is a safe
-// directory this process can write. "" on success, else the reason the cache cannot work.
+// directory this process can write, and makes it kiln's (claim_cache_root in layout.h: a
+// marker, written only in an empty directory or an older kiln's cache). "" on success,
+// else the reason the cache cannot work.
 std::string prepare_cache_root(const std::string& dir);
 
 // Creates `dir` with mode 0700 if missing; "" or the reason it failed or is unsafe.

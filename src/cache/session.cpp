@@ -56,7 +56,10 @@ std::optional<std::string> Session::find() {
   // Not there (or bad): take the key's lock; whoever held it may have just stored it.
   lock_ = std::make_unique<KeyLock>(store_->lock_path(key_));
   if (!lock_->acquire(settings_.lock_timeout_seconds))
-    problem("timed out waiting for another process to compile entry " + key_ + "; compiling privately", false);
+    problem(lock_->error().empty()
+                ? "timed out waiting for another process to compile entry " + key_ + "; compiling privately"
+                : "cannot lock entry " + key_ + ": " + lock_->error() + "; compiling privately",
+            false);
   if (lock_->held()) c = store_->check(key_);
   if (c.state == EntryCheck::State::ok) {
     lock_.reset();

@@ -10,13 +10,14 @@
 #include <cstdlib>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "cache/key.h"
-#include "cache/lock.h"
+#include "cache/layout.h"
 #include "cache/safety.h"
 
 namespace kiln::cache {
@@ -27,10 +28,6 @@ double unix_now() {
 }
 
 namespace {
-
-bool is_hex_key(const std::string& s) {
-  return s.size() == 32 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c)); });
-}
 
 // Writes `text` to `path` and fsyncs it; false on any failure.
 bool write_synced(const std::string& path, const std::string& text) {
@@ -59,18 +56,6 @@ bool read_all(const std::string& path, std::string& out) {
   return !in.bad();
 }
 
-std::string make_staging(const std::string& root, const std::string& key, std::string& why) {
-  const std::string tmp = root + "/tmp";
-  why = ensure_private_dir(tmp);
-  if (!why.empty()) return {};
-  std::string tmpl = tmp + "/" + key + ".XXXXXX";
-  if (!::mkdtemp(tmpl.data())) {
-    why = "cannot create a staging directory in " + tmp + ": " + std::strerror(errno);
-    return {};
-  }
-  return tmpl;
-}
-
 int64_t dir_bytes(const std::string& dir) {
   int64_t total = 0;
   std::error_code ec;
@@ -96,6 +81,18 @@ Store::Store(std::string root) : root_(fs::path(std::move(root)).lexically_norma
 std::string Store::entry_dir(const std::string& key) const { return root_ + "/" + key.substr(0, 2) + "/" + key; }
 std::string Store::object_path(const std::string& key) const { return entry_dir(key) + "/" + kObjectFile; }
 std::string Store::lock_path(const std::string& key) const { return entry_dir(key) + ".lock"; }
+
+std::string Store::make_staging(const std::string& key, std::string& why) const {
+  const std::string tmp = root_ + "/" + kStagingDir;
+  why = ensure_private_dir(tmp);
+  if (!why.empty()) return {};
+  std::string tmpl = tmp + "/" + staging_template(key);
+  if (!::mkdtemp(tmpl.data())) {
+    why = "cannot create a staging directory in " + tmp + ": " + std::strerror(errno);
+    return {};
+  }
+  return tmpl;
+}
 
 std::string Store::prepare_prefix(const std::string& key) const {
   return ensure_private_dir(root_ + "/" + key.substr(0, 2));
@@ -144,7 +141,7 @@ EntryCheck Store::check(const std::string& key) const {
 std::string Store::publish(const std::string& key, const std::string& object_file, nlohmann::json meta) const {
   std::string why = prepare_prefix(key);
   if (!why.empty()) return why;
-  const std::string staging = make_staging(root_, key, why);
+  const std::string staging = make_staging(key, why);
   if (staging.empty()) return why;
   const auto fail = [&](std::string reason) {
     std::error_code ec;
@@ -170,7 +167,8 @@ std::string Store::publish(const std::string& key, const std::string& object_fil
   failpoint("before_rename");
   const std::string dir = entry_dir(key);
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) == 0 && !remove(key)) return fail("cannot remove the old entry " + dir);
+  std::string old_why;
+  if (::lstat(dir.c_str(), &st) == 0 && !remove(key, &old_why)) return fail("cannot replace the old entry: " + old_why);
   if (::rename(staging.c_str(), dir.c_str()) != 0)
     return fail("cannot publish " + dir + ": " + std::strerror(errno));
   sync_path(root_ + "/" + key.substr(0, 2));
@@ -183,24 +181,15 @@ void Store::touch(const std::string& key, nlohmann::json meta) const {
   const std::string dir = entry_dir(key);
   std::string tmpl = dir + "/.meta.XXXXXX";
   const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) return;
-  ::close(fd);
-  if (write_synced(tmpl, meta.dump(2) + "\n") && ::rename(tmpl.c_str(), (dir + "/" + kMetaFile).c_str()) == 0) return;
-  ::unlink(tmpl.c_str());
-}
-
-bool Store::remove(const std::string& key) const {
-  std::string why;
-  const std::string trash = make_staging(root_, key, why);
-  if (trash.empty()) return false;
-  const std::string away = trash + "/old";
-  if (::rename(entry_dir(key).c_str(), away.c_str()) != 0) {
-    ::rmdir(trash.c_str());
-    return false;
+  if (fd >= 0) {
+    ::close(fd);
+    if (write_synced(tmpl, meta.dump(2) + "\n") && ::rename(tmpl.c_str(), (dir + "/" + kMetaFile).c_str()) == 0) return;
   }
-  std::error_code ec;
-  fs::remove_all(trash, ec);
-  return true;
+  // The entry itself is intact (the old metadata stays); only its hit statistics are lost.
+  const int err = errno;
+  if (fd >= 0) ::unlink(tmpl.c_str());
+  std::fprintf(stderr, "kiln: warning: [graph_compiler_cache_dir] cannot record the hit of entry %s (its use statistics "
+               "stay as they were): %s\n", key.c_str(), std::strerror(err));
 }
 
 std::vector<EntryInfo> Store::scan() const {
@@ -208,11 +197,12 @@ std::vector<EntryInfo> Store::scan() const {
   std::error_code ec;
   for (fs::directory_iterator p(root_, ec), end; !ec && p != end; p.increment(ec)) {
     const std::string prefix = p->path().filename().string();
-    if (prefix.size() != 2 || !p->is_directory()) continue;
+    std::error_code ec1;
+    if (!is_prefix_name(prefix) || !fs::is_directory(fs::symlink_status(p->path(), ec1))) continue;
     std::error_code ec2;
     for (fs::directory_iterator e(p->path(), ec2); !ec2 && e != end; e.increment(ec2)) {
       const std::string key = e->path().filename().string();
-      if (!is_hex_key(key) || key.compare(0, 2, prefix) != 0) continue;
+      if (!is_entry_name(prefix, key)) continue;
       EntryInfo info;
       info.key = key;
       info.dir = e->path().string();
@@ -240,36 +230,6 @@ int64_t Store::total_bytes() const {
   int64_t total = 0;
   for (const auto& e : scan()) total += e.bytes;
   return total;
-}
-
-std::vector<std::string> Store::evict(int64_t cap_bytes, const std::string& keep) const {
-  std::vector<EntryInfo> entries = scan();
-  int64_t total = 0;
-  for (const auto& e : entries) total += e.bytes;
-  std::sort(entries.begin(), entries.end(), [](const EntryInfo& a, const EntryInfo& b) { return a.last_used < b.last_used; });
-  std::vector<std::string> removed;
-  for (const auto& e : entries) {
-    if (total <= cap_bytes) break;
-    if (e.key == keep) continue;
-    KeyLock lock(lock_path(e.key));
-    if (!lock.try_acquire()) continue;  // being compiled or stored right now
-    if (remove(e.key)) {
-      total -= e.bytes;
-      removed.push_back(e.key);
-    }
-  }
-  return removed;
-}
-
-void Store::clean_staging(double max_age_seconds) const {
-  std::error_code ec;
-  const auto now = fs::file_time_type::clock::now();
-  for (fs::directory_iterator it(root_ + "/tmp", ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code e2;
-    const auto t = fs::last_write_time(it->path(), e2);
-    if (e2) continue;
-    if (std::chrono::duration<double>(now - t).count() > max_age_seconds) fs::remove_all(it->path(), e2);
-  }
 }
 
 }  // namespace kiln::cache

@@ -14,8 +14,9 @@ void dump(const std::string& dir, int index, const char* name, const Graph& g) {
   std::filesystem::create_directories(dir, ec);
   const std::string path = dir + "/" + std::to_string(index) + "-" + name + ".kir";
   std::ofstream out(path);
-  if (!out) KILN_THROW(SystemError) << "[KILN_DUMP_IR] cannot write '" << path << "'";
   out << print_graph(g);
+  out.close();  // the write is only done (or lost) here
+  if (!out) KILN_THROW(SystemError) << "[KILN_DUMP_IR] cannot write '" << path << "'";
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // A model_dir of checkpoints: naming, listing, retention, the writability probe.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,21 +24,30 @@ std::optional<int64_t> step_of(const std::string& file) {
   if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit) || digits.size() > 18) return {};
   return std::stoll(digits);
 }
+
+// The pid in a temporary file name ".tmp-<pid>-...", as write_checkpoint and prepare make them.
+std::optional<pid_t> temp_owner(const std::string& file) {
+  if (file.rfind(".tmp-", 0) != 0) return {};
+  const size_t dash = file.find('-', 5);
+  if (dash == std::string::npos || dash == 5 || dash - 5 > 9) return {};
+  const std::string digits = file.substr(5, dash - 5);
+  if (!std::all_of(digits.begin(), digits.end(), ::isdigit)) return {};
+  return static_cast<pid_t>(std::stol(digits));
+}
+
+bool process_exists(pid_t pid) { return pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM; }
 }  // namespace
 
 CheckpointDir::CheckpointDir(std::string dir, int64_t keep) : dir_(std::move(dir)), keep_(keep) {}
 
-void CheckpointDir::prepare() const {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec || !fs::is_directory(dir_))
-    KILN_THROW(CheckpointError) << "[model_dir] cannot create directory '" << dir_ << "': "
-                                << (ec ? ec.message() : "a file of that name exists");
+void CheckpointDir::prepare() {
+  lock_ = ModelDirLock::acquire(dir_);  // creates the directory
   const std::string probe = (fs::path(dir_) / (".tmp-" + std::to_string(::getpid()) + "-probe")).string();
   FILE* f = std::fopen(probe.c_str(), "w");
   if (!f) KILN_THROW(CheckpointError) << "[model_dir] '" << dir_ << "' is not writable: " << std::strerror(errno);
   std::fclose(f);
-  std::remove(probe.c_str());
+  if (std::remove(probe.c_str()) != 0)
+    KILN_THROW(CheckpointError) << "[model_dir] cannot remove '" << probe << "': " << std::strerror(errno);
 }
 
 std::vector<int64_t> CheckpointDir::steps() const {
@@ -74,9 +84,13 @@ std::optional<Checkpoint> CheckpointDir::load_latest() const {
 void CheckpointDir::save(const Checkpoint& ckpt) const {
   write_checkpoint(path_for(ckpt.step), ckpt);
   std::error_code ec;
-  // Temporary files of runs that died mid-write (ours was renamed away already).
-  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().filename().string().rfind(".tmp-", 0) == 0) fs::remove(it->path(), ec);
+  // Temporary files of runs that died mid-write (ours was renamed away already). Only under
+  // the lock: then no other run that locks is writing here, and a pid that does not exist
+  // on this machine is not writing either (an old kiln that does not lock could be).
+  if (lock_)
+    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec))
+      if (const auto pid = temp_owner(it->path().filename().string()); pid && !process_exists(*pid))
+        fs::remove(it->path(), ec);
   if (keep_ > 0) {
     const auto all = steps();
     for (size_t i = 0; i + static_cast<size_t>(keep_) < all.size(); ++i) fs::remove(path_for(all[i]), ec);

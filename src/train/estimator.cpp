@@ -10,6 +10,7 @@
 #include "kiln/optimizer.h"
 #include "train/accelerated_step.h"
 #include "train/estimator_state.h"
+#include "train/step_progress.h"
 
 namespace kiln {
 
@@ -131,9 +132,11 @@ class StepLoop {
     feeds_["labels"] = std::move(batch.labels);
     Executable& exec = accelerated_ ? accelerated_->before_step(st.global_step, st.final_loss, feeds_) : exec_;
     const double ts = now_seconds();
+    const int64_t step_before = st.global_step;
     rv.values = exec.run(feeds_, vars_);
     const double step_seconds = now_seconds() - ts;
     st.global_step = static_cast<int64_t>(vars_.at("global_step").item());
+    require_step_advanced(step_before, st.global_step);
     // The fetched global_step is read at the start of the step; report the step reached.
     rv.values["global_step"] = vars_.at("global_step");
     const double loss = rv.values.at("loss").item();

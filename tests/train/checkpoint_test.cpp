@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "kiln/ops.h"
+#include "support/processes.h"
 
 namespace kiln {
 namespace {
@@ -102,7 +103,8 @@ TEST(CheckpointDir, KeepsTheNewestNAndIgnoresTemporaryFiles) {
   CheckpointDir dir(d.path.string(), 3);
   dir.prepare();
   EXPECT_FALSE(dir.load_latest().has_value());
-  std::ofstream(d.path / ".tmp-999-ckpt-000000000100.kiln") << "partial";  // a run killed mid-write
+  const pid_t dead = testkit::dead_pid();  // a run killed mid-write: its pid is gone
+  std::ofstream(d.path / (".tmp-" + std::to_string(dead) + "-ckpt-000000000100.kiln")) << "partial";
   for (int64_t s : {5, 10, 15, 20, 25}) dir.save(sample(s));
   EXPECT_EQ(dir.steps(), (std::vector<int64_t>{15, 20, 25}));
   EXPECT_EQ(dir.load_latest()->step, 25);

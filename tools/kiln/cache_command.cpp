@@ -92,21 +92,27 @@ int CacheCommand::run() {
     }
     return action_ == "verify" && bad ? 1 : 0;
   }
-  if (action_ == "prune") {
-    const int64_t cap = max_size_.empty() ? kDefaultCacheSizeCap : parse_byte_size(max_size_, "--max-size");
-    const auto removed = cache.prune(cap);
-    if (json_)
-      std::cout << nlohmann::json{{"evicted", removed}, {"bytes", cache.stats().bytes}}.dump() << "\n";
-    else
-      std::printf("evicted %zu entries; %s left\n", removed.size(), format_byte_size(cache.stats().bytes).c_str());
-    return 0;
+  const CacheRemoval r = action_ == "prune"
+                             ? cache.prune(max_size_.empty() ? kDefaultCacheSizeCap : parse_byte_size(max_size_, "--max-size"))
+                             : cache.clear();
+  const int64_t left = cache.stats().bytes;
+  if (json_) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto& k : r.kept) kept.push_back({{"path", k.path}, {"reason", k.reason}, {"error", k.error}});
+    nlohmann::json j = {{action_ == "prune" ? "evicted" : "removed", r.removed},
+                        {"staging_removed", r.staging_removed},
+                        {"kept", kept},
+                        {"bytes", left}};
+    if (action_ == "clear") j["removed"] = r.removed.size();
+    std::cout << j.dump() << "\n";
+  } else {
+    std::printf("%s %zu entries and %lld leftover staging directories; %s left\n",
+                action_ == "prune" ? "evicted" : "removed", r.removed.size(), static_cast<long long>(r.staging_removed),
+                format_byte_size(left).c_str());
+    if (!r.kept.empty()) std::printf("kept (not deleted) %zu:\n", r.kept.size());
+    for (const auto& k : r.kept) std::printf("  %s%s: %s\n", k.error ? "FAILED " : "", k.path.c_str(), k.reason.c_str());
   }
-  const int64_t n = cache.clear();
-  if (json_)
-    std::cout << nlohmann::json{{"removed", n}}.dump() << "\n";
-  else
-    std::printf("removed %lld entries\n", static_cast<long long>(n));
-  return 0;
+  return r.failed() ? 1 : 0;
 }
 
 }  // namespace kiln::cli

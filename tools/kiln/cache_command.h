@@ -11,7 +11,9 @@ class CacheCommand {
  public:
   explicit CacheCommand(CLI::App& parent);
   bool selected() const { return cmd_->parsed(); }
-  // Returns the exit status: verify gives 1 when an entry or the directory is bad.
+  // Returns the exit status: verify gives 1 when an entry or the directory is bad; prune and
+  // clear give 1 when removing something of kiln's failed, and refuse (ConfigError, exit 2)
+  // a directory that is not kiln's cache. Both list what they kept and why.
   int run();
 
  private:

@@ -1,7 +1,9 @@
 // The kiln command: `kiln train`, `kiln cache`, and later `kiln bench`.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +22,19 @@ void report(const std::exception& e) {
   if (::isatty(STDOUT_FILENO) == 1) std::fputs("\n", stdout);
   std::fflush(stdout);
   std::cerr << "kiln: error: " << e.what() << "\n";
+}
+
+// Output that could not be written (a full disk behind a redirection) fails the command,
+// as in GNU tools: nothing kiln reports may be lost silently.
+int with_output_checked(int status) {
+  errno = 0;
+  std::cout.flush();  // (synchronised with stdio: this flushes stdout)
+  const bool flush_failed = std::fflush(stdout) != 0 || !std::cout;
+  const int err = errno;  // set only by a write that failed just now
+  if (!flush_failed && !std::ferror(stdout)) return status;
+  std::cerr << "kiln: error: [stdout] output was lost: " << (err ? std::strerror(err) : "an earlier write failed")
+            << "\n";
+  return status == 0 ? 1 : status;
 }
 }  // namespace
 
@@ -44,8 +59,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (train.selected()) return train.run();
-    if (cache.selected()) return cache.run();
+    if (train.selected()) return with_output_checked(train.run());
+    if (cache.selected()) return with_output_checked(cache.run());
   } catch (const kiln::ConfigError& e) {
     report(e);
     return 2;

@@ -23,10 +23,16 @@ void MetricsWriter::write(const nlohmann::json& record) {
   if (path_.empty()) return;
   if (!out_.is_open()) {
     out_.open(path_, std::ios::trunc);
-    if (!out_) KILN_THROW(SystemError) << "[metrics_out] cannot open '" << path_ << "' for writing";
+    if (!out_)
+      KILN_THROW(SystemError) << "[metrics_out] cannot open '" << path_ << "' for writing: " << std::strerror(errno);
   }
+  errno = 0;
   out_ << record.dump() << "\n";
   out_.flush();
+  // A record lost to a full disk fails the run: nothing kiln reports may vanish silently.
+  if (const int err = errno; !out_)
+    KILN_THROW(SystemError) << "[metrics_out] cannot write to '" << path_ << "': "
+                            << (err ? std::strerror(err) : "the write failed");
 }
 
 }  // namespace kiln::cli

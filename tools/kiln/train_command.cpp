@@ -15,6 +15,7 @@
 
 #include "kiln/backend.h"
 #include "kiln/error.h"
+#include "kiln/model_dir_lock.h"
 #include "kiln/models.h"
 
 // CLI-private headers, beside this file (not under the public kiln/ prefix).
@@ -122,6 +123,8 @@ int TrainCommand::run() {
     return 0;
   }
   if (config_.num_threads > 0) omp_set_num_threads(config_.num_threads);
+  // One run per model directory, for the whole run: training, evaluations and the report.
+  const auto model_dir_lock = config_.model_dir.empty() ? nullptr : ModelDirLock::acquire(config_.model_dir);
   metrics_ = std::make_unique<MetricsWriter>(metrics_out_);
   const Data data = load_data();
   train(*est, data);
