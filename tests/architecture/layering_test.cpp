@@ -43,6 +43,7 @@ const std::map<std::string, std::string> kPublicHeaderLayer = {
     {"data.h", "data"},
     {"checkpoint.h", "train"},  {"config.h", "train"},     {"estimator.h", "train"},
     {"hooks.h", "train"},       {"optimizer.h", "train"},  {"precision.h", "train"},
+    {"model_dir_lock.h", "train"},
     {"models.h", "models"},
 };
 

@@ -33,7 +33,7 @@ const std::string kKeyA = "ab" + std::string(30, '1');  // a name shaped like a 
 
 CompileReport compile_into(const fs::path& dir, int64_t width = 3) {
   CompileOptions o;
-  o.cache_dir = dir.string();
+  o.cache.dir = dir.string();
   CompileReport r;
   compile_cpu(testkit::small_graph(width), o, &r);
   return r;
@@ -80,7 +80,7 @@ TEST(CacheRemoval, ADirectoryWithoutTheMarkerIsRefusedAndKeepsEverything) {
   expect_intact(files);
   // A compile does not take it over either: it warns and compiles without the cache.
   const CompileReport c = compile_into(dir);
-  EXPECT_EQ(c.cache, "off");
+  EXPECT_EQ(c.cache, CacheOutcome::off);
   EXPECT_TRUE(contains(c.cache_note, "is not a kiln compile cache")) << c.cache_note;
   EXPECT_FALSE(fs::exists(dir / cache::kMarkerFile));
   expect_intact(files);
@@ -216,7 +216,7 @@ TEST(CacheRemoval, ACacheOfAnOlderKilnIsAdoptedByACompileThenCleared) {
   write(dir / "tmp" / (std::string(32, 'e') + ".Ab3dEf") / "step.so", "partial");
   Result r = run_kiln("cache clear --dir " + dir.string());
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_EQ(compile_into(dir).cache, "hit") << "adopted: it holds only kiln's names";
+  EXPECT_EQ(compile_into(dir).cache, CacheOutcome::hit) << "adopted: it holds only kiln's names";
   EXPECT_TRUE(fs::is_regular_file(dir / cache::kMarkerFile));
   r = run_kiln("cache clear --dir " + dir.string());
   EXPECT_EQ(r.status, 0) << r.output;

@@ -123,10 +123,11 @@ int TrainCommand::run() {
     return 0;
   }
   if (config_.num_threads > 0) omp_set_num_threads(config_.num_threads);
-  // One run per model directory, for the whole run: training, evaluations and the report.
-  const auto model_dir_lock = config_.model_dir.empty() ? nullptr : ModelDirLock::acquire(config_.model_dir);
   metrics_ = std::make_unique<MetricsWriter>(metrics_out_);
   const Data data = load_data();
+  // One run per model directory, for the whole run: training, evaluations and the report
+  // (taken once the data is known good, so bad data leaves no directory behind).
+  const auto model_dir_lock = config_.model_dir.empty() ? nullptr : ModelDirLock::acquire(config_.model_dir);
   train(*est, data);
   if (totals_.st.interrupted) return report_interrupted();
   report_final(*est, data);
