@@ -1,7 +1,7 @@
 // What `kiln train --accelerate-train-mode ...` reports at the end: the switch, steps and
 // time per phase, and the time saved against the measured original-precision step rate.
-// Sums the AccelerateStats of every train() call of the run (--eval-every splits a run
-// into several).
+// Sums the AccelerateStats of the train() calls it is given (`kiln train` makes one call
+// per run; --eval-every evaluates inside it).
 #pragma once
 #include <string>
 
