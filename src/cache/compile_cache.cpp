@@ -82,24 +82,16 @@ cache::Store deleting_store(const std::string& dir, const char* action) {
   return store;
 }
 
-CacheRemoval removal_of(const cache::Removal& r) {
-  CacheRemoval out;
-  out.removed = r.removed;
-  out.staging_removed = r.staging_removed;
-  for (const auto& k : r.kept) out.kept.push_back({k.path, k.reason, k.error});
-  return out;
-}
-
 }  // namespace
 
 CacheRemoval CompileCache::prune(int64_t max_bytes) const {
   const cache::Store store = deleting_store(dir_, "prune");
-  cache::Removal r;
+  CacheRemoval r;
   r.removed = store.evict(max_bytes, {}, &r.kept);
   r.staging_removed = store.clean_staging(3600, &r.kept);
-  return removal_of(r);
+  return r;
 }
 
-CacheRemoval CompileCache::clear() const { return removal_of(deleting_store(dir_, "clear").clear()); }
+CacheRemoval CompileCache::clear() const { return deleting_store(dir_, "clear").clear(); }
 
 }  // namespace kiln

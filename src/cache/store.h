@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/compile_cache.h"
+
 namespace kiln::cache {
 
 inline constexpr const char* kObjectFile = "step.so";
@@ -31,18 +33,9 @@ struct EntryCheck {
   nlohmann::json meta;  // for ok
 };
 
-// Something a deletion left alone, and why. error: it is kiln's, but removing it failed.
-struct Kept {
-  std::string path;
-  std::string reason;
-  bool error = false;
-};
-
-struct Removal {
-  std::vector<std::string> removed;  // keys of the entries removed
-  int64_t staging_removed = 0;       // leftover staging directories removed
-  std::vector<Kept> kept;
-};
+// What a deletion removed and left alone: the types `kiln cache` reports (compile_cache.h).
+using Kept = CacheKept;
+using Removal = CacheRemoval;
 
 struct EntryInfo {
   std::string key;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace testkit {
@@ -39,6 +40,9 @@ inline pid_t spawn_kiln(const std::string& args, const std::string& log) {
   }
   return pid;
 }
+
+// Is the Fashion-MNIST package installed? Tests that train on it skip (with a reason) when not.
+inline bool have_data() { return std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"); }
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

@@ -15,7 +15,7 @@ using testkit::contains;
 using testkit::Result;
 using testkit::run_kiln;
 
-bool have_data() { return fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"); }
+using testkit::have_data;
 
 const std::string kRun = "train --backend interp --steps 2 --batch-size 32 --train-limit 256 --test-limit 100 ";
 

@@ -23,7 +23,7 @@ using testkit::Result;
 using testkit::run_kiln;
 using testkit::wait_for;
 
-bool have_data() { return fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"); }
+using testkit::have_data;
 
 const std::string kRun = "train --backend interp --batch-size 32 --train-limit 2000 --test-limit 500 --log-every 0 ";
 

@@ -22,7 +22,7 @@
 namespace {
 namespace fs = std::filesystem;
 
-bool have_data() { return fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"); }
+using testkit::have_data;
 using testkit::contains;
 using testkit::Result;
 using testkit::run_kiln;

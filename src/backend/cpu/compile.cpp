@@ -74,7 +74,7 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
   report.compiler = tc.cxx + " (" + tc.identity + ")";
   const cache::KeyIngredients key = cpu::cache_key_ingredients(canonical, options.policy, source, tc);
   // The object carries what it was built for; every load checks it.
-  const cpu::ObjectIdentity built_for = cpu::identity_of(key.key(), canonical, schedule);
+  const cpu::ObjectIdentity built_for = cpu::identity_of(key.key(), key.get("graph"), schedule);
   const std::string identity = built_for.to_string();
   const std::string object_source = source + cpu::identity_source(built_for);
   dumps.write(key.key(), object_source);

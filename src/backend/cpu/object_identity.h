@@ -21,7 +21,9 @@ struct ObjectIdentity {
   std::string to_string() const;
 };
 
-ObjectIdentity identity_of(const std::string& key, const std::string& canonical_text, const Schedule& schedule);
+// `graph_hash` is the canonical graph's XXH3-128, as the cache key's "graph" ingredient
+// already holds it (hashing megabytes of text once is enough).
+ObjectIdentity identity_of(const std::string& key, const std::string& graph_hash, const Schedule& schedule);
 
 // C++ to append to a generated translation unit: extern "C" const char* kiln_identity().
 std::string identity_source(const ObjectIdentity& identity);

@@ -114,6 +114,21 @@ TEST(CompileOptions, AnUnwritableDumpDirectoryIsAConfigError) {
   fs::remove_all(file.parent_path());
 }
 
+// profile: the executable times its steps and prints the table when it goes; without it,
+// nothing is printed.
+TEST(CompileOptions, ProfilePrintsAStepTableWhenTheExecutableGoes) {
+  for (bool profile : {false, true}) {
+    ::testing::internal::CaptureStderr();
+    {
+      auto exe = compile_cpu(small_graph(), CompileOptions{.profile = profile});
+      expect_small_graph_result(*exe);
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.find("kiln profile:") != std::string::npos, profile) << err;
+    if (profile) EXPECT_NE(err.find("1 runs"), std::string::npos) << err;
+  }
+}
+
 // The environment's defaults are taken at the edge, never inside compile_cpu.
 TEST(CompileOptions, EnvironmentDefaultsFillOnlyWhatIsUnset) {
   ::setenv("KILN_DUMP_IR", "/env/ir", 1);
