@@ -36,7 +36,7 @@ const std::map<std::string, std::string> kPublicHeaderLayer = {
     {"array.h", "ir"},          {"dtype.h", "ir"},         {"error.h", "ir"},
     {"graph.h", "ir"},          {"op.h", "ir"},            {"op_list.h", "ir"},
     {"ops.h", "ir"},            {"shape.h", "ir"},         {"text.h", "ir"},
-    {"process.h", "process"},   {"autodiff.h", "autodiff"}, {"precision_policy.h", "passes"},
+    {"process.h", "process"},   {"interrupts.h", "process"},   {"autodiff.h", "autodiff"}, {"precision_policy.h", "passes"},
     {"cache_settings.h", "cache"}, {"compile_cache.h", "cache"},
     {"runtime.h", "backend"},   {"backend.h", "backend"},  {"compiler.h", "backend"},
     {"cpu_features.h", "backend"},

@@ -36,6 +36,13 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
+// Waits (up to two minutes) until `log` shows `text` or the process ends (its status in `st`).
+void wait_for_log(pid_t pid, const fs::path& log, const std::string& text, int& st) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!contains(slurp(log), text) && std::chrono::steady_clock::now() < deadline && waitpid(pid, &st, WNOHANG) == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 struct TempDir {
   fs::path path;
   TempDir() {
@@ -107,11 +114,8 @@ TEST(TrainResume, CtrlCStopsAfterTheCurrentStepAndWritesACheckpoint) {
   const pid_t pid = spawn_kiln(kBase + "--steps 100000 --save-checkpoints-steps 0 --log-every 1 --model-dir " +
                                    model_dir.string(),
                                t.path / "log.txt");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   int st = 0;
-  while (!contains(slurp(t.path / "log.txt"), "step 5/") && std::chrono::steady_clock::now() < deadline &&
-         waitpid(pid, &st, WNOHANG) == 0)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  wait_for_log(pid, t.path / "log.txt", "step 5/", st);
   kill(pid, SIGINT);
   waitpid(pid, &st, 0);
   const std::string log = slurp(t.path / "log.txt");
@@ -121,6 +125,27 @@ TEST(TrainResume, CtrlCStopsAfterTheCurrentStepAndWritesACheckpoint) {
   const auto latest = kiln::CheckpointDir(model_dir.string(), 0).latest_step();
   ASSERT_TRUE(latest.has_value()) << log;
   EXPECT_TRUE(contains(log, "interrupted at step " + std::to_string(*latest) + ";")) << log;
+}
+
+// The second Ctrl-C does not wait for the step: the process dies of SIGINT, as any program
+// would. (Slow CNN steps on the interpreter leave the second signal well inside a step.)
+TEST(TrainResume, ASecondCtrlCEndsTheProcessBySigint) {
+  if (!have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  TempDir t;
+  const pid_t pid = spawn_kiln("train --model cnn --backend interp --batch-size 16 --train-limit 2000 "
+                               "--test-limit 1000 --steps 1000 --log-every 1 --model-dir " +
+                                   (t.path / "model").string(),
+                               t.path / "log.txt");
+  int st = 0;
+  wait_for_log(pid, t.path / "log.txt", "step 1/", st);
+  kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGINT);
+  waitpid(pid, &st, 0);
+  const std::string log = slurp(t.path / "log.txt");
+  ASSERT_TRUE(WIFSIGNALED(st)) << "exit status " << (WIFEXITED(st) ? WEXITSTATUS(st) : -1) << "\n" << log;
+  EXPECT_EQ(WTERMSIG(st), SIGINT) << log;
+  EXPECT_FALSE(contains(log, "interrupted at step")) << log;
 }
 
 TEST(TrainResume, ACorruptCheckpointIsExitTwoAndNothingIsOverwritten) {

@@ -10,6 +10,7 @@
 
 #include "kiln/checkpoint.h"
 #include "kiln/error.h"
+#include "kiln/interrupts.h"
 #include "kiln/process.h"
 
 // CLI-private headers, beside this file.
@@ -40,6 +41,7 @@ int with_output_checked(int status) {
 
 int main(int argc, char** argv) {
   kiln::tune_process(argv);  // heap thresholds, short OpenMP spin waits (may re-exec)
+  kiln::route_interrupts_to_watcher();  // before any other thread exists
   CLI::App app{"kiln: a graph compiler and training runtime for neural networks on CPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);

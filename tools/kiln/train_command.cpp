@@ -2,10 +2,8 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <charconv>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -15,6 +13,7 @@
 
 #include "kiln/backend.h"
 #include "kiln/error.h"
+#include "kiln/interrupts.h"
 #include "kiln/model_dir_lock.h"
 #include "kiln/models.h"
 
@@ -51,14 +50,6 @@ CLI::Validator positive_real() {
         return {};
       },
       "REAL>0");
-}
-
-// Ctrl-C: the first one asks the Estimator to stop after the current step (it then writes
-// the checkpoint); a second one kills the process the usual way.
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) {
-  g_interrupted.store(true);
-  std::signal(SIGINT, SIG_DFL);
 }
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
@@ -138,7 +129,7 @@ std::unique_ptr<Estimator> TrainCommand::make_estimator() {
   EstimatorOptions eo;
   eo.backend = backend_;
   eo.log = quiet_ ? nullptr : &std::cout;
-  eo.interrupt = &g_interrupted;
+  eo.interrupt = interrupt_requested();
   eo.on_precision_switch = [this](const PrecisionSwitchEvent& e) { on_precision_switch(e); };
   RunConfig cfg = config_;
   cfg.log_step_count_steps = 0;  // the progress hook does the logging (it honours the option)
@@ -221,7 +212,7 @@ HookList TrainCommand::hooks(Estimator& est, const Data& data) {
   progress_ = std::make_shared<ProgressHook>(po, [this](const nlohmann::json& r) { metrics_->write(r); });
   HookList hooks{progress_};
   if (eval_every_ > 0) {
-    evals_ = std::make_shared<EvalHook>(est, data.test_input, eval_every_, &g_interrupted,
+    evals_ = std::make_shared<EvalHook>(est, data.test_input, eval_every_, interrupt_requested(),
                                         [this](int64_t step, const Evaluation& ev) {
                                           count_evaluation(ev);
                                           progress_->finish_line();
@@ -251,9 +242,12 @@ void TrainCommand::train(Estimator& est, const Data& data) {
   if (!config_.experimental_config.graph_compiler_cache_dir.empty() && backend_ == "interp")
     say("note: backend %s compiles nothing, so graph_compiler_cache_dir is not used\n", backend_.c_str());
   const HookList all = hooks(est, data);
-  std::signal(SIGINT, on_sigint);
-  totals_.st = est.train(data.train_input, steps_, all);
-  std::signal(SIGINT, SIG_DFL);
+  {
+    // Ctrl-C: the first one asks the Estimator to stop after the current step (it then
+    // writes the checkpoint); a second one kills the process the usual way.
+    const CatchInterrupts catching;
+    totals_.st = est.train(data.train_input, steps_, all);
+  }
   totals_.compile_s += totals_.st.compile_seconds;
   totals_.train_s = totals_.st.train_seconds - (evals_ ? evals_->seconds() : 0);
 }
