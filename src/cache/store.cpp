@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdlib>
 #include <cerrno>
 #include <chrono>
@@ -19,6 +18,7 @@
 #include "cache/key.h"
 #include "cache/layout.h"
 #include "cache/safety.h"
+#include "process/failpoint.h"
 
 namespace kiln::cache {
 namespace fs = std::filesystem;
@@ -64,12 +64,6 @@ int64_t dir_bytes(const std::string& dir) {
     if (it->is_regular_file(e2)) total += static_cast<int64_t>(it->file_size(e2));
   }
   return total;
-}
-
-// Crash-safety tests set KILN_CACHE_FAILPOINT to die by SIGKILL at a point of a store.
-void failpoint(const char* name) {
-  const char* fp = std::getenv("KILN_CACHE_FAILPOINT");
-  if (fp && std::strcmp(fp, name) == 0) ::raise(SIGKILL);
 }
 
 }  // namespace
@@ -150,7 +144,7 @@ std::string Store::publish(const std::string& key, const std::string& object_fil
   };
   std::string bytes;
   if (!read_all(object_file, bytes)) return fail("cannot read the compiled object " + object_file);
-  failpoint("staging");
+  failpoint("KILN_CACHE_FAILPOINT", "staging");
   if (!write_synced(staging + "/" + kObjectFile, bytes))
     return fail("cannot write " + staging + "/" + kObjectFile + ": " + std::strerror(errno) + " (disk full?)");
   const double now = unix_now();
@@ -164,7 +158,7 @@ std::string Store::publish(const std::string& key, const std::string& object_fil
   if (!write_synced(staging + "/" + kMetaFile, meta.dump(2) + "\n"))
     return fail("cannot write the entry metadata in " + staging + ": " + std::strerror(errno) + " (disk full?)");
   if (!sync_path(staging)) return fail("cannot fsync " + staging);
-  failpoint("before_rename");
+  failpoint("KILN_CACHE_FAILPOINT", "before_rename");
   const std::string dir = entry_dir(key);
   struct stat st {};
   std::string old_why;

@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "kiln/checkpoint.h"
+#include "process/failpoint.h"
 
 namespace kiln {
 namespace {
@@ -18,6 +19,10 @@ constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'C', 'K', 'P', 'T'};
 constexpr uint32_t kVersion = 1;
 constexpr size_t kHeader = 8 + 4 + 8;
 constexpr size_t kTrailer = 16;
+// Crash tests: KILN_CHECKPOINT_FAILPOINT=POINT[@STEP] kills the process with the temp file
+// `written` (not yet fsynced), `fsynced` (not yet renamed), `renamed` (directory not yet
+// fsynced) or the checkpoint `saved` (before older ones are removed).
+constexpr const char* kFailpointEnv = "KILN_CHECKPOINT_FAILPOINT";
 
 template <class T>
 void put(std::string& out, T v) {
@@ -94,6 +99,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& ckpt) {
   if (fd < 0) os_error("create", tmp);
   try {
     write_all(fd, out, tmp);
+    failpoint(kFailpointEnv, "written", ckpt.step);
     if (::fsync(fd) != 0) os_error("fsync", tmp);
   } catch (...) {
     ::close(fd);
@@ -104,11 +110,14 @@ void write_checkpoint(const std::string& path, const Checkpoint& ckpt) {
     ::unlink(tmp.c_str());
     os_error("close", tmp);
   }
+  failpoint(kFailpointEnv, "fsynced", ckpt.step);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     ::unlink(tmp.c_str());
     os_error("rename into", path);
   }
+  failpoint(kFailpointEnv, "renamed", ckpt.step);
   fsync_dir(dir);
+  failpoint(kFailpointEnv, "saved", ckpt.step);
 }
 
 Checkpoint read_checkpoint(const std::string& path) {

@@ -68,7 +68,8 @@ TEST(TrainResume, KillNineAtAnyMomentThenResumeReachesTheSameResult) {
   if (!have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   TempDir t;
   const fs::path model_dir = t.path / "model";
-  const std::string args = kSmall + "--steps 40 --save-checkpoints-steps 5 --keep-checkpoint-max 3 --model-dir " +
+  // 120 steps: far more than the two kills need, so the run never ends before one.
+  const std::string args = kSmall + "--steps 120 --save-checkpoints-steps 5 --keep-checkpoint-max 3 --model-dir " +
                            model_dir.string();
   kiln::CheckpointDir dir(model_dir.string(), 0);
   int64_t last_before = -1;
@@ -89,18 +90,16 @@ TEST(TrainResume, KillNineAtAnyMomentThenResumeReachesTheSameResult) {
     for (int64_t s : dir.steps()) EXPECT_NO_THROW(kiln::read_checkpoint(dir.path_for(s))) << s;
     ASSERT_TRUE(dir.latest_step().has_value()) << slurp(t.path / "log.txt");
     last_before = *dir.latest_step();
-    if (last_before >= 40) break;  // finished before the kill (a very fast machine)
+    ASSERT_LT(last_before, 120) << "the run finished before the kill: the test needs more steps";
   }
   const Result r = run_kiln(args + " --metrics-out " + (t.path / "resumed.jsonl").string());
   ASSERT_EQ(r.status, 0) << r.output;
-  if (last_before < 40) {
-    EXPECT_TRUE(contains(r.output, "resumed from checkpoint at step " + std::to_string(last_before))) << r.output;
-  }
+  EXPECT_TRUE(contains(r.output, "resumed from checkpoint at step " + std::to_string(last_before))) << r.output;
   const auto resumed = final_record(t.path / "resumed.jsonl");
-  EXPECT_EQ(resumed["steps"], 40);
+  EXPECT_EQ(resumed["steps"], 120);
 
   // An uninterrupted run ends in exactly the same state (same batches, same arithmetic).
-  const Result u = run_kiln(kSmall + "--steps 40 --metrics-out " + (t.path / "straight.jsonl").string());
+  const Result u = run_kiln(kSmall + "--steps 120 --metrics-out " + (t.path / "straight.jsonl").string());
   ASSERT_EQ(u.status, 0) << u.output;
   const auto straight = final_record(t.path / "straight.jsonl");
   EXPECT_EQ(resumed["final_loss"], straight["final_loss"]);
