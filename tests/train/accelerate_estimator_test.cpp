@@ -165,8 +165,18 @@ InputFn poisoned_input(int64_t batches, std::vector<int64_t> poisoned, float bad
   return eval_input(std::make_shared<const data::Dataset>(data::Dataset::from_memory(std::move(x), std::move(y))), 8);
 }
 
-TEST(Accelerate, Float16ScalerHalvesOnInfAndSkipsTheUpdate) {
-  Estimator est = mlp(accelerated("fast|step|0.9"));
+// The paths that differ between backends (the float16 scaler, the divergence guard, the
+// loss split) run on the interpreter and on the compiled default backend.
+EstimatorOptions on(const std::string& backend) {
+  EstimatorOptions o;
+  o.backend = backend;
+  return o;
+}
+
+class AccelerateOn : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AccelerateOn, Float16ScalerHalvesOnInfAndSkipsTheUpdate) {
+  Estimator est = mlp(accelerated("fast|step|0.9"), on(GetParam()));
   auto rec = std::make_shared<Recorder>();
   const TrainStats st =
       est.train(poisoned_input(10, {4}, std::numeric_limits<float>::infinity()), 10, {steps_hook(10), rec});
@@ -185,9 +195,9 @@ TEST(Accelerate, Float16ScalerHalvesOnInfAndSkipsTheUpdate) {
   EXPECT_TRUE(std::isfinite(st.final_loss));
 }
 
-TEST(Accelerate, DivergenceSwitchesEarlyFromTheLastGoodState) {
+TEST_P(AccelerateOn, DivergenceSwitchesEarlyFromTheLastGoodState) {
   int events = 0;
-  EstimatorOptions o = testkit::interp();
+  EstimatorOptions o = on(GetParam());
   o.on_precision_switch = [&](const PrecisionSwitchEvent& e) {
     ++events;
     EXPECT_EQ(e.reason, SwitchReason::divergence) << e.reason_text();
@@ -215,10 +225,10 @@ TEST(Accelerate, DivergenceSwitchesEarlyFromTheLastGoodState) {
   EXPECT_EQ(rec->phases[7], PrecisionPhase::original);
 }
 
-TEST(Accelerate, LossSplitSwitchesOnTheMovingMean) {
+TEST_P(AccelerateOn, LossSplitSwitchesOnTheMovingMean) {
   RunConfig cfg = accelerated("fast1|loss|1.5");
   cfg.experimental_config.accelerate_loss_window = 4;
-  Estimator est = mlp(cfg);
+  Estimator est = mlp(cfg, on(GetParam()));
   // A generous target (1.5 x 0.5): the mean of the first full window is below it.
   const TrainStats st = est.train(training_input(blobs(256, 5), 32), 30, {TellMeStepOrLossHook::loss("loss", 0.5)});
   ASSERT_TRUE(st.accelerate->switch_step.has_value());
@@ -236,6 +246,22 @@ TEST(Accelerate, LossSplitSwitchesOnTheMovingMean) {
   EXPECT_EQ(st.accelerate->low_steps, s);
   EXPECT_DOUBLE_EQ(st.accelerate->loss_target, 0.75);
 }
+
+// The compiled backend switches at the same step as the interpreter, with the same losses.
+TEST(Accelerate, LossSplitSwitchesAtTheSameStepOnBothBackends) {
+  RunConfig cfg = accelerated("fast1|loss|1.5");
+  cfg.experimental_config.accelerate_loss_window = 4;
+  const auto ds = blobs(256, 5);
+  Estimator interp = mlp(cfg, on("interp")), cpu = mlp(cfg, on("cpu"));
+  const TrainStats a = interp.train(training_input(ds, 32), 30, {TellMeStepOrLossHook::loss("loss", 0.5)});
+  const TrainStats b = cpu.train(training_input(ds, 32), 30, {TellMeStepOrLossHook::loss("loss", 0.5)});
+  ASSERT_TRUE(a.accelerate->switch_step.has_value());
+  EXPECT_EQ(b.accelerate->switch_step, a.accelerate->switch_step);
+  EXPECT_EQ(b.losses, a.losses);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, AccelerateOn, ::testing::Values("interp", "cpu"),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 // Both executables are compiled before the first step and cached as two entries; a second
 // run loads both.
