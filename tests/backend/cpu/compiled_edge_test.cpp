@@ -22,9 +22,22 @@ Array raw_i64(Shape shape, std::vector<int64_t> v) {
   return a;
 }
 
-void expect_backends_agree(const Graph& g, const Feeds& feeds) {
-  const testkit::BothRuns r = testkit::run_both(g, feeds, {}, PrecisionPolicy::original, 2);
+testkit::BothRuns expect_backends_agree(const Graph& g, const Feeds& feeds) {
+  testkit::BothRuns r = testkit::run_both(g, feeds, {}, PrecisionPolicy::original, 2);
   testkit::expect_same(r, [](const std::string&) { return Tolerance{}; });
+  return r;
+}
+
+// Agreement is not enough: both backends must give the documented integer results.
+void expect_ints(const testkit::BothRuns& r, const std::string& output, const std::vector<int64_t>& want) {
+  for (const auto* run : {&r.interp, &r.compiled}) {
+    const Array& y = run->at(0).at(output);
+    ASSERT_EQ(y.numel(), static_cast<int64_t>(want.size()));
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      const int64_t got = y.dtype() == DType::i64 ? y.data<int64_t>()[i] : y.data<int32_t>()[i];
+      EXPECT_EQ(got, want[static_cast<size_t>(i)]) << (run == &r.interp ? "interpreter" : "compiled") << " [" << i << "]";
+    }
+  }
 }
 
 TEST(CompiledEdge, EmptyTensorsAndEmptyMatmul) {
@@ -51,7 +64,8 @@ TEST(CompiledEdge, CastI64ToI32OutOfRangeAgrees) {
   Graph g;
   const Tensor a = placeholder(g, "a", DType::i64, {4});
   g.add_output("y", cast(a, DType::i32).id());
-  expect_backends_agree(g, {{"a", raw_i64({4}, {3000000000LL, -3000000000LL, 1LL << 40, 5})}});
+  const auto r = expect_backends_agree(g, {{"a", raw_i64({4}, {3000000000LL, -3000000000LL, 1LL << 40, 5})}});
+  expect_ints(r, "y", {-1294967296, 1294967296, 0, 5});  // the low 32 bits, two's complement
 }
 
 // Fixed bug (kept as a regression test): the interpreter's integer kernels compute in double
@@ -63,7 +77,8 @@ TEST(CompiledEdge, Int64BeyondDoublePrecisionAgrees) {
   Graph g;
   const Tensor a = placeholder(g, "a", DType::i64, {3});
   g.add_output("y", (a + constant(g, 2, DType::i64)).id());
-  expect_backends_agree(g, {{"a", raw_i64({3}, {(1LL << 53) + 1, (1LL << 60) + 1, -(1LL << 62) - 3})}});
+  const auto r = expect_backends_agree(g, {{"a", raw_i64({3}, {(1LL << 53) + 1, (1LL << 60) + 1, -(1LL << 62) - 3})}});
+  expect_ints(r, "y", {(1LL << 53) + 3, (1LL << 60) + 3, -(1LL << 62) - 1});
 }
 
 // Fixed bug (kept as a regression test): integer overflow. i32 70000 * 65536: the compiled code wraps (292552704); the
@@ -73,7 +88,8 @@ TEST(CompiledEdge, Int32OverflowAgrees) {
   Graph g;
   const Tensor b = placeholder(g, "b", DType::i32, {3});
   g.add_output("y", (b * constant(g, 65536, DType::i32)).id());
-  expect_backends_agree(g, {{"b", testkit::ints(DType::i32, {3}, {70000, -5, 3})}});
+  const auto r = expect_backends_agree(g, {{"b", testkit::ints(DType::i32, {3}, {70000, -5, 3})}});
+  expect_ints(r, "y", {292552704, -327680, 196608});  // 4587520000 wraps modulo 2^32
 }
 
 // Fixed bug (kept as a regression test): integer division by zero. The interpreter throws "[div] integer division
@@ -84,7 +100,9 @@ TEST(CompiledEdge, IntegerDivisionByZeroAgrees) {
   const Tensor b = placeholder(g, "b", DType::i32, {3});
   const Tensor z = placeholder(g, "z", DType::i32, {3});
   g.add_output("y", (b / z).id());
-  expect_backends_agree(g, {{"b", testkit::ints(DType::i32, {3}, {7, -5, 3})}, {"z", testkit::ints(DType::i32, {3}, {2, 0, 1})}});
+  const auto r = expect_backends_agree(
+      g, {{"b", testkit::ints(DType::i32, {3}, {7, -5, 3})}, {"z", testkit::ints(DType::i32, {3}, {2, 0, 1})}});
+  expect_ints(r, "y", {3, 0, 3});  // division by zero gives 0 on both backends
 }
 
 // ReLU lets a NaN through on both backends (a zeroed NaN would hide a diverging run from
