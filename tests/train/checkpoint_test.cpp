@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "kiln/ops.h"
+#include "support/as_nobody.h"
 #include "support/processes.h"
 
 namespace kiln {
@@ -115,12 +117,26 @@ TEST(CheckpointDir, KeepsTheNewestNAndIgnoresTemporaryFiles) {
   EXPECT_EQ(all.steps().size(), 7u);
 }
 
+// Root can write anywhere: as root (CI), the check runs as nobody in a child process.
 TEST(CheckpointDir, UnwritableDirectoryIsACheckpointError) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root can write anywhere";
   TempDir d;
   fs::create_directories(d.path);
   fs::permissions(d.path, fs::perms::owner_read | fs::perms::owner_exec);
-  EXPECT_THROW(CheckpointDir(d.path.string(), 1).prepare(), CheckpointError);
+  const auto prepare = [&] {
+    try {
+      CheckpointDir(d.path.string(), 1).prepare();
+      std::fprintf(stderr, "prepare() accepted an unwritable directory\n");
+      return 1;
+    } catch (const CheckpointError&) {
+      return 0;
+    }
+  };
+  if (::geteuid() != 0) {
+    EXPECT_EQ(prepare(), 0);
+    return;
+  }
+  ASSERT_EQ(::chown(d.path.c_str(), testkit::kNobody, testkit::kNobody), 0);
+  EXPECT_EQ(testkit::run_as_nobody(prepare), 0);
 }
 
 TEST(CheckpointDir, AFileWhereTheDirectoryShouldBeIsACheckpointError) {
