@@ -2,6 +2,7 @@
 // nothing about it is assumed at build time. Every benchmark prints it, and the compile
 // cache keys on it.
 #pragma once
+#include <istream>
 #include <string>
 
 namespace kiln {
@@ -14,6 +15,11 @@ struct CpuFeatures {
   std::string isa() const;
 };
 
+// This machine's features: /proc/cpuinfo and the affinity mask, read once.
 const CpuFeatures& cpu_features();
+
+// The features a /proc/cpuinfo text describes (the first processor's flags speak for all;
+// `cores` is left at 1). The detection itself, testable with any machine's text.
+CpuFeatures cpu_features_from(std::istream& cpuinfo);
 
 }  // namespace kiln
