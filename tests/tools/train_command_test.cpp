@@ -1,6 +1,7 @@
 // Runs the built `kiln` binary as a user would and checks exit codes and output.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -116,6 +117,24 @@ TEST(TrainCommand, LogStepCountStepsSetsThePlainProgressLines) {
   ASSERT_EQ(by_log_every.status, 0) << by_log_every.output;
   EXPECT_TRUE(contains(by_log_every.output, "step 3/6  loss")) << by_log_every.output;
   EXPECT_FALSE(contains(by_log_every.output, "step 2/6  loss")) << by_log_every.output;
+}
+
+// A run whose loss turns NaN stops at once with exit 1 (not 0, not 2: the configuration
+// was valid), on both backends, naming the step, and writes no checkpoint for it.
+TEST(TrainCommand, ANanLossStopsTheRunWithExitOne) {
+  if (!testkit::have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  for (const std::string backend : {"interp", "cpu"}) {
+    const auto dir = std::filesystem::temp_directory_path() / ("kiln-nan-" + backend + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    const Result r = run_kiln("train --backend " + backend +
+                              " --batch-size 32 --train-limit 512 --test-limit 100 --steps 50 --log-every 0"
+                              " --optimizer sgd --learning-rate 1e30 --save-checkpoints-steps 1 --model-dir " +
+                              dir.string());
+    EXPECT_EQ(r.status, 1) << backend << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "[nan_guard] loss is nan at step ")) << backend << ": " << r.output;
+    EXPECT_FALSE(contains(r.output, "done:")) << backend << ": " << r.output;
+    std::filesystem::remove_all(dir);
+  }
 }
 
 }  // namespace
