@@ -1,9 +1,11 @@
 // Runs the built `kiln` binary as a user would and checks exit codes and output.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -135,6 +137,29 @@ TEST(TrainCommand, ANanLossStopsTheRunWithExitOne) {
     EXPECT_FALSE(contains(r.output, "done:")) << backend << ": " << r.output;
     std::filesystem::remove_all(dir);
   }
+}
+
+// --threads sets the kernels' thread count: the banner and the final record report it,
+// and the default is one per core this process may use.
+TEST(TrainCommand, ThreadsOptionSetsAndReportsTheThreadCount) {
+  if (!testkit::have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const auto metrics = std::filesystem::temp_directory_path() / ("kiln-threads-" + std::to_string(::getpid()));
+  for (const int threads : {1, 3, 0}) {
+    const Result r = run_kiln("train --backend interp --batch-size 32 --train-limit 256 --test-limit 100 --steps 2"
+                              " --log-every 0 --threads " + std::to_string(threads) + " --metrics-out " + metrics.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::ifstream in(metrics);
+    std::string line, last;
+    while (std::getline(in, line)) last = line;
+    cpu_set_t set;
+    ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+    const char* omp = std::getenv("OMP_NUM_THREADS");
+    const int fallback = omp && *omp ? std::atoi(omp) : CPU_COUNT(&set);
+    const int got = nlohmann::json::parse(last)["threads"];
+    EXPECT_EQ(got, threads > 0 ? threads : fallback) << "--threads " << threads;
+    EXPECT_TRUE(contains(r.output, ", " + std::to_string(got) + " threads\n")) << r.output;
+  }
+  std::filesystem::remove(metrics);
 }
 
 }  // namespace

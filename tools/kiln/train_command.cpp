@@ -153,9 +153,10 @@ void TrainCommand::say(const char* fmt, Args... args) const {
 
 std::string TrainCommand::banner() const {
   char text[512];
-  std::snprintf(text, sizeof text, "kiln train: model %s, %lld steps, batch %lld, %s lr %g, seed %lld, backend %s\n",
+  std::snprintf(text, sizeof text, "kiln train: model %s, %lld steps, batch %lld, %s lr %g, seed %lld, backend %s, %d threads\n",
                 model_.c_str(), static_cast<long long>(steps_), static_cast<long long>(batch_size_),
-                optimizer_.c_str(), learning_rate_, static_cast<long long>(seed_), backend_.c_str());
+                optimizer_.c_str(), learning_rate_, static_cast<long long>(seed_), backend_.c_str(),
+                config_.num_threads > 0 ? config_.num_threads : omp_get_max_threads());
   return text;
 }
 
@@ -303,6 +304,7 @@ void TrainCommand::report_final(Estimator& est, const Data& data) {
                            {"test_examples", ev.examples},
                            {"model", model_},
                            {"backend", backend_},
+                           {"threads", omp_get_max_threads()},
                            {"compile_cache", cache_outcome_name(cs.cache())},
                            {"compile",
                             {{"cache", cache_outcome_name(cs.cache())},
