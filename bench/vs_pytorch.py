@@ -78,10 +78,38 @@ def run_json(cmd, env, timeout):
     return out
 
 
-def command(system, args, opts):
+def thread_configs(system, threads):
+    """Each system's thread settings worth trying on a CPU: (label, environment, --threads).
+    PyTorch's OpenMP threads spin by default and can starve OpenBLAS's own threads in
+    float32 (issue 17: 17 against 50 steps/s), so the passive wait policy and one OpenMP
+    thread beside a threaded OpenBLAS are tried too; kiln's own short spin (the default,
+    GOMP_SPINCOUNT=1000 set by kiln at start), libgomp's default spin and the passive policy
+    for kiln. The harness probes them all per workload and times only the fastest, so no
+    ratio is measured against a mis-set peer."""
+    t = str(threads)
+    if system == "pytorch":
+        return [("default", {"OMP_NUM_THREADS": t, "OPENBLAS_NUM_THREADS": t}, threads),
+                ("OMP_WAIT_POLICY=PASSIVE", {"OMP_NUM_THREADS": t, "OPENBLAS_NUM_THREADS": t,
+                                             "OMP_WAIT_POLICY": "PASSIVE"}, threads),
+                (f"OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS={t}", {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": t}, 1)]
+    return [("default (GOMP_SPINCOUNT=1000)", {"OMP_NUM_THREADS": t}, threads),
+            ("libgomp's default spin", {"OMP_NUM_THREADS": t, "KILN_KEEP_OPENMP_WAIT": "1"}, threads),
+            ("OMP_WAIT_POLICY=PASSIVE", {"OMP_NUM_THREADS": t, "OMP_WAIT_POLICY": "PASSIVE"}, threads)]
+
+
+def command(system, args, opts, threads):
     if system == "kiln":
-        return [opts.kiln_bin, *args, "--threads", str(opts.threads), "--cache-dir", opts.cache_dir]
-    return [opts.python, os.path.join(ROOT, "bench", "pytorch_train.py"), *args, "--threads", str(opts.threads)]
+        return [opts.kiln_bin, *args, "--threads", str(threads), "--cache-dir", opts.cache_dir]
+    return [opts.python, os.path.join(ROOT, "bench", "pytorch_train.py"), *args, "--threads", str(threads)]
+
+
+def config_env(base, config):
+    """The environment for one configuration: the caller's, minus every thread setting, plus the config's."""
+    env = {k: v for k, v in base.items()
+           if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT",
+                        "KILN_KEEP_OPENMP_WAIT")}
+    env.update(config[1])
+    return env
 
 
 def cpu_info():
@@ -143,6 +171,11 @@ def best_ratio(a, b):
     return a["max"] / b["max"] if a and b else float("nan")
 
 
+def config_of(s):
+    """The thread setting the timed runs used."""
+    return s["runs"][0].get("thread_config", "–") if s else "–"
+
+
 def acc(s, steps):
     """The test accuracy after the first repeat's longer run (the same for either system)."""
     runs = [r for r in s["runs"] if r["steps"] == steps[0]] if s else []
@@ -163,7 +196,8 @@ def report(meta, results, matmuls):
     v = meta["versions"]
     lines = [
         f"Measured {meta['date']} by `scripts/bench-vs-pytorch` in {meta['runtime_seconds'] / 60:.1f} min; "
-        f"{meta['repeats']} interleaved repeat(s) per system; both pinned to {meta['threads']} threads."
+        f"{meta['repeats']} interleaved repeat(s) per system; both limited to {meta['threads']} cores, each with "
+        "the fastest of its thread settings (probed first; table at the end)."
         + (" **--quick: a few steps per run, a check of the harness, not a measurement.**" if meta["quick"] else ""),
         "",
         f"- CPU: {cpu}, {meta['logical_cpus']} logical CPUs; ISA: {isa}",
@@ -182,8 +216,8 @@ def report(meta, results, matmuls):
         "10 000 test images after the first repeat's run; peak RSS = ru_maxrss, max over repeats):",
         "",
         "| workload | precision | batch | steps | kiln steps/s | PyTorch steps/s | kiln/PyTorch | best-of | target | "
-        "kiln acc % | PyTorch acc % | kiln RSS MB | PyTorch RSS MB | kiln compile s (cold) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "kiln acc % | PyTorch acc % | kiln RSS MB | PyTorch RSS MB | kiln compile s (cold) | kiln threads | PyTorch threads |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for (group, model, hidden, batch, prec, steps), (k, p) in results.items():
         if group != "main":
@@ -192,7 +226,8 @@ def report(meta, results, matmuls):
         target = TARGETS.get((model, prec))
         cold = k["runs"][0]["compile_seconds"] if k else float("nan")
         lines.append(f"| {name} | {prec} | {batch} | {fmt_steps(steps)} | {fmt_rate(k)} | {fmt_rate(p)} | "
-                     f"{ratio(k, p):.2f}× | {best_ratio(k, p):.2f}× | ≥ {target}× | {acc(k, steps)} | {acc(p, steps)} | {rss(k)} | {rss(p)} | {cold:.1f} |")
+                     f"{ratio(k, p):.2f}× | {best_ratio(k, p):.2f}× | ≥ {target}× | {acc(k, steps)} | {acc(p, steps)} | {rss(k)} | {rss(p)} | {cold:.1f} | "
+                     f"{config_of(k)} | {config_of(p)} |")
     lines += [] if not matmuls else ["", "Matmul micro-benchmark, GFLOP/s (median of the repeats): kiln = the matmul compiled as a kiln graph "
               "(variables in, product fetched; bf16 = mixed_bfloat16, so casts included); oneDNN alone = "
               "kiln's oneDNN called directly on operands already in the type; PyTorch = torch.matmul "
@@ -225,6 +260,13 @@ def report(meta, results, matmuls):
                                f"{k['median'] * batch if k else float('nan'):.0f} | "
                                f"{p['median'] * batch if p else float('nan'):.0f} |"))
     lines += [row for _, row in sorted(sweep_rows)]
+    if meta.get("probes"):
+        lines += ["", "Thread settings tried before the timed runs (one run each, steps/s; the fastest of each "
+                  "system was timed above, and the sweeps and the matmuls use their precision's MLP winner):", "",
+                  "| model | precision | system | setting | steps/s |", "|---|---|---|---|---:|"]
+        for pr in meta["probes"]:
+            rate = f"{pr['steps_per_second']:.1f}" if not pr["error"] else "failed"
+            lines.append(f"| {pr['model']} | {pr['precision']} | {pr['system']} | {pr['config']} | {rate} |")
     if meta["errors"]:
         lines += ["", "Failed runs:", ""] + [f"- `{e['cmd']}`: {e['error'][:300]}" for e in meta["errors"]]
     return "\n".join(lines) + "\n"
@@ -242,6 +284,35 @@ def write_benchmarks_md(path, body):
         f.write(head + BEGIN + "\n" + body + END + tail)
 
 
+def probe_thread_configs(loads, opts, start):
+    """Times every thread configuration of each system once per (model, precision) of the
+    workloads, on the first workload of that pair (the main one when it runs), and returns
+    the fastest per (system, model, precision) with every probe's result for the report.
+    The sweeps use their model and precision's winner."""
+    firsts = {}
+    for w in loads:
+        firsts.setdefault((w[1], w[4]), w)
+    best, probes = {}, []
+    for (model_name, prec), w in firsts.items():
+        group, _, hidden, batch, _, steps = w
+        n = max(steps[1] // 2, 25) if not opts.quick else steps[1]
+        args = ["--model", model_name, "--hidden", hidden, "--batch", str(batch), "--precision", prec,
+                "--steps", str(n), "--warmup", "3" if opts.quick else "5", "--seed", "0"]
+        for system in ("kiln", "pytorch"):
+            rates = []
+            for config in thread_configs(system, opts.threads):
+                r = run_json(command(system, args, opts, config[2]), config_env(os.environ, config), timeout=600)
+                rate = r.get("steps_per_second", 0.0)
+                rates.append((rate, config))
+                probes.append({"system": system, "model": model_name, "precision": prec, "config": config[0],
+                               "steps": n, "steps_per_second": rate, "error": r.get("error", "")[-300:]})
+                print(f"[{time.time() - start:6.0f}s] probe {system:7} {model_name} {prec} {config[0]}: "
+                      + (f"{rate:.2f} steps/s" if "error" not in r else "FAILED " + r["error"][-300:]),
+                      file=sys.stderr, flush=True)
+            best[(system, model_name, prec)] = max(rates, key=lambda x: x[0])[1]
+    return best, probes
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kiln-bin", default=os.path.join(ROOT, "build", "kiln_bench_train"))
@@ -256,7 +327,6 @@ def main():
     opts = ap.parse_args()
 
     start = time.time()
-    env = dict(os.environ, OMP_NUM_THREADS=str(opts.threads), OPENBLAS_NUM_THREADS=str(opts.threads))
     groups = set(opts.only.split(",")) if opts.only else {"main", "width", "batch", "matmul"}
     loads = [w for w in workloads(opts.quick) if w[0] in groups]
     model, isa = cpu_info()
@@ -270,6 +340,7 @@ def main():
         mm_raw = {}
     with tempfile.TemporaryDirectory(prefix="kiln-bench-cache-") as cache:
         opts.cache_dir = cache  # repeats after the first load the compiled step from it
+        best, meta["probes"] = probe_thread_configs(loads, opts, start)
         for rep in range(opts.repeats):
             systems = ("kiln", "pytorch") if rep % 2 == 0 else ("pytorch", "kiln")
             for w in loads:
@@ -277,7 +348,9 @@ def main():
                 args = ["--model", model_name, "--hidden", hidden, "--batch", str(batch), "--precision", prec,
                         "--steps", str(steps[0] if rep == 0 else steps[1]), "--warmup", "3" if opts.quick else ("10" if group == "main" else "5"), "--seed", "0"]
                 for system in systems:
-                    r = run_json(command(system, args, opts), env, timeout=600)
+                    config = best[(system, model_name, prec)]
+                    r = run_json(command(system, args, opts, config[2]), config_env(os.environ, config), timeout=600)
+                    r["thread_config"] = config[0]
                     raw[w][system].append(r)
                     if "error" in r:
                         meta["errors"].append(r)
@@ -285,11 +358,12 @@ def main():
                           f"{prec}: " + (f"{r['steps_per_second']:.2f} steps/s, acc {r['test_accuracy']:.4f}, "
                                          f"rss {r['peak_rss_mb']:.0f} MB" if "error" not in r else
                                          "FAILED " + r["error"][-300:]), file=sys.stderr, flush=True)
-            if mm_raw:  # one process per system runs every shape in both precisions
+            for prec in ("f32", "bf16") if mm_raw else ():  # per precision, with the MLP's best threads
                 args = ["--mode", "matmul", "--shapes", ",".join(f"{m}x{n}x{k}" for m, n, k in MATMULS),
-                        "--precisions", "f32,bf16", "--reps", "10" if opts.quick else "100"]
+                        "--precisions", prec, "--reps", "10" if opts.quick else "100"]
                 for system in systems:
-                    r = run_json(command(system, args, opts), env, timeout=300)
+                    config = best.get((system, "mlp", prec), thread_configs(system, opts.threads)[0])
+                    r = run_json(command(system, args, opts, config[2]), config_env(os.environ, config), timeout=300)
                     if "error" in r:
                         meta["errors"].append(r)
                     for case in r.get("cases", []):

@@ -10,8 +10,8 @@ namespace kiln {
 // 2. OpenMP threads spin briefly before sleeping (GOMP_SPINCOUNT=1000) instead of
 //    libgomp's default 300000 spins. On a quiet machine the cost is within the noise;
 //    beside any other busy process the default lets idle spinning threads starve the
-//    working ones (measured: 41 against 61 steps/s with one busy competitor, 4-6 against
-//    33 beside a second training run). libgomp reads the variable when it loads, so
+//    working ones (scripts/bench-vs-pytorch times both settings and the passive policy
+//    and reports each). libgomp reads the variable when it loads, so
 //    this re-executes the program once with it set (argv[0] is found through
 //    /proc/self/exe). A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT is left alone, as is
 //    any environment with KILN_KEEP_OPENMP_WAIT set.

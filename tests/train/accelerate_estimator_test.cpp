@@ -195,6 +195,33 @@ TEST_P(AccelerateOn, Float16ScalerHalvesOnInfAndSkipsTheUpdate) {
   EXPECT_TRUE(std::isfinite(st.final_loss));
 }
 
+// The same on a small CNN (convolution, pooling and their float16 gradients compiled):
+// batches of 8 images 6x6, the fifth batch infinite.
+TEST_P(AccelerateOn, Float16ScalerSkipsTheUpdateOfASmallCnn) {
+  const int64_t batches = 8, n = batches * 8, pixels = 36;
+  Array x(DType::f32, {n, pixels}), y(DType::i32, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    y.set(i, static_cast<double>(i % 2));
+    for (int64_t j = 0; j < pixels; ++j) x.set(i * pixels + j, ((i * 7 + j * 3) % 11) / 11.0 + (i % 2) * 0.5);
+  }
+  for (int64_t i = 4 * 8; i < 5 * 8; ++i) x.set(i * pixels, std::numeric_limits<float>::infinity());
+  const InputFn input =
+      eval_input(std::make_shared<const data::Dataset>(data::Dataset::from_memory(std::move(x), std::move(y))), 8);
+  Estimator est(classifier_model_fn(cnn_model(CnnShape{1, 6, 6, 4, 4, 8, 2}, 1)), accelerated("fast|step|0.9"),
+                Params{{"optimizer", std::string("momentum")}, {"learning_rate", 0.05}}, on(GetParam()));
+  auto rec = std::make_shared<Recorder>();
+  const TrainStats st = est.train(input, batches, {steps_hook(batches), rec});
+  ASSERT_EQ(rec->states.size(), static_cast<size_t>(batches));
+  EXPECT_TRUE(rec->values[4].skipped(0));
+  EXPECT_EQ(rec->states[4]["loss_scaler"]["scale"].get<double>(), rec->states[3]["loss_scaler"]["scale"].get<double>() / 2);
+  for (const auto& [name, value] : rec->vars[3])
+    if (name != "global_step") {
+      EXPECT_EQ(rec->vars[4].at(name).to_floats(), value.to_floats()) << name;
+    }
+  EXPECT_EQ(st.accelerate->skipped_updates, 1);
+  EXPECT_TRUE(std::isfinite(st.final_loss));
+}
+
 TEST_P(AccelerateOn, DivergenceSwitchesEarlyFromTheLastGoodState) {
   int events = 0;
   EstimatorOptions o = on(GetParam());
