@@ -148,7 +148,7 @@ def spread(values):
 
 def summarise(runs, key):
     """Median/min/max of `key` over successful runs, plus the runs' other fields."""
-    ok = [r for r in runs if "error" not in r]
+    ok = [r for r in runs if "error" not in r and r.get(key) is not None]  # None: not measurable here
     if not ok:
         return None
     return {"median": statistics.median(r[key] for r in ok), "min": min(r[key] for r in ok),
@@ -239,7 +239,7 @@ def report(meta, results, matmuls):
         kg = summarise(kr, "kiln_gflops")
         og = summarise(kr, "onednn_gflops")
         pg = summarise(pr, "pytorch_gflops")
-        g = lambda s: "failed" if s is None else f"{s['median']:.0f}"
+        g = lambda s: "n/a" if s is None else f"{s['median']:.0f}"  # n/a: not measurable on this CPU (see Failed runs for errors)
         lines.append(f"| {m}×{k_}×{n} | {prec} | {g(kg)} | {g(og)} | {ratio(kg, og):.2f} | {g(pg)} | "
                      f"{ratio(kg, pg):.2f}× |")
     lines += ["", "Scaling (MLP with two hidden layers; fewer steps, accuracy not meaningful): steps/s median "
@@ -378,8 +378,6 @@ def main():
     meta["runtime_seconds"] = time.time() - start
     results = {w: (summarise(r["kiln"], "steps_per_second"), summarise(r["pytorch"], "steps_per_second"))
                for w, r in raw.items()}
-    body = report(meta, results, mm_raw)
-    print(body)
     os.makedirs(os.path.dirname(os.path.abspath(opts.json)), exist_ok=True)
     with open(opts.json, "w") as f:
         json.dump({"meta": meta,
@@ -387,7 +385,9 @@ def main():
                                  "steps": w[5], "kiln": r["kiln"], "pytorch": r["pytorch"]} for w, r in raw.items()],
                    "matmul": [{"m": m, "n": n, "k": k, "precision": p, "kiln": r["kiln"], "pytorch": r["pytorch"]}
                               for (m, n, k, p), r in mm_raw.items()]}, f, indent=1)
-    print(f"wrote {opts.json}", file=sys.stderr)
+    print(f"wrote {opts.json}", file=sys.stderr)  # before the report: a report bug never loses a run
+    body = report(meta, results, mm_raw)
+    print(body)
     if opts.markdown:
         write_benchmarks_md(opts.markdown, body)
         print(f"wrote {opts.markdown}", file=sys.stderr)

@@ -84,10 +84,14 @@
   X(avg_pool2d, 1, Pool2D, true, false, Follow, "window stride padding")                             \
   X(avg_pool2d_grad, 1, AvgPool2DGrad, false, false, Follow, "window stride padding input_shape")    \
   X(one_hot, 1, OneHot, false, true, None, "depth dtype")                                           \
+  /* rows of params [V, ...] picked by integer indices [...]: an embedding lookup */                \
+  X(gather, 2, Gather, true, true, Follow, "")                                                       \
+  /* gather's gradient: updates [..., D] summed into `rows` rows at their indices */                \
+  X(scatter_add, 2, ScatterAdd, true, false, Follow, "rows")                                         \
   X(argmax, 1, ArgMax, false, false, None, "axis")                                                   \
   X(assign, 2, Assign, false, false, None, "")
 
-#define KILN_OP_COUNT 53
+#define KILN_OP_COUNT 55
 
 // For X-macro users that need a piece only where a true/false column is true, e.g. a
 // declaration for fusible ops only: KILN_OP_CHOOSE(fusible, <if true>, <if false>).

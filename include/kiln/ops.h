@@ -144,6 +144,13 @@ Tensor log_softmax(const Tensor& x, int64_t axis = -1);
 // Per-example loss for logits [N, C] and integer labels [N] in 0..C-1: shape [N].
 Tensor sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels);
 Tensor one_hot(const Tensor& indices, int64_t depth, DType dtype = DType::f32);
+// Rows of params [V, ...] at integer indices of any shape: [indices..., params[1:]...]
+// (an embedding lookup, TensorFlow's tf.gather on axis 0). An index outside 0..V-1 gives
+// a row of zeros, as one_hot does. Its gradient is scatter_add, not one_hot x matmul.
+Tensor gather(const Tensor& params, const Tensor& indices);
+// The sum of each row of updates [indices..., D...] into row indices[i] of a [rows, D...]
+// zero tensor (tf.math.unsorted_segment_sum); out-of-range indices are dropped.
+Tensor scatter_add(const Tensor& updates, const Tensor& indices, int64_t rows);
 Tensor argmax(const Tensor& x, int64_t axis = -1);
 
 // State

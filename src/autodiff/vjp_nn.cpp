@@ -1,4 +1,4 @@
-// VJPs of matmul, convolution and pooling.
+// VJPs of matmul, convolution, pooling and the embedding lookup.
 #include "autodiff/vjp.h"
 
 namespace kiln::autodiff {
@@ -43,6 +43,16 @@ void vjp_avg_pool2d(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx)
   Attrs a = n.attrs;
   a.set("input_shape", input(y, n, 0).shape());
   gx[0] = Tensor(&g, g.add(Op::avg_pool2d_grad, {gy.id()}, a));
+}
+
+// The embedding lookup's gradient sums each row's cotangents into its row: a scatter,
+// not a one_hot x matmul over the whole vocabulary. The indices get none.
+void vjp_gather(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) {
+  gx[0] = scatter_add(gy, input(y, n, 1), input(y, n, 0).dim(0));
+}
+
+void vjp_scatter_add(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) {
+  gx[0] = gather(gy, input(y, n, 1));
 }
 
 // Ops without a gradient: sources, comparisons, integer-valued results, state, and the

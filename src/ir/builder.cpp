@@ -231,6 +231,13 @@ Tensor one_hot(const Tensor& indices, int64_t depth, DType dtype) {
   return make(indices.graph(), Op::one_hot, {indices.id()},
               {{"depth", depth}, {"dtype", std::string(dtype_name(dtype))}});
 }
+Tensor gather(const Tensor& params, const Tensor& indices) {
+  return make(same_graph(params, indices, "gather"), Op::gather, {params.id(), indices.id()});
+}
+Tensor scatter_add(const Tensor& updates, const Tensor& indices, int64_t rows) {
+  return make(same_graph(updates, indices, "scatter_add"), Op::scatter_add, {updates.id(), indices.id()},
+              {{"rows", rows}});
+}
 Tensor argmax(const Tensor& x, int64_t axis) { return make(x.graph(), Op::argmax, {x.id()}, {{"axis", axis}}); }
 
 Tensor assign(const Tensor& var, const Tensor& value) {

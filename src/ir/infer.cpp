@@ -346,6 +346,36 @@ void one_hot(Ctx& c) {
   c.n.dtype = parse_dtype(c.n.attrs.s("dtype"));
 }
 
+void need_indices(Ctx& c, const Node& idx) {
+  if (idx.dtype != DType::i32 && idx.dtype != DType::i64)
+    c.fail() << "indices must be i32 or i64, got " << dtype_name(idx.dtype);
+}
+
+// params [V, D...], indices [I...] -> [I..., D...]
+void gather(Ctx& c) {
+  const Shape& p = c.in(0).shape;
+  need_indices(c, c.in(1));
+  if (p.empty()) c.fail() << "params must have rank >= 1 (rows to pick), got a scalar";
+  c.n.shape = c.in(1).shape;
+  c.n.shape.insert(c.n.shape.end(), p.begin() + 1, p.end());
+  c.n.dtype = c.in(0).dtype;
+}
+
+// updates [I..., D...], indices [I...] -> [rows, D...]
+void scatter_add(Ctx& c) {
+  const Shape& u = c.in(0).shape;
+  const Shape& i = c.in(1).shape;
+  need_indices(c, c.in(1));
+  const int64_t rows = c.n.attrs.i("rows");
+  if (rows < 1) c.fail() << "rows must be >= 1, got " << rows;
+  if (!is_float(c.in(0).dtype)) c.fail() << "updates must be float, got " << dtype_name(c.in(0).dtype);
+  if (u.size() < i.size() || !std::equal(i.begin(), i.end(), u.begin()))
+    c.fail() << "updates " << shape_str(u) << " must start with the indices' shape " << shape_str(i);
+  c.n.shape = {rows};
+  c.n.shape.insert(c.n.shape.end(), u.begin() + static_cast<std::ptrdiff_t>(i.size()), u.end());
+  c.n.dtype = c.in(0).dtype;
+}
+
 void argmax(Ctx& c) {
   const Shape& in = c.in(0).shape;
   const int64_t axis = norm_axis(c, c.n.attrs.i("axis"), in.size());
@@ -427,6 +457,8 @@ void infer(const Graph& g, Node& n) {
     case OpFamily::Pool2DGrad: return pool2d_grad(c);
     case OpFamily::AvgPool2DGrad: return avg_pool2d_grad(c);
     case OpFamily::OneHot: return one_hot(c);
+    case OpFamily::Gather: return gather(c);
+    case OpFamily::ScatterAdd: return scatter_add(c);
     case OpFamily::ArgMax: return argmax(c);
     case OpFamily::Assign: return assign(c);
   }

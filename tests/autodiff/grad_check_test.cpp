@@ -191,6 +191,10 @@ std::vector<GradCase> all_cases() {
                [](const std::vector<Tensor>& x) { return softmax(x[0], 0); }});
   c.push_back({"log_softmax", {Op::log, Op::exp, Op::stop_gradient}, {U({3, 5}, -2, 2)},
                [](const std::vector<Tensor>& x) { return log_softmax(x[0]); }});
+  c.push_back({"gather", {Op::gather}, {U({5, 3}), Labels({2, 4}, 5)},
+               [](const std::vector<Tensor>& x) { return gather(x[0], x[1]); }});
+  c.push_back({"scatter_add", {Op::scatter_add}, {U({6, 2}), Labels({6}, 3)},
+               [](const std::vector<Tensor>& x) { return scatter_add(x[0], x[1], 4); }});
   c.push_back({"sparse_softmax_cross_entropy", {Op::log, Op::reduce_sum}, {U({4, 5}, -2, 2), Labels({4}, 5)},
                [](const std::vector<Tensor>& x) { return sparse_softmax_cross_entropy(x[0], x[1]); }});
   c.push_back({"dense_layer", {Op::matmul, Op::add, Op::relu}, {U({4, 3}), U({3, 5}), U({5}, 0.3, 0.6)},

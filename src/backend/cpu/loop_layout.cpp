@@ -59,4 +59,18 @@ std::string loop_one_hot(LoopOp& op) {
   return op.is_float() ? "(" + hit + " ? 1.0f : 0.0f)" : "static_cast<" + op.value_type() + ">(" + hit + ")";
 }
 
+// Element (i, j) of the output is element j of row indices[i] of params; an index out of
+// range reads a clamped row (never out of bounds) and yields zero.
+std::string loop_gather(LoopOp& op) {
+  const Shape& ps = op.input(0).shape;
+  const std::string zero = "static_cast<" + op.value_type() + ">(0)";
+  if (numel(ps) == 0) return zero;
+  const int64_t rows = ps[0], d = numel(ps) / rows;
+  const std::string D = std::to_string(d), last = std::to_string(rows - 1);
+  const std::string k = "static_cast<int64_t>(" + op.in_at(1, "(" + op.idx + " / " + D + ")") + ")";
+  const std::string row = "std::min<int64_t>(std::max<int64_t>(" + k + ", 0), " + last + ")";
+  const std::string v = op.in_at(0, "(" + row + " * " + D + " + " + op.idx + " % " + D + ")");
+  return "((" + k + " >= 0 && " + k + " <= " + last + ") ? " + v + " : " + zero + ")";
+}
+
 }  // namespace kiln::cpu

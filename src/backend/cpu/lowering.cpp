@@ -22,6 +22,8 @@ constexpr Lowering lowering_by(OpFamily family, bool fusible) {
     case OpFamily::Conv2DBackwardInput:
     case OpFamily::Conv2DBackwardFilter: return Lowering::library;
     case OpFamily::Assign: return Lowering::update;
+    // A scatter sums rows in index order: the interpreter's kernel, run in place.
+    case OpFamily::ScatterAdd: return Lowering::fallback;
     case OpFamily::Concat:
     case OpFamily::ArgMax:
     // Families whose ops are fusible; an entry marked otherwise runs the interpreter's kernel.
@@ -35,14 +37,15 @@ constexpr Lowering lowering_by(OpFamily family, bool fusible) {
     case OpFamily::BroadcastTo:
     case OpFamily::Slice:
     case OpFamily::Pad:
-    case OpFamily::OneHot: return Lowering::fallback;
+    case OpFamily::OneHot:
+    case OpFamily::Gather: return Lowering::fallback;
   }
   return Lowering::fallback;
 }
 
 constexpr bool gathers(OpFamily family) {
   return family == OpFamily::Transpose || family == OpFamily::Slice || family == OpFamily::Pad ||
-         family == OpFamily::OneHot;
+         family == OpFamily::OneHot || family == OpFamily::Gather;
 }
 
 constexpr std::array<Lowering, kNumOps> kLowering = {

@@ -311,6 +311,13 @@ inline std::vector<Case> reduce_layout_cases() {
                [](const auto& x) { return one_hot(x[0], 3, DType::f32); }});
   c.push_back({"one_hot_i64_to_i32", {Op::one_hot}, {Ints(DType::i64, {2, 3}, 0, 4)},
                [](const auto& x) { return one_hot(x[0], 4, DType::i32); }});
+  // Repeated indices make the gradient's scatter sum rows; out-of-range ones read zeros.
+  c.push_back({"gather_embedding", {Op::gather, Op::scatter_add}, {U({5, 3}), Fixed(DType::i32, {2, 4}, {0, 4, 2, 2, 1, 0, 3, 4})},
+               [](const auto& x) { return gather(x[0], x[1]); }});
+  c.push_back({"gather_out_of_range_i64", {Op::gather}, {U({5, 2, 2}), Fixed(DType::i64, {4}, {0, -1, 5, 2})},
+               [](const auto& x) { return gather(x[0], x[1]); }});
+  c.push_back({"scatter_add", {Op::scatter_add, Op::gather}, {U({3, 2}), Fixed(DType::i32, {3}, {1, 1, 4})},
+               [](const auto& x) { return scatter_add(x[0], x[1], 5); }});
   c.push_back({"argmax_float", {Op::argmax}, {Grid({3, 4, 5}, 0)}, [](const auto& x) { return argmax(x[0], 1); }});
   c.push_back({"argmax_nan", {Op::argmax}, {Fixed(DType::f32, {3, 4}, {1, kNaN, 3, 2, 5, 5, -1, 0, -kInf, -kInf, -kInf, -kInf})},
                [](const auto& x) { return argmax(x[0], -1); }});
