@@ -25,8 +25,11 @@ struct Point {
 
 struct PrecisionSwitchMark {
   int64_t step = 0;            // the first original-precision step
-  int64_t requested_step = 0;  // what the mode asked for
+  int64_t requested_step = 0;  // step split: the planned step; loss split: the cap
   std::string reason;          // "step", "loss", "cap", "divergence: ...", "resumed"
+  bool loss_split = false;     // the mode splits by loss (requested_step is its cap)
+  // "1080 (requested 1080, step)"; for the loss split "23 (loss; cap 38)".
+  std::string describe() const;
 };
 
 // One run as the report draws it.

@@ -17,9 +17,7 @@ ChartSpec chart(std::string id, std::string title, std::string x_label, std::str
 }
 
 std::string switch_label(const Run& r) {
-  const PrecisionSwitchMark& m = *r.precision_switch;
-  return r.label + ": switch at " + std::to_string(m.step) + " (requested " + std::to_string(m.requested_step) +
-         (m.reason.empty() ? "" : ", " + m.reason) + ")";
+  return r.label + ": switch at " + r.precision_switch->describe();
 }
 
 std::string phase_label(const Run& r, double to) {

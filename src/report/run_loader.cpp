@@ -43,6 +43,7 @@ class Builder {
   void finish() {
     rates();
     low_phase();
+    if (run_.precision_switch) run_.precision_switch->loss_split = mode_.find("|loss") != std::string::npos;
     Run& run = run_;
     if (!run.facts.contains("steps") && !run.loss.empty()) run.facts["steps"] = run.loss.back().x;
     if (eval_seconds_ > 0 && !run.facts.contains("eval_seconds")) run.facts["eval_seconds"] = eval_seconds_;
@@ -178,6 +179,12 @@ class Builder {
 };
 
 }  // namespace
+
+std::string PrecisionSwitchMark::describe() const {
+  const std::string& why = reason;
+  if (loss_split) return std::to_string(step) + " (" + (why.empty() ? "" : why + "; ") + "cap " + std::to_string(requested_step) + ")";
+  return std::to_string(step) + " (requested " + std::to_string(requested_step) + (why.empty() ? "" : ", " + why) + ")";
+}
 
 Run run_from_records(const std::vector<nlohmann::json>& records, std::string label, std::string source) {
   Run run;

@@ -66,11 +66,8 @@ std::string rates(const Run& r) {
 }
 
 std::string precision_switch(const Run& r) {
-  if (r.precision_switch) {
-    const PrecisionSwitchMark& m = *r.precision_switch;
-    return "at step " + std::to_string(m.step) + " (requested " + std::to_string(m.requested_step) +
-           (m.reason.empty() ? "" : ", " + m.reason) + ")" + (r.low_phase.empty() ? "" : ", from " + r.low_phase);
-  }
+  if (r.precision_switch)
+    return "at step " + r.precision_switch->describe() + (r.low_phase.empty() ? "" : ", from " + r.low_phase);
   if (r.low_steps) return "did not switch (" + r.low_phase + " throughout)";
   return "–";
 }

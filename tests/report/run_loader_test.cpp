@@ -39,6 +39,8 @@ TEST(RunFromRecords, DrawsLossRatesEvaluationsAndTheSwitch) {
   ASSERT_TRUE(r.precision_switch);
   EXPECT_EQ(r.precision_switch->step, 5);
   EXPECT_EQ(r.precision_switch->reason, "step");
+  EXPECT_EQ(r.precision_switch->describe(), "5 (requested 5, step)");
+  EXPECT_EQ((PrecisionSwitchMark{23, 38, "loss", true}.describe()), "23 (loss; cap 38)");
   EXPECT_EQ(r.low_phase, "mixed_bfloat16");
   ASSERT_TRUE(r.low_steps);
   EXPECT_EQ(r.low_steps->second, 5);

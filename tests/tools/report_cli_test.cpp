@@ -51,6 +51,18 @@ TEST(ReportCli, SummariesWithoutAModelDirectoryAreAConfigurationError) {
   EXPECT_EQ(run_kiln("train --dry-run --save-summary-steps 0").status, 0);
 }
 
+TEST(ReportCli, LabelsMayFollowTheirRuns) {
+  Dir d("labels");
+  std::ofstream(d / "a.jsonl") << kRecord << "\n";
+  std::ofstream(d / "b.jsonl") << kRecord << "\n";
+  const auto r = run_kiln("report " + d / "a.jsonl" + " --label first " + d / "b.jsonl" + " --label 'fast1|step|0.9' -o " +
+                          d / "r.html");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string html = testkit::read_file(d / "r.html");
+  EXPECT_TRUE(contains(html, "</svg>first</li>")) << html.substr(0, 3000);
+  EXPECT_TRUE(contains(html, "</svg>fast1|step|0.9</li>"));
+}
+
 TEST(ReportCli, AnUnreadableRunIsSkippedAndTheReportSaysSo) {
   Dir d("skip");
   std::ofstream(d / "good.jsonl") << kRecord << "\n" << R"({"event":"progr)";

@@ -17,7 +17,9 @@ ReportCommand::ReportCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand("report", "Write one HTML page (charts and a table) over the records of training runs");
   cmd_->add_option("runs", runs_, "Model directories (their summaries.jsonl) or --metrics-out files")->required();
   cmd_->add_option("-o,--output", out_, "The HTML file to write")->required();
-  cmd_->add_option("--label", labels_, "The legend text of each run, in order (default: the file or directory name)");
+  // One value per --label, so that labels may follow their runs: a.jsonl --label a b.jsonl --label b.
+  cmd_->add_option("--label", labels_, "The legend text of each run, in order (default: the file or directory name)")
+      ->allow_extra_args(false);
   cmd_->add_option("--title", title_, "The page's title")->capture_default_str();
 }
 
