@@ -61,6 +61,13 @@ TEST(ReportCli, LabelsMayFollowTheirRuns) {
   const std::string html = testkit::read_file(d / "r.html");
   EXPECT_TRUE(contains(html, "</svg>first</li>")) << html.substr(0, 3000);
   EXPECT_TRUE(contains(html, "</svg>fast1|step|0.9</li>"));
+  // Two runs of one name stay apart in the legend.
+  fs::create_directories(d.path / "x");
+  std::ofstream(d / "x/a.jsonl") << kRecord << "\n";
+  ASSERT_EQ(run_kiln("report " + d / "a.jsonl" + " " + d / "x/a.jsonl" + " -o " + d / "r.html").status, 0);
+  const std::string two = testkit::read_file(d / "r.html");
+  EXPECT_TRUE(contains(two, "</svg>a</li>"));
+  EXPECT_TRUE(contains(two, "</svg>a (2)</li>"));
 }
 
 TEST(ReportCli, AnUnreadableRunIsSkippedAndTheReportSaysSo) {

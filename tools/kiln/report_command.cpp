@@ -54,7 +54,8 @@ int ReportCommand::run() {
     }
     // Two runs from files of the same name (a/run.jsonl, b/run.jsonl) keep apart in the legend.
     std::string& label = runs.back().label;
-    for (int n = 2; labels.count(label); ++n) label = runs.back().label.substr(0, label.rfind(" (")) + " (" + std::to_string(n) + ")";
+    const std::string base = label;
+    for (int n = 2; labels.count(label); ++n) label = base + " (" + std::to_string(n) + ")";
     labels.insert(label);
     for (const auto& note : runs.back().notes) std::fprintf(stderr, "kiln report: note: %s\n", note.c_str());
   }
