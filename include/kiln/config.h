@@ -119,7 +119,8 @@ struct RunConfig {
   int64_t keep_checkpoint_max = 5;
   // Log loss and steps/s every N steps (>= 0); 0 = off.
   int64_t log_step_count_steps = 100;
-  // Write summaries every N steps (>= 0); 0 = off.
+  // Append a summary record to model_dir/summaries.jsonl every N steps (>= 0; see
+  // kiln/summary.h); 0 = off. Needs model_dir.
   int64_t save_summary_steps = 100;
   // Threads for kernels (>= 0); 0 = one per available core.
   int num_threads = 0;

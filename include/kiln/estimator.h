@@ -52,6 +52,7 @@ class Params {
   using Value = std::variant<double, std::string>;
   Params() = default;
   Params(std::initializer_list<std::pair<const std::string, Value>> init) : map_(init) {}
+  const std::map<std::string, Value>& entries() const { return map_; }
   Params& set(const std::string& key, Value v) {
     map_[key] = std::move(v);
     return *this;
@@ -207,12 +208,15 @@ class Estimator {
   // (CheckpointError listing every mismatch) / in use by another process's train()
   // (CheckpointError naming the holder: train() holds model_dir's lock while it runs,
   // see model_dir_lock.h). A hook may call evaluate() from after_run(): it sees the state
-  // the loop reached, and training goes on in the same call.
+  // the loop reached, and training goes on in the same call. With model_dir and
+  // save_summary_steps > 0 it appends summary records (kiln/summary.h).
   TrainStats train(const InputFn& input_fn, int64_t max_steps, HookList hooks = {});
 
   // One pass over the input (or `steps` batches if > 0): the batch-size-weighted mean
   // loss and the model's metrics. Uses the in-memory state of the last train(), else the
-  // latest checkpoint in model_dir (CheckpointError if there is neither).
+  // latest checkpoint in model_dir (CheckpointError if there is neither). With model_dir and
+  // save_summary_steps > 0 the result is appended to the summaries as an "eval" record
+  // (skipped, with a line to options.log, when model_dir is not writable).
   Evaluation evaluate(const InputFn& input_fn, int64_t steps = 0);
 
   // The model's predictions for every example of the input, concatenated along axis 0.
@@ -232,9 +236,13 @@ class Estimator {
  private:
   // The backend and the precision policy the run configuration asks for.
   BackendOptions backend_options() const;
-  // NanGuardHook, `hooks`, LoggingHook (with a log), CheckpointSaverHook (with `dir`).
-  HookList with_builtin_hooks(const HookList& hooks, const std::optional<CheckpointDir>& dir) const;
+  // NanGuardHook, `hooks`, LoggingHook (with a log), `summaries` (if any),
+  // CheckpointSaverHook (with `dir`).
+  HookList with_builtin_hooks(const HookList& hooks, const std::optional<CheckpointDir>& dir,
+                              std::shared_ptr<Hook> summaries) const;
   Variables& state_for_inference(const char* what);
+  // Appends evaluate()'s "eval" record to the summaries (kiln/summary.h), if they are on.
+  void record_evaluation(const Evaluation& ev) const;
   std::unique_ptr<State> s_;
   ModelFn model_fn_;
   RunConfig config_;

@@ -14,11 +14,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kiln/checkpoint.h"
@@ -51,8 +53,19 @@ class RunContext {
   void request_stop() { stop_ = true; }
   bool stop_requested() const { return stop_; }
 
+  // A scalar of the hook's own for the summaries (kiln/summary.h), e.g. from after_run:
+  //   ctx.add_scalar("grad_norm", norm);
+  // It is written at the step the loop reached, in that step's summary record or, off the
+  // summary interval, in a "scalars" record of its own; `kiln report` plots it. Without a
+  // model_dir or with save_summary_steps = 0 nothing is written. A later value of the
+  // same name in the same loop replaces the earlier one.
+  void add_scalar(const std::string& name, double value) { scalars_[name] = value; }
+  // The scalars added since the last call, for the summary writer.
+  std::map<std::string, double> take_scalars() { return std::exchange(scalars_, {}); }
+
  private:
   bool stop_ = false;
+  std::map<std::string, double> scalars_;
 };
 
 struct RunValues {
@@ -61,6 +74,7 @@ struct RunValues {
   // Per step of `losses` (or empty): the low-precision phase's guard found a non-finite
   // gradient and left every variable and slot unchanged (accelerate_train_mode).
   std::vector<bool> update_skipped;
+  double seconds = 0;           // wall time the loop's steps took (hooks excluded)
   bool skipped(size_t i) const { return i < update_skipped.size() && update_skipped[i]; }
   double loss() const { return values.at("loss").item(); }
 };

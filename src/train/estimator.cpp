@@ -11,6 +11,7 @@
 #include "train/accelerated_step.h"
 #include "train/estimator_state.h"
 #include "train/step_progress.h"
+#include "train/summary_hook.h"
 
 namespace kiln {
 
@@ -112,7 +113,9 @@ class StepLoop {
           break;
         }
         have_batch_ = false;
+        const double t = now_seconds();
         step(batch, rv, st);
+        rv.seconds += now_seconds() - t;
         if (accelerated_) ctx.phase = accelerated_->last_phase();  // the phase this step ran in
         if (interrupt_ && interrupt_->load()) {
           st.interrupted = true;
@@ -161,12 +164,14 @@ class StepLoop {
 
 }  // namespace
 
-HookList Estimator::with_builtin_hooks(const HookList& hooks, const std::optional<CheckpointDir>& dir) const {
+HookList Estimator::with_builtin_hooks(const HookList& hooks, const std::optional<CheckpointDir>& dir,
+                                       std::shared_ptr<Hook> summaries) const {
   HookList all;
   all.push_back(std::make_shared<NanGuardHook>(true, options_.log));
   all.insert(all.end(), hooks.begin(), hooks.end());
   if (options_.log && config_.log_step_count_steps > 0)
     all.push_back(std::make_shared<LoggingHook>(config_.log_step_count_steps, *options_.log));
+  if (summaries) all.push_back(std::move(summaries));
   if (dir) all.push_back(std::make_shared<CheckpointSaverHook>(*dir, config_.save_checkpoints_steps));
   return all;
 }
@@ -218,7 +223,14 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   }
 
   // The loop, with the built-in hooks around the user's.
-  HookList all = with_builtin_hooks(hooks, dir);
+  std::optional<SummaryWriter> summaries = open_summaries(config_);
+  std::shared_ptr<SummaryHook> summary_hook;
+  if (summaries) {
+    summaries->write(start_record(config_, params_, options_.backend, st, max_steps));
+    summary_hook = std::make_shared<SummaryHook>(*summaries, config_.save_summary_steps, learning_rate_of(params_),
+                                                 st.accelerate ? &*st.accelerate : nullptr);
+  }
+  HookList all = with_builtin_hooks(hooks, dir, summary_hook);
   RunContext ctx;
   ctx.global_step = st.start_step;
   ctx.max_steps = max_steps;
@@ -238,6 +250,10 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   // Save: the CheckpointSaverHook writes the final checkpoint in end().
   ctx.global_step = st.global_step;
   for (auto& h : all) h->end(ctx);
+  if (summaries) {
+    summaries->write(end_record(st, s_->compile));
+    summaries->sync();
+  }
   return st;
 }
 

@@ -1,9 +1,13 @@
 // Estimator::evaluate and predict: one pass over an input with the trained variables.
+#include <unistd.h>
+
 #include <cstring>
+#include <ostream>
 
 #include "kiln/error.h"
 #include "kiln/estimator.h"
 #include "train/estimator_state.h"
+#include "train/summary_hook.h"
 
 namespace kiln {
 
@@ -17,6 +21,19 @@ Variables& Estimator::state_for_inference(const char* what) {
   }
   KILN_THROW(CheckpointError) << "[" << what << "] nothing to " << what << ": train first, or set model_dir to a "
                               << "directory holding checkpoints" << (config_.model_dir.empty() ? "" : " ('" + config_.model_dir + "' has none)");
+}
+
+void Estimator::record_evaluation(const Evaluation& ev) const {
+  // Evaluating checkpoints in a directory one may only read is allowed; it is said, not failed.
+  if (config_.model_dir.empty() || config_.save_summary_steps <= 0) return;
+  if (::access(config_.model_dir.c_str(), W_OK) != 0) {
+    if (options_.log)
+      *options_.log << "summaries: '" << config_.model_dir << "' is not writable; this evaluation is not recorded\n";
+    return;
+  }
+  std::optional<SummaryWriter> summaries = open_summaries(config_);
+  summaries->write(eval_record(ev));
+  summaries->sync();
 }
 
 namespace {
@@ -64,6 +81,7 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps) {
   for (const auto& [m, tc] : sums) ev.metrics[m] = tc.second > 0 ? tc.first / tc.second : 0;
   ev.compile_seconds = s_->compile_seconds - c0;
   ev.seconds = now_seconds() - t0;
+  record_evaluation(ev);
   return ev;
 }
 

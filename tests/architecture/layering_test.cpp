@@ -28,6 +28,7 @@ const std::map<std::string, int> kLayerLevel = {
     {"data", 5},                     // datasets and input pipelines
     {"train", 6},                    // configs, Estimator, hooks, checkpoints
     {"models", 7},                   // built-in model_fns
+    {"report", 7},                   // summaries read back, the HTML/SVG report
     {"tools", 8},                    // the kiln command
 };
 
@@ -43,7 +44,8 @@ const std::map<std::string, std::string> kPublicHeaderLayer = {
     {"data.h", "data"},
     {"checkpoint.h", "train"},  {"config.h", "train"},     {"estimator.h", "train"},
     {"hooks.h", "train"},       {"optimizer.h", "train"},  {"precision.h", "train"},
-    {"model_dir_lock.h", "train"},
+    {"model_dir_lock.h", "train"},  {"summary.h", "train"},
+    {"report.h", "report"},
     {"models.h", "models"},
 };
 

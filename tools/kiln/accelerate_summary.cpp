@@ -2,13 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
-#include <limits>
+
+#include "kiln/summary.h"
 
 namespace kiln::cli {
-
-namespace {
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
-}  // namespace
 
 void AccelerateTotals::add(const AccelerateStats& a) {
   if (!any_) {
@@ -34,11 +31,7 @@ std::string AccelerateTotals::reason_text() const {
   return t_.switch_step ? switch_reason_text(t_.switch_reason, t_.switch_detail) : std::string();
 }
 
-double AccelerateTotals::seconds_saved() const {
-  const double orig = t_.original_steps_per_second(), low = t_.low_steps_per_second();
-  if (!(orig > 0) || !(low > 0)) return std::numeric_limits<double>::quiet_NaN();
-  return static_cast<double>(t_.low_steps) / orig - t_.low_seconds;
-}
+double AccelerateTotals::seconds_saved() const { return kiln::seconds_saved(t_); }
 
 std::string AccelerateTotals::summary() const {
   if (!any_) return {};
@@ -71,22 +64,6 @@ std::string AccelerateTotals::summary() const {
   return out;
 }
 
-nlohmann::json AccelerateTotals::to_json() const {
-  return {{"mode", t_.mode},
-          {"low_phase", precision_phase_name(t_.low_phase)},
-          {"switch_step", t_.switch_step ? nlohmann::json(*t_.switch_step) : nlohmann::json()},
-          {"requested_switch_step", t_.requested_switch_step},
-          {"switch_reason", reason_text()},
-          {"loss_target", number_or_null(t_.loss_target)},
-          {"low_steps", t_.low_steps},
-          {"low_seconds", t_.low_seconds},
-          {"low_steps_per_second", t_.low_steps_per_second()},
-          {"original_steps", t_.original_steps},
-          {"original_seconds", t_.original_seconds},
-          {"original_steps_per_second", t_.original_steps_per_second()},
-          {"skipped_updates", t_.skipped_updates},
-          {"loss_scale", t_.loss_scale},
-          {"seconds_saved", number_or_null(seconds_saved())}};
-}
+nlohmann::json AccelerateTotals::to_json() const { return accelerate_record(t_); }
 
 }  // namespace kiln::cli

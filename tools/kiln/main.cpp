@@ -1,4 +1,4 @@
-// The kiln command: `kiln train`, `kiln cache`, and later `kiln bench`.
+// The kiln command: `kiln train`, `kiln cache`, `kiln report`.
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +15,7 @@
 
 // CLI-private headers, beside this file.
 #include "cache_command.h"
+#include "report_command.h"
 #include "train_command.h"
 
 namespace {
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
   kiln::cli::TrainCommand train(app);
   kiln::cli::CacheCommand cache(app);
+  kiln::cli::ReportCommand report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
   try {
     if (train.selected()) return with_output_checked(train.run());
     if (cache.selected()) return with_output_checked(cache.run());
+    if (report_command.selected()) return with_output_checked(report_command.run());
   } catch (const kiln::ConfigError& e) {
     report(e);
     return 2;

@@ -20,6 +20,7 @@ MetricsWriter::MetricsWriter(std::string path) : path_(std::move(path)) {
 }
 
 void MetricsWriter::write(const nlohmann::json& record) {
+  if (keep_) kept_.push_back(record);
   if (path_.empty()) return;
   if (!out_.is_open()) {
     out_.open(path_, std::ios::trunc);

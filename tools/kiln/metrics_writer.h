@@ -3,6 +3,7 @@
 #pragma once
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,10 +16,15 @@ class MetricsWriter {
  public:
   explicit MetricsWriter(std::string path);
   void write(const nlohmann::json& record);
+  // Keep a copy of every record from now on (for `kiln train --report`), also without a path.
+  void keep_records() { keep_ = true; }
+  const std::vector<nlohmann::json>& records() const { return kept_; }
 
  private:
   std::string path_;
   std::ofstream out_;
+  bool keep_ = false;
+  std::vector<nlohmann::json> kept_;
 };
 
 }  // namespace kiln::cli

@@ -62,7 +62,7 @@ void add_run_config_options(CLI::App& app, RunConfig& cfg) {
   opt(app.add_option("--log-step-count-steps", cfg.log_step_count_steps,
                      "Log loss and steps/s every N steps; 0 = off")
           ->capture_default_str());
-  opt(app.add_option("--save-summary-steps", cfg.save_summary_steps, "Write summaries every N steps; 0 = off")
+  opt(app.add_option("--save-summary-steps", cfg.save_summary_steps, "Append a summary record to MODEL_DIR/summaries.jsonl every N steps (kiln report reads it); 0 = off")
           ->capture_default_str());
   opt(app.add_option("--threads", cfg.num_threads, "Threads for kernels; 0 = one per core")
           ->capture_default_str());

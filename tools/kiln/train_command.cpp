@@ -12,16 +12,19 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/backend.h"
+#include "kiln/cpu_features.h"
 #include "kiln/error.h"
 #include "kiln/interrupts.h"
 #include "kiln/model_dir_lock.h"
 #include "kiln/models.h"
+#include "kiln/summary.h"
 
 // CLI-private headers, beside this file (not under the public kiln/ prefix).
 #include "accelerate_summary.h"
 #include "eval_hook.h"
 #include "metrics_writer.h"
 #include "progress_hook.h"
+#include "report_command.h"
 #include "run_config_options.h"
 
 namespace kiln::cli {
@@ -96,6 +99,7 @@ TrainCommand::TrainCommand(CLI::App& parent) {
                    " when the loss falls to RATIO times it)")
       ->check(positive_real());
   cmd_->add_option("--metrics-out", metrics_out_, "Write JSON Lines metrics to this file");
+  cmd_->add_option("--report", report_out_, "At the end, write an HTML report of this run to this file (see kiln report)");
   cmd_->add_flag("--quiet,-q", quiet_, "Print only the final summary and errors");
   cmd_->add_flag("--dry-run", dry_run_,
                  "Validate the whole configuration, print the effective settings and exit (0 if valid, 2 if not)");
@@ -108,6 +112,9 @@ int TrainCommand::run() {
   config_.random_seed = static_cast<uint64_t>(seed_);
   const std::unique_ptr<Estimator> est = make_estimator();  // validates: the run's one parse of its configuration
   check_final_loss(est->parsed_config().accelerate_train_mode);
+  if (cmd_->count("--save-summary-steps") > 0 && config_.save_summary_steps > 0 && config_.model_dir.empty())
+    KILN_THROW(ConfigError) << "[save_summary_steps] summaries are written to the model directory: give --model-dir DIR"
+                               " (or --metrics-out FILE for records without one)";
   if (dry_run_) {
     std::printf("%s%s", banner().c_str(), describe(config_, est->parsed_config(), steps_).c_str());
     std::printf("configuration is valid (dry run: nothing trained)\n");
@@ -115,14 +122,22 @@ int TrainCommand::run() {
   }
   if (config_.num_threads > 0) omp_set_num_threads(config_.num_threads);
   metrics_ = std::make_unique<MetricsWriter>(metrics_out_);
+  if (!report_out_.empty()) {
+    check_report_path(report_out_);
+    metrics_->keep_records();
+  }
   const Data data = load_data();
   // One run per model directory, for the whole run: training, evaluations and the report
   // (taken once the data is known good, so bad data leaves no directory behind).
   const auto model_dir_lock = config_.model_dir.empty() ? nullptr : ModelDirLock::acquire(config_.model_dir);
   train(*est, data);
-  if (totals_.st.interrupted) return report_interrupted();
-  report_final(*est, data);
-  return 0;
+  const int status = totals_.st.interrupted ? report_interrupted() : (report_final(*est, data), 0);
+  if (!report_out_.empty()) write_run_report(metrics_->records(), run_label(est->parsed_config()), report_out_);
+  return status;
+}
+
+std::string TrainCommand::run_label(const ParsedRunConfig& parsed) const {
+  return model_ + " " + (parsed.accelerate_train_mode ? parsed.accelerate_train_mode->to_string() : "original");
 }
 
 std::unique_ptr<Estimator> TrainCommand::make_estimator() {
@@ -134,7 +149,11 @@ std::unique_ptr<Estimator> TrainCommand::make_estimator() {
   RunConfig cfg = config_;
   cfg.log_step_count_steps = 0;  // the progress hook does the logging (it honours the option)
   return std::make_unique<Estimator>(classifier_model_fn(make_model(model_, seed_)), cfg,
-                                     Params{{"optimizer", optimizer_}, {"learning_rate", learning_rate_}}, eo);
+                                     Params{{"optimizer", optimizer_},
+                                            {"learning_rate", learning_rate_},
+                                            {"model", model_},  // for the summaries (and reports)
+                                            {"batch_size", static_cast<double>(batch_size_)}},
+                                     eo);
 }
 
 void TrainCommand::check_final_loss(const std::optional<AccelerateTrainMode>& accel) const {
@@ -306,16 +325,17 @@ void TrainCommand::report_final(Estimator& est, const Data& data) {
                            {"backend", backend_},
                            {"threads", omp_get_max_threads()},
                            {"compile_cache", cache_outcome_name(cs.cache())},
-                           {"compile",
-                            {{"cache", cache_outcome_name(cs.cache())},
-                             {"graphs", cs.graphs},
-                             {"cache_hits", cs.cache_hits},
-                             {"cache_misses", cs.cache_misses},
-                             {"seconds", compile_total},
-                             {"passes_seconds", cs.passes_seconds},
-                             {"codegen_seconds", cs.codegen_seconds},
-                             {"cxx_seconds", cs.compile_seconds},
-                             {"load_seconds", cs.load_seconds}}}};
+                           {"compile", compile_record(cs)},
+                           // What `kiln report` shows beside the numbers:
+                           {"kiln_version", KILN_VERSION},
+                           {"cpu", cpu_features().model},
+                           {"isa", cpu_features().isa()},
+                           {"config",
+                            {{"precision_mode", config_.precision_mode},
+                             {"precision_mode_v2", config_.precision_mode_v2},
+                             {"accelerate_train_mode", config_.experimental_config.accelerate_train_mode},
+                             {"iterations_per_loop", config_.iterations_per_loop}}},
+                           {"params", {{"optimizer", optimizer_}, {"learning_rate", learning_rate_}, {"batch_size", batch_size_}}}};
   if (st.accelerate) record["accelerate"] = accel.to_json();
   metrics_->write(record);
 }

@@ -42,6 +42,7 @@ class TrainCommand {
   void train(Estimator& est, const Data& data);
   int report_interrupted();
   void report_final(Estimator& est, const Data& data);
+  std::string run_label(const ParsedRunConfig& parsed) const;  // "mlp fast1|step|0.9"
   template <class... Args>
   void say(const char* fmt, Args... args) const;
 
@@ -50,6 +51,7 @@ class TrainCommand {
   std::string data_dir_ = data::kDefaultFashionMnistDir;
   std::string backend_;
   std::string metrics_out_;
+  std::string report_out_;  // --report
   std::string optimizer_ = "momentum";
   int64_t steps_ = 1200;
   int64_t batch_size_ = 256;

@@ -1,0 +1,87 @@
+// Summaries: what a training run records about itself, for `kiln report` and for people.
+//
+// With a model_dir and save_summary_steps > 0 the Estimator appends records to one file
+// per run, `<model_dir>/summaries.jsonl` (a resumed run continues it). Records are JSON
+// objects, one per line, in the schema of `kiln train --metrics-out` (the same facts have
+// the same names): every record has "event" and "step"; summaries add "wall_time" (Unix
+// seconds).
+//   start             a train() call begins: kiln_version, cpu, isa, backend, max_steps,
+//                     resumed, config {precision_mode, precision_mode_v2,
+//                     accelerate_train_mode, iterations_per_loop}, params
+//   progress          every save_summary_steps steps: loss (mean since the previous record),
+//                     steps_per_second, elapsed_seconds, phase, learning_rate (when
+//                     params has one), loss_scale (in a float16 phase), scalars {name: value}
+//                     (added by hooks with RunContext::add_scalar)
+//   scalars           hooks' scalars at a step that is not a summary step
+//   precision_switch  step, requested_step, reason, loss, from (the low phase)
+//   eval              evaluate(): metrics {name: value}, examples, seconds
+//   end               a train() call ends: steps_this_run, train_seconds, compile_seconds,
+//                     steps_per_second, final_loss, compile {...}, accelerate {...}
+//
+// Crash safety: each record is one write(2) of a whole line to a file opened O_APPEND, so
+// a killed process leaves whole records and at most one torn last line; train() and
+// evaluate() fsync the file when they finish. A reader skips a torn or damaged line and
+// says so; it never fails on one. A write that fails (a full disk) is an error: a summary
+// that vanished silently would make a report lie.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/estimator.h"
+
+namespace kiln {
+
+inline constexpr const char* kSummaryFileName = "summaries.jsonl";
+// `<model_dir>/summaries.jsonl`.
+std::string summary_path(const std::string& model_dir);
+
+// Appends records to a summary file (created 0644 if missing). A file whose last line was
+// torn by a kill gets a newline first, so the next record starts on a line of its own.
+// SystemError "[summaries] ..." naming the file when it cannot be opened or written.
+class SummaryWriter {
+ public:
+  explicit SummaryWriter(std::string path);
+  ~SummaryWriter();
+  SummaryWriter(const SummaryWriter&) = delete;
+  SummaryWriter& operator=(const SummaryWriter&) = delete;
+
+  // Adds "wall_time" if the record has none, then appends it as one line.
+  void write(nlohmann::json record);
+  // fsync: the records written so far survive a power loss.
+  void sync();
+  const std::string& path() const { return path_; }
+
+ private:
+  void write_all(const std::string& bytes);
+  std::string path_;
+  int fd_ = -1;
+};
+
+// A file of kiln records (a summary file or a --metrics-out file), as far as it is sound.
+struct RecordFile {
+  std::vector<nlohmann::json> records;  // JSON objects with an "event", in file order
+  // One line per line skipped: "line 12: torn last record (no end of line)",
+  // "line 3: not JSON (...)", "line 5: a JSON value that is not a kiln record (no \"event\")".
+  std::vector<std::string> skipped;
+  int64_t lines = 0;  // lines read, skipped ones included
+};
+
+// DataError "[summaries] cannot read '<path>': ..." when the file cannot be opened or is
+// a directory; anything inside the file that is not a record is skipped and noted.
+RecordFile read_records(const std::string& path);
+
+// The facts of one train() call's accelerate_train_mode, as the "accelerate" object of the
+// final and end records spells them: mode, low_phase, switch_step (null before a switch),
+// requested_switch_step, switch_reason, loss_target, low/original steps, seconds and
+// steps_per_second, skipped_updates, loss_scale, seconds_saved (null when unknown).
+nlohmann::json accelerate_record(const AccelerateStats& a);
+// Seconds the low phase saved: its steps at the original-precision rate measured in the
+// same run, minus the time they took. NaN unless both phases ran.
+double seconds_saved(const AccelerateStats& a);
+// What compiling cost, as the "compile" object of the final and end records spells it.
+nlohmann::json compile_record(const CompileSummary& c);
+
+}  // namespace kiln

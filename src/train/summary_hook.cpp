@@ -1,0 +1,130 @@
+#include "train/summary_hook.h"
+
+#include <cmath>
+
+#include "kiln/cpu_features.h"
+#include "train/estimator_state.h"
+
+namespace kiln {
+namespace {
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+// Did the loop that ended at ctx.global_step, `steps` long, cross a multiple of `every`
+// or reach the last step?
+bool due(const RunContext& ctx, int64_t steps, int64_t every) {
+  const int64_t before = ctx.global_step - steps;
+  return every > 0 && (ctx.global_step / every != before / every || ctx.global_step >= ctx.max_steps);
+}
+}  // namespace
+
+void SummaryHook::begin(RunContext&) { started_ = now_seconds(); }
+
+void SummaryHook::write_switch() {
+  if (switch_written_ || !accel_ || !accel_->event) return;
+  const PrecisionSwitchEvent& e = *accel_->event;
+  writer_.write({{"event", "precision_switch"},
+                 {"step", e.step},
+                 {"requested_step", e.requested_step},
+                 {"reason", e.reason_text()},
+                 {"loss", number_or_null(e.loss)},
+                 {"window_mean", number_or_null(e.window_mean)},
+                 {"seconds", e.seconds},
+                 {"from", precision_phase_name(e.low_phase)}});
+  switch_written_ = true;
+}
+
+void SummaryHook::write_progress(RunContext& ctx) {
+  nlohmann::json r = {{"event", "progress"},
+                      {"step", ctx.global_step},
+                      {"loss", number_or_null(loss_sum_ / static_cast<double>(count_))},
+                      {"steps_per_second", seconds_ > 0 ? static_cast<double>(count_) / seconds_ : 0.0},
+                      {"elapsed_seconds", now_seconds() - started_},
+                      {"phase", precision_phase_name(ctx.phase)}};
+  if (!learning_rate_.is_null()) r["learning_rate"] = learning_rate_;
+  if (ctx.phase == PrecisionPhase::mixed_float16 && ctx.train_state) {
+    const nlohmann::json state = ctx.train_state();
+    if (state.contains("loss_scaler")) r["loss_scale"] = state["loss_scaler"].value("scale", 1.0);
+  }
+  if (auto scalars = ctx.take_scalars(); !scalars.empty()) r["scalars"] = scalars;
+  writer_.write(std::move(r));
+  loss_sum_ = seconds_ = 0;
+  count_ = 0;
+}
+
+void SummaryHook::after_run(RunContext& ctx, const RunValues& v) {
+  for (double l : v.losses) loss_sum_ += l;
+  count_ += static_cast<int64_t>(v.losses.size());
+  seconds_ += v.seconds;
+  write_switch();
+  if (due(ctx, static_cast<int64_t>(v.losses.size()), every_)) return write_progress(ctx);
+  if (auto scalars = ctx.take_scalars(); !scalars.empty())
+    writer_.write({{"event", "scalars"}, {"step", ctx.global_step}, {"scalars", scalars}});
+}
+
+void SummaryHook::end(RunContext& ctx) {
+  write_switch();
+  if (count_ > 0) write_progress(ctx);  // a run stopped between two summary steps
+  if (auto scalars = ctx.take_scalars(); !scalars.empty())
+    writer_.write({{"event", "scalars"}, {"step", ctx.global_step}, {"scalars", scalars}});
+}
+
+std::optional<SummaryWriter> open_summaries(const RunConfig& config) {
+  if (config.model_dir.empty() || config.save_summary_steps <= 0) return std::nullopt;
+  return std::optional<SummaryWriter>(std::in_place, summary_path(config.model_dir));
+}
+
+nlohmann::json learning_rate_of(const Params& params) {
+  const auto it = params.entries().find("learning_rate");
+  if (it == params.entries().end() || !std::holds_alternative<double>(it->second)) return nullptr;
+  return std::get<double>(it->second);
+}
+
+nlohmann::json start_record(const RunConfig& config, const Params& params, const std::string& backend,
+                            const TrainStats& st, int64_t max_steps) {
+  nlohmann::json p = nlohmann::json::object();
+  for (const auto& [k, v] : params.entries())
+    std::visit([&p, &k = k](const auto& x) { p[k] = x; }, v);
+  const CpuFeatures& cpu = cpu_features();
+  return {{"event", "start"},
+          {"step", st.start_step},
+          {"max_steps", max_steps},
+          {"resumed", st.resumed},
+          {"kiln_version", KILN_VERSION},
+          {"cpu", cpu.model},
+          {"isa", cpu.isa()},
+          {"backend", backend},
+          {"config",
+           {{"precision_mode", config.precision_mode},
+            {"precision_mode_v2", config.precision_mode_v2},
+            {"accelerate_train_mode", config.experimental_config.accelerate_train_mode},
+            {"iterations_per_loop", config.iterations_per_loop}}},
+          {"params", p}};
+}
+
+nlohmann::json end_record(const TrainStats& st, const CompileSummary& compile) {
+  nlohmann::json r = {{"event", "end"},
+                      {"step", st.global_step},
+                      {"steps", st.global_step},
+                      {"steps_this_run", st.steps},
+                      {"train_seconds", st.train_seconds},
+                      {"compile_seconds", st.compile_seconds},
+                      {"steps_per_second", st.steps_per_second()},
+                      {"final_loss", number_or_null(st.final_loss)},
+                      {"interrupted", st.interrupted},
+                      {"compile", compile_record(compile)}};
+  if (st.accelerate) r["accelerate"] = accelerate_record(*st.accelerate);
+  return r;
+}
+
+nlohmann::json eval_record(const Evaluation& ev) {
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& [name, value] : ev.metrics) metrics[name] = number_or_null(value);
+  return {{"event", "eval"},
+          {"step", ev.global_step},
+          {"metrics", metrics},
+          {"examples", ev.examples},
+          {"seconds", ev.seconds - ev.compile_seconds},
+          {"compile_seconds", ev.compile_seconds}};
+}
+
+}  // namespace kiln

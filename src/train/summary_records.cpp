@@ -1,0 +1,48 @@
+// The JSON objects that the summary file's end record and `kiln train`'s final record share.
+#include <cmath>
+#include <limits>
+
+#include "kiln/summary.h"
+
+namespace kiln {
+namespace {
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+}  // namespace
+
+double seconds_saved(const AccelerateStats& a) {
+  const double orig = a.original_steps_per_second(), low = a.low_steps_per_second();
+  if (!(orig > 0) || !(low > 0)) return std::numeric_limits<double>::quiet_NaN();
+  return static_cast<double>(a.low_steps) / orig - a.low_seconds;
+}
+
+nlohmann::json accelerate_record(const AccelerateStats& a) {
+  return {{"mode", a.mode},
+          {"low_phase", precision_phase_name(a.low_phase)},
+          {"switch_step", a.switch_step ? nlohmann::json(*a.switch_step) : nlohmann::json()},
+          {"requested_switch_step", a.requested_switch_step},
+          {"switch_reason", a.switch_step ? switch_reason_text(a.switch_reason, a.switch_detail) : std::string()},
+          {"loss_target", number_or_null(a.loss_target)},
+          {"low_steps", a.low_steps},
+          {"low_seconds", a.low_seconds},
+          {"low_steps_per_second", a.low_steps_per_second()},
+          {"original_steps", a.original_steps},
+          {"original_seconds", a.original_seconds},
+          {"original_steps_per_second", a.original_steps_per_second()},
+          {"skipped_updates", a.skipped_updates},
+          {"loss_scale", a.loss_scale},
+          {"seconds_saved", number_or_null(seconds_saved(a))}};
+}
+
+nlohmann::json compile_record(const CompileSummary& c) {
+  return {{"cache", cache_outcome_name(c.cache())},
+          {"graphs", c.graphs},
+          {"cache_hits", c.cache_hits},
+          {"cache_misses", c.cache_misses},
+          {"seconds", c.passes_seconds + c.codegen_seconds + c.compile_seconds + c.load_seconds},
+          {"passes_seconds", c.passes_seconds},
+          {"codegen_seconds", c.codegen_seconds},
+          {"cxx_seconds", c.compile_seconds},
+          {"load_seconds", c.load_seconds}};
+}
+
+}  // namespace kiln
