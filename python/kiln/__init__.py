@@ -14,7 +14,17 @@ A TensorFlow 1.x Estimator script ports by renaming `tf.` to `kiln.` (and the se
 
 Names TensorFlow has and kiln's IR lacks raise NotImplementedError naming them.
 """
-from . import _core
+import os as _os
+
+# As `kiln train` does (kiln/process.h): OpenMP threads spin briefly before sleeping, so
+# idle ones do not starve working ones on a busy machine. libgomp reads this when it
+# loads, which importing kiln._core does (unless something loaded it before); a user's
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+if not any(k in _os.environ for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KILN_KEEP_OPENMP_WAIT")):
+    _os.environ["GOMP_SPINCOUNT"] = "1000"
+from . import _core  # noqa: E402
+
+_core.tune_heap()
 from ._dtypes import DType, as_dtype, bfloat16, bool, float16, float32, int32, int64  # noqa: A004
 from ._graph import (  # noqa: F401
     Tensor, TensorShape, abs, add, argmax, argmin, cast, clip_by_value, concat, constant, convert_to_tensor, divide,

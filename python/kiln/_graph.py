@@ -92,6 +92,8 @@ class TensorShape(tuple):
 
 
 def _tensor_repr(t):
+    if not t._scope.open:
+        return "<kiln.Tensor of a model_fn call that has returned>"
     return "<kiln.Tensor %s shape=%s dtype=%s>" % (
         repr(t.name) if t.name else "(unnamed)",
         tuple(t._shape),
@@ -100,11 +102,12 @@ def _tensor_repr(t):
 
 
 def _no_bool(t):
-    raise TypeError("a kiln.Tensor has no truth value while the graph is built; use kiln.where / kiln.cond-free code")
+    raise TypeError("a kiln.Tensor has no truth value while the graph is built (it holds no value yet); "
+                    "use kiln.where to choose between tensors")
 
 
 def _no_iter(t):
-    raise TypeError("a kiln.Tensor is not iterable; index it (t[0]) or use kiln.unstack-free code")
+    raise TypeError("a kiln.Tensor is not iterable; index it (t[0])")
 
 
 Tensor.shape = property(lambda t: TensorShape(t._shape))

@@ -138,6 +138,8 @@ class LoggingTensorHook(SessionRunHook):
         # training graph outputs them.
         self._tensors = {label: (named(t, "logging_tensor_hook/" + str(label)) if isinstance(t, Tensor) and not t._name else t)
                          for label, t in items}
+        # Names, not tensors: a tensor lives only as long as its model_fn call.
+        self._tensors = {label: fetch_name(t, "LoggingTensorHook") for label, t in self._tensors.items()}
         self._every_n_iter, self._every_n_secs, self._at_end = every_n_iter, every_n_secs, at_end
         self._formatter = formatter
         self._iter = 0

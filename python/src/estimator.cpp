@@ -17,6 +17,7 @@
 #include "input_sources.h"
 #include "kiln/checkpoint.h"
 #include "kiln/estimator.h"
+#include "kiln/process.h"
 #include "module.h"
 #include "numpy_array.h"
 #include "tensor.h"
@@ -255,6 +256,7 @@ void bind_estimator(py::module_& m) {
     return py::make_tuple(c.step, d);
   });
   m.def("set_num_threads", [](int n) { omp_set_num_threads(n); });
+  m.def("tune_heap", &tune_heap);
 }
 
 }  // namespace kiln::python
