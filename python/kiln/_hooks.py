@@ -111,20 +111,21 @@ def _resolve(fetches, value, where):
 class HookRunner:
     def __init__(self, hooks, fetchable):
         self.hooks = list(hooks)
+        self.spec_hooks = []  # EstimatorSpec(training_hooks=...), after train()'s own
         self._fetchable = fetchable  # () -> names the train graph outputs
         self._requests = []
         self._ctx = None
 
     def begin(self, bridge):
         session = _Session(bridge)
-        for h in self.hooks:
+        for h in self._all():
             h.begin()
             h.after_create_session(session, None)
 
     def before_run(self, bridge):
         self._ctx = SessionRunContext(bridge)
         self._requests = []
-        for h in self.hooks:
+        for h in self._all():
             args = h.before_run(self._ctx)
             if args is not None and not isinstance(args, SessionRunArgs):
                 raise TypeError("[hooks] %s.before_run returned %s; return None or kiln.train.SessionRunArgs"
@@ -160,5 +161,8 @@ class HookRunner:
 
     def end(self, bridge):
         session = _Session(bridge)
-        for h in self.hooks:
+        for h in self._all():
             h.end(session)
+
+    def _all(self):
+        return self.hooks + self.spec_hooks

@@ -100,6 +100,7 @@ class Estimator:
         self._params = dict(params or {})
         self._info = _InputInfo()
         self._runner = None
+        self._spec_hooks = []
         self._cpp_fetches = set()
         self._fetchable = set()
         self._single_prediction = False
@@ -160,6 +161,8 @@ class Estimator:
                 outputs)
 
     def _take_training_hooks(self, hooks):
+        """The spec's training_hooks join the train() call's hooks. A later train() call
+        whose graph is already built (model_fn does not run again) reuses them."""
         self._took_training_hooks = True
         for h in hooks:
             if isinstance(h, TellMeStepOrLossHook):
@@ -167,7 +170,8 @@ class Estimator:
             if not isinstance(h, SessionRunHook):
                 raise TypeError("[EstimatorSpec] training_hooks holds %r, not a kiln.train.SessionRunHook" % (h,))
             self._prepare_hook(h)
-            self._runner.hooks.append(h)
+        self._spec_hooks = list(hooks)
+        self._runner.spec_hooks = self._spec_hooks
 
     def _fetchable_outputs(self, scope):
         """Every value the model_fn named, except variables and what the Estimator outputs
@@ -231,6 +235,7 @@ class Estimator:
                 raise TypeError("[hooks] %r is not a kiln.train.SessionRunHook or TellMeStepOrLossHook" % (h,))
         self._cpp_fetches = {h.name for h in cpp_hooks}
         self._runner = HookRunner(py_hooks, lambda: self._fetchable)
+        self._runner.spec_hooks = self._spec_hooks
         self._took_training_hooks = False
         bridge = _core.HookBridge(self._runner)
         if self._config.num_threads > 0:

@@ -110,9 +110,12 @@ def test_training_hooks_from_model_fn_with_tensors(data, quiet):
         op = kiln.train.GradientDescentOptimizer(0.5).minimize(loss, global_step=kiln.train.get_or_create_global_step())
         return kiln.estimator.EstimatorSpec(mode, loss=loss, train_op=op, training_hooks=[hook])
 
-    make_estimator(fn=fn).train(dataset_input(x, y), max_steps=4)
+    est = make_estimator(fn=fn)
+    est.train(dataset_input(x, y), max_steps=4)
     logged = [line for line in quiet if line.startswith("train_accuracy = ")]
     assert len(logged) == 2
+    est.train(dataset_input(x, y), max_steps=6)  # the graph is built already: the same hooks run
+    assert len([line for line in quiet if line.startswith("train_accuracy = ")]) == 3
 
 
 def test_checkpoint_saver_hook(data, tmp_path):

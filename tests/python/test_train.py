@@ -151,3 +151,26 @@ def test_accelerate_train_mode_needs_the_hook_and_switches(data):
 def test_blobs_are_learnable():
     x, y = blobs(64, seed=5)
     assert x.shape == (64, 8) and set(np.unique(y)) <= {0, 1, 2}
+
+
+def test_small_cnn_trains_nhwc():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, size=128).astype(np.int32)
+    x = rng.normal(0, 0.3, size=(128, 8, 8, 1)).astype(np.float32)
+    x[y == 1, 2:6, 2:6, 0] += 1.0  # class 1: a bright square
+
+    def fn(features, labels, mode):
+        net = kiln.layers.conv2d(features, 4, 3, padding="same", activation=kiln.nn.relu)
+        net = kiln.layers.max_pooling2d(net, 2, 2)
+        net = kiln.layers.conv2d(net, 4, [3, 3], strides=(1, 1), padding="valid", activation=kiln.nn.relu)
+        logits = kiln.layers.dense(kiln.layers.flatten(net), 2)
+        loss = kiln.losses.sparse_softmax_cross_entropy(labels, logits)
+        op = kiln.train.AdamOptimizer(0.01).minimize(loss, global_step=kiln.train.get_or_create_global_step())
+        return kiln.estimator.EstimatorSpec(mode, loss=loss, train_op=op, eval_metric_ops={
+            "accuracy": kiln.metrics.accuracy(labels, kiln.argmax(logits, 1))})
+
+    est = make_estimator(fn=fn)
+    est.train(dataset_input(x, y, batch=32), max_steps=40)
+    assert est.get_variable_value("conv2d/kernel").shape == (3, 3, 1, 4)
+    assert est.get_variable_value("conv2d_1/kernel").shape == (3, 3, 4, 4)
+    assert est.evaluate(lambda: iter([(x, y)]))["accuracy"] > 0.9
