@@ -166,3 +166,9 @@ class HookRunner:
 
     def _all(self):
         return self.hooks + self.spec_hooks
+
+    def release(self):
+        """Drops everything that refers back to the bridge or the Estimator."""
+        self._ctx = None
+        self._requests = []
+        self._fetchable = None

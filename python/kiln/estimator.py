@@ -8,6 +8,7 @@ Python input or a Python hook runs.
 import inspect
 import threading
 import warnings
+import weakref
 
 import numpy as np
 
@@ -105,7 +106,11 @@ class Estimator:
         self._fetchable = set()
         self._single_prediction = False
         self.last_train_stats = None
-        self._core = _core.Estimator(self._build, config._to_cpp(), backend, _log.emit)
+        # The C++ Estimator calls model_fn through a weak reference: a strong one would make
+        # a cycle through C++ that Python's collector cannot see, and keep every compiled
+        # graph alive after the Estimator is dropped.
+        this = weakref.ref(self)
+        self._core = _core.Estimator(lambda *args: this()._build(*args), config._to_cpp(), backend, _log.emit)
 
     @property
     def model_dir(self):
@@ -234,7 +239,8 @@ class Estimator:
             else:
                 raise TypeError("[hooks] %r is not a kiln.train.SessionRunHook or TellMeStepOrLossHook" % (h,))
         self._cpp_fetches = {h.name for h in cpp_hooks}
-        self._runner = HookRunner(py_hooks, lambda: self._fetchable)
+        this = weakref.ref(self)
+        self._runner = HookRunner(py_hooks, lambda: this()._fetchable)
         self._runner.spec_hooks = self._spec_hooks
         self._took_training_hooks = False
         bridge = _core.HookBridge(self._runner)
@@ -244,6 +250,9 @@ class Estimator:
             stats = self._core.train(self._input(input_fn, ModeKeys.TRAIN, True), int(max_steps),
                                      cpp_hooks + [bridge], threading.current_thread() is threading.main_thread())
         finally:
+            # The bridge (C++) holds the runner, which holds run contexts holding the
+            # bridge: a cycle the collector cannot see, so break it here.
+            self._runner.release()
             self._runner = None
         self.last_train_stats = stats
         if stats["interrupted"]:

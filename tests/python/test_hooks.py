@@ -159,3 +159,29 @@ def test_tell_me_hook_reports(data):
         kiln.TellMeStepOrLossHook(loss="loss:0", final_loss=-1.0)
     with pytest.raises(kiln.ConfigError, match="total_step"):
         kiln.TellMeStepOrLossHook(step="global_step:0", total_step=0)
+
+
+def test_evaluate_from_a_hook(data):
+    x, y = data
+    seen = []
+
+    class EvalEvery(kiln.train.SessionRunHook):
+        def after_run(self, run_context, run_values):
+            if run_context.global_step % 5 == 0:
+                seen.append(est.evaluate(lambda: iter([(x, y)]))["global_step"])
+
+    est = make_estimator()
+    est.train(dataset_input(x, y), max_steps=10, hooks=[EvalEvery()])
+    assert seen == [5, 10] and est.last_train_stats["global_step"] == 10
+
+
+def test_an_estimator_is_freed(data):
+    import gc
+    import weakref
+    x, y = data
+    est = make_estimator()
+    est.train(dataset_input(x, y), max_steps=2)
+    ref = weakref.ref(est)
+    del est
+    gc.collect()
+    assert ref() is None
