@@ -35,7 +35,7 @@ from ._graph import (  # noqa: F401
 )
 from ._log import set_log_function
 from ._variables import get_variable
-from . import data, estimator, initializers, layers, losses, metrics, nn, train  # noqa: E402
+from . import data, estimator, initializers, layers, logging, losses, metrics, nn, train  # noqa: E402
 from .config import ExperimentalConfig, NPURunConfig, RunConfig
 from .estimator import Estimator, EstimatorSpec, ModeKeys, NPUEstimator
 from .train import TellMeStepOrLossHook

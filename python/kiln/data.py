@@ -147,19 +147,21 @@ class Dataset:
         s = _core.SliceSpec()
         s.features = self._features
         s.labels = self._labels
+        order = _core.SliceOrder()
         batched = False
         for op in self._ops:
             if op[0] == "shuffle":
-                s.shuffle = True
-                s.seed = int(default_seed if op[1] is None else op[1]) % 2**64
+                order.shuffle = True
+                order.seed = int(default_seed if op[1] is None else op[1]) % 2**64
             elif op[0] == "batch":
-                s.batch_size, s.drop_remainder = op[1], op[2]
+                order.batch_size, order.drop_remainder = op[1], op[2]
                 batched = True
             elif op[0] == "repeat":
-                s.epochs = op[1]
-                s.repeat_before_batch = not batched
+                order.epochs = op[1]
+                order.repeat_before_batch = not batched
             elif op[0] == "prefetch":
                 s.prefetch = op[1]
+        s.order = order
         return s
 
     def take_batches(self, limit, skip=0, default_seed=0):

@@ -17,7 +17,7 @@ from . import data as _data
 from . import metrics as _metrics
 from ._graph import GraphContext, Tensor, enter, leave, unsupported
 from ._hooks import HookRunner
-from .config import RunConfig
+from .config import RunConfig  # noqa: F401 (also tf.estimator.RunConfig)
 from .train import CheckpointSaverHook, SessionRunHook, TellMeStepOrLossHook, TrainOp
 
 

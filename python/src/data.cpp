@@ -18,13 +18,16 @@ void bind_data(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("features", &SliceSpec::features)
       .def_readwrite("labels", &SliceSpec::labels)
-      .def_readwrite("batch_size", &SliceSpec::batch_size)
-      .def_readwrite("drop_remainder", &SliceSpec::drop_remainder)
-      .def_readwrite("shuffle", &SliceSpec::shuffle)
-      .def_readwrite("seed", &SliceSpec::seed)
-      .def_readwrite("epochs", &SliceSpec::epochs)
-      .def_readwrite("repeat_before_batch", &SliceSpec::repeat_before_batch)
+      .def_readwrite("order", &SliceSpec::order)
       .def_readwrite("prefetch", &SliceSpec::prefetch);
+  py::class_<SliceOrder>(m, "SliceOrder")
+      .def(py::init<>())
+      .def_readwrite("batch_size", &SliceOrder::batch_size)
+      .def_readwrite("drop_remainder", &SliceOrder::drop_remainder)
+      .def_readwrite("shuffle", &SliceOrder::shuffle)
+      .def_readwrite("seed", &SliceOrder::seed)
+      .def_readwrite("epochs", &SliceOrder::epochs)
+      .def_readwrite("repeat_before_batch", &SliceOrder::repeat_before_batch);
 
   // The batches a SliceSpec yields (after skipping `skip`), at most `limit`: what
   // training would see, for tests and for users checking their pipeline.

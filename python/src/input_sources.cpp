@@ -24,12 +24,10 @@ namespace {
 Shape row_shape(const py::array& a) { return Shape(a.shape() + 1, a.shape() + a.ndim()); }
 }  // namespace
 
-SliceSource::SliceSource(const SliceSpec& spec) : spec_(spec) {
+SliceSource::SliceSource(const SliceSpec& spec) : spec_(spec.order) {
   held_ = std::make_shared<HeldArrays>();
   held_->features = spec.features;
   held_->labels = spec.labels;
-  spec_.features = py::array();
-  spec_.labels = py::none();
   const py::array& f = spec.features;
   feature_dtype_ = dtype_of(f, "features");
   features_ = static_cast<const std::byte*>(f.data());

@@ -20,16 +20,22 @@
 
 namespace kiln::python {
 
-struct SliceSpec {
-  pybind11::array features;
-  pybind11::object labels;  // a numpy array, or None
+// How the examples are ordered and grouped (no Python objects: a source keeps this
+// without the GIL).
+struct SliceOrder {
   int64_t batch_size = 1;
   bool drop_remainder = false;
   bool shuffle = false;
   uint64_t seed = 0;
   int64_t epochs = 1;               // -1: forever
   bool repeat_before_batch = false;  // repeat().batch(): batches run across epochs
-  int prefetch = 0;                  // batches kept ready by a background thread; 0: none
+};
+
+struct SliceSpec {
+  pybind11::array features;
+  pybind11::object labels;  // a numpy array, or None
+  SliceOrder order;
+  int prefetch = 0;  // batches kept ready by a background thread; 0: none
 };
 
 // The numpy arrays kept alive for the source (released under the GIL).
@@ -52,7 +58,7 @@ class SliceSource : public data::BatchSource {
   Shape feature_row_, label_row_;
   size_t feature_row_bytes_ = 0, label_row_bytes_ = 0;
   int64_t n_ = 0;
-  SliceSpec spec_;
+  SliceOrder spec_;
   std::vector<int64_t> order_;
   int64_t epoch_ = 0, pos_ = 0;
   bool ended_ = false;

@@ -44,3 +44,13 @@ def test_error_types_are_python_types():
     assert issubclass(kiln.GraphError, ValueError)
     assert issubclass(kiln.DataError, kiln.Error)
     assert issubclass(kiln.CheckpointError, kiln.Error)
+
+
+def test_tf_logging_verbosity_switches_kiln_lines(quiet):
+    kiln.logging.set_verbosity(kiln.logging.WARN)
+    kiln.logging.info("hidden %d", 1)
+    kiln.logging.set_verbosity(kiln.logging.INFO)
+    kiln.set_log_function(quiet.append)
+    kiln.logging.info("shown %d", 2)
+    assert quiet == ["shown 2"]
+    assert kiln.estimator.RunConfig is kiln.RunConfig
