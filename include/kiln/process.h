@@ -17,4 +17,8 @@ namespace kiln {
 //    any environment with KILN_KEEP_OPENMP_WAIT set.
 void tune_process(char** argv);
 
+// Point 1 alone, for a process that cannot re-execute itself (the Python module, which
+// instead sets GOMP_SPINCOUNT before libgomp loads).
+void tune_heap();
+
 }  // namespace kiln

@@ -30,6 +30,7 @@ const std::map<std::string, int> kLayerLevel = {
     {"models", 7},                   // built-in model_fns
     {"report", 7},                   // summaries read back, the HTML/SVG report
     {"tools", 8},                    // the kiln command
+    {"python", 8},                   // the Python package's bindings (python/src), a front end beside tools
 };
 
 // The layer of each public header: the folder whose code implements it.
@@ -61,7 +62,7 @@ std::string layer_of_file(const fs::path& rel) {
     auto it = kPublicHeaderLayer.find(rel.filename().string());
     return it == kPublicHeaderLayer.end() ? "" : it->second;
   }
-  return top;  // models, tools
+  return top;  // models, tools, python
 }
 
 // The layer of an #include "..." target, or "" if it names nothing in the library.
@@ -77,7 +78,7 @@ std::string layer_of_include(const fs::path& root, const std::string& inc, const
 
 std::vector<fs::path> library_files(const fs::path& root) {
   std::vector<fs::path> files;
-  for (const char* dir : {"src", "include", "models", "tools"})
+  for (const char* dir : {"src", "include", "models", "tools", "python"})
     if (fs::exists(root / dir))
       for (const auto& e : fs::recursive_directory_iterator(root / dir))
       if (e.is_regular_file() && (e.path().extension() == ".h" || e.path().extension() == ".cpp")) files.push_back(e.path());

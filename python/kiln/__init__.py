@@ -1,0 +1,83 @@
+"""kiln: a graph compiler and training runtime for CPUs, with TensorFlow 1.x's names.
+
+A TensorFlow 1.x Estimator script ports by renaming `tf.` to `kiln.` (and the seed's
+`npu_bridge` to `kiln.npu_bridge`):
+
+    import kiln
+    def model_fn(features, labels, mode, params):
+        h = kiln.layers.dense(features, 1024, activation=kiln.nn.relu)
+        logits = kiln.layers.dense(h, 10)
+        ...
+        return kiln.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    est = kiln.NPUEstimator(model_fn=model_fn, config=kiln.NPURunConfig(...), params={})
+    est.train(input_fn=..., max_steps=1200, hooks=[kiln.TellMeStepOrLossHook(step='global_step:0', total_step=1200)])
+
+Names TensorFlow has and kiln's IR lacks raise NotImplementedError naming them.
+"""
+import os as _os
+
+# As `kiln train` does (kiln/process.h): OpenMP threads spin briefly before sleeping, so
+# idle ones do not starve working ones on a busy machine. libgomp reads this when it
+# loads, which importing kiln._core does (unless something loaded it before); a user's
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+if not any(k in _os.environ for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KILN_KEEP_OPENMP_WAIT")):
+    _os.environ["GOMP_SPINCOUNT"] = "1000"
+from . import _core  # noqa: E402
+
+_core.tune_heap()
+from ._dtypes import DType, as_dtype, bfloat16, bool, float16, float32, int32, int64  # noqa: A004
+from ._graph import (  # noqa: F401
+    Tensor, TensorShape, abs, add, argmax, argmin, cast, clip_by_value, concat, constant, convert_to_tensor, divide,
+    equal, erf, exp, expand_dims, get_default_graph, greater, greater_equal, identity, less, less_equal, log, matmul,
+    maximum, minimum, multiply, negative, not_equal, ones, ones_like, one_hot, pad, pow, reduce_max, reduce_mean,
+    reduce_min, reduce_sum, reshape, rsqrt, sigmoid, sign, slice, sqrt, square, squeeze, stop_gradient, subtract, tanh,
+    transpose, truediv, where, zeros, zeros_like,
+)
+from ._log import set_log_function
+from ._variables import get_variable
+from . import data, estimator, initializers, layers, logging, losses, metrics, nn, train  # noqa: E402
+from .config import ExperimentalConfig, NPURunConfig, RunConfig
+from .estimator import Estimator, EstimatorSpec, ModeKeys, NPUEstimator
+from .train import TellMeStepOrLossHook
+
+# Errors: configuration and graph errors are ValueErrors whose message starts with the
+# option in brackets ("[accelerate_train_mode] ..."), also in `error.option`.
+Error = _core.Error
+ConfigError = _core.ConfigError
+GraphError = _core.GraphError
+DataError = _core.DataError
+CheckpointError = _core.CheckpointError
+NanLossError = _core.NanLossError
+
+
+def _option(e):
+    text = str(e)
+    return text[1:text.index("]")] if text.startswith("[") and "]" in text else None
+
+
+for _cls in (ConfigError, GraphError, DataError, CheckpointError, NanLossError, Error):
+    _cls.option = property(_option)
+del _cls
+
+
+def placeholder(*args, **kwargs):
+    from ._graph import unsupported
+    unsupported("placeholder", "the Estimator feeds features and labels to model_fn; input comes from input_fn")
+
+
+def Session(*args, **kwargs):  # noqa: N802 (TensorFlow's name)
+    from ._graph import unsupported
+    unsupported("Session", "kiln runs graphs through the Estimator: train, evaluate, predict")
+
+
+
+
+class ConfigProto:
+    """tf.ConfigProto, accepted so that the seed's session_config line runs; kiln ignores it
+    (RunConfig warns)."""
+
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+
+__version__ = "0.1.0"

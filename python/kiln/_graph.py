@@ -1,0 +1,462 @@
+"""The graph model_fn builds: the current graph, Tensor's operators and properties, and
+the TensorFlow 1.x ops kiln's IR provides (kiln.matmul, kiln.reshape, ...).
+
+A graph exists only while model_fn runs (kiln builds one per mode and batch shape);
+ops called outside model_fn raise ValueError. Ops TensorFlow has and kiln's IR lacks
+raise NotImplementedError naming them (see unsupported()).
+"""
+import numbers
+import threading
+
+import numpy as np
+
+from . import _core
+from ._dtypes import as_dtype, from_kiln
+from ._dtypes import bool as _bool
+from ._dtypes import float32, int32, int64
+
+Tensor = _core.Tensor
+_local = threading.local()
+
+
+class GraphContext:
+    """What model_fn's graph needs besides the C++ graph: layer name counters, the seed
+    that variables without one derive theirs from, the tensors hooks may fetch."""
+
+    def __init__(self, scope, seed, mode):
+        self.scope = scope
+        self.seed = seed
+        self.mode = mode
+        self.layer_counts = {}
+        self.variables = 0
+        self.training_hooks = []
+
+    def unique_layer_name(self, base):
+        n = self.layer_counts.get(base, 0)
+        self.layer_counts[base] = n + 1
+        return base if n == 0 else "%s_%d" % (base, n)
+
+    def next_seed(self):
+        self.variables += 1
+        return (self.seed * 1000003 + self.variables) % (2**62)
+
+
+def current(op):
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None or not ctx.scope.open:
+        raise ValueError("[%s] no graph is being built: call it inside model_fn" % op)
+    return ctx
+
+
+def enter(ctx):
+    previous = getattr(_local, "ctx", None)
+    _local.ctx = ctx
+    return previous
+
+
+def leave(previous):
+    _local.ctx = previous
+
+
+def unsupported(name, why):
+    """Raises NotImplementedError for a TensorFlow name kiln does not provide."""
+    raise NotImplementedError("%s is not provided by kiln: %s" % (name, why))
+
+
+def strip_index(name):
+    """'loss:0' -> 'loss' (kiln values have one output). Other indices are an error."""
+    if ":" in name:
+        base, _, index = name.rpartition(":")
+        if index != "0":
+            raise ValueError("[fetch] '%s': kiln values have one output, ':0'" % name)
+        return base
+    return name
+
+
+# --- Tensor ---------------------------------------------------------------------------
+
+
+class TensorShape(tuple):
+    """A static shape; TensorFlow code calls as_list() and ndims on it."""
+
+    def as_list(self):
+        return list(self)
+
+    @property
+    def ndims(self):
+        return len(self)
+
+    @property
+    def rank(self):
+        return len(self)
+
+
+def _tensor_repr(t):
+    if not t._scope.open:
+        return "<kiln.Tensor of a model_fn call that has returned>"
+    return "<kiln.Tensor %s shape=%s dtype=%s>" % (
+        repr(t.name) if t.name else "(unnamed)",
+        tuple(t._shape),
+        from_kiln(t._dtype).name,
+    )
+
+
+def _no_bool(t):
+    raise TypeError("a kiln.Tensor has no truth value while the graph is built (it holds no value yet); "
+                    "use kiln.where to choose between tensors")
+
+
+def _no_iter(t):
+    raise TypeError("a kiln.Tensor is not iterable; index it (t[0])")
+
+
+Tensor.shape = property(lambda t: TensorShape(t._shape))
+Tensor.get_shape = lambda t: TensorShape(t._shape)
+Tensor.dtype = property(lambda t: from_kiln(t._dtype))
+Tensor.name = property(lambda t: (t._name + ":0") if t._name else None)
+Tensor.ndim = property(lambda t: len(t._shape))
+Tensor.graph = property(lambda t: t._scope)
+Tensor.__repr__ = _tensor_repr
+Tensor.__bool__ = _no_bool
+Tensor.__iter__ = _no_iter
+Tensor.__len__ = lambda t: t._shape[0] if t._shape else _no_iter(t)
+
+
+def convert_to_tensor(x, like=None, dtype=None, op="convert_to_tensor"):
+    """A Tensor as is; a Python or numpy number as a scalar constant of `like`'s dtype
+    (or `dtype`); a uniform numpy array as a constant of its shape."""
+    if isinstance(x, Tensor):
+        if dtype is not None and as_dtype(dtype).kiln != x._dtype:
+            raise TypeError(
+                "[%s] tensor of dtype %s where %s is needed; use kiln.cast" % (op, from_kiln(x._dtype).name, as_dtype(dtype).name)
+            )
+        return x
+    if dtype is None:
+        if like is not None:
+            dtype = from_kiln(like._dtype)
+        elif isinstance(x, (bool, np.bool_)):
+            dtype = _bool
+        elif isinstance(x, numbers.Integral):
+            dtype = int32
+        else:
+            dtype = float32
+    dtype = as_dtype(dtype)
+    scope = like._scope if like is not None else current(op).scope
+    if isinstance(x, (numbers.Number, np.generic)):
+        return _core.constant(scope, float(x), dtype.kiln, [])
+    arr = np.asarray(x)
+    if arr.dtype == object:
+        raise TypeError("[%s] cannot make a tensor of %r" % (op, type(x).__name__))
+    flat = arr.reshape(-1)
+    if flat.size and not np.all(flat == flat[0]):
+        unsupported(
+            "a constant with differing values (%s)" % op,
+            "kiln's IR holds constants of one repeated value; compute the values in the graph or feed them as input",
+        )
+    return _core.constant(scope, float(flat[0]) if flat.size else 0.0, dtype.kiln, list(arr.shape))
+
+
+def _binary(fn, op):
+    def apply(a, b, name=None):
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            a = convert_to_tensor(a, op=op)
+        if not isinstance(a, Tensor):
+            a = convert_to_tensor(a, like=b, op=op)
+        if not isinstance(b, Tensor):
+            b = convert_to_tensor(b, like=a, op=op)
+        if a._dtype != b._dtype:
+            raise TypeError(
+                "[%s] operands have dtypes %s and %s; kiln.cast one of them"
+                % (op, from_kiln(a._dtype).name, from_kiln(b._dtype).name)
+            )
+        return named(fn(a, b), name)
+
+    apply.__name__ = op
+    return apply
+
+
+def named(t, name):
+    """Names `t` (unique in its graph, as TensorFlow makes names unique) so that hooks can
+    fetch it as 'name:0'. An already named value gets a new identity node."""
+    if name is None:
+        return t
+    if t._name or t._op in ("variable", "placeholder"):
+        t = _core.add(t, _core.scalar_like(t, 0.0))
+    base, n = name, 0
+    while t._scope.find(name) is not None:
+        n += 1
+        name = "%s_%d" % (base, n)
+    return t._named(name)
+
+
+add = _binary(_core.add, "add")
+subtract = _binary(_core.sub, "subtract")
+multiply = _binary(_core.mul, "multiply")
+divide = _binary(_core.div, "divide")
+maximum = _binary(_core.maximum, "maximum")
+minimum = _binary(_core.minimum, "minimum")
+pow = _binary(_core.pow, "pow")  # noqa: A001 (TensorFlow's name)
+equal = _binary(_core.equal, "equal")
+not_equal = _binary(_core.not_equal, "not_equal")
+less = _binary(_core.less, "less")
+less_equal = _binary(_core.less_equal, "less_equal")
+greater = _binary(_core.greater, "greater")
+greater_equal = _binary(_core.greater_equal, "greater_equal")
+truediv = divide
+
+
+def _swap(f):
+    return lambda a, b: f(b, a)
+
+
+Tensor.__add__ = add
+Tensor.__radd__ = _swap(add)
+Tensor.__sub__ = subtract
+Tensor.__rsub__ = _swap(subtract)
+Tensor.__mul__ = multiply
+Tensor.__rmul__ = _swap(multiply)
+Tensor.__truediv__ = divide
+Tensor.__rtruediv__ = _swap(divide)
+Tensor.__pow__ = pow
+Tensor.__rpow__ = _swap(pow)
+Tensor.__lt__ = less
+Tensor.__le__ = less_equal
+Tensor.__gt__ = greater
+Tensor.__ge__ = greater_equal
+Tensor.__neg__ = lambda t: _core.neg(t)
+Tensor.__abs__ = lambda t: _core.abs(t)
+
+
+def _unary(fn, op):
+    def apply(x, name=None):
+        return named(fn(convert_to_tensor(x, op=op)), name)
+
+    apply.__name__ = op
+    return apply
+
+
+negative = _unary(_core.neg, "negative")
+abs = _unary(_core.abs, "abs")  # noqa: A001
+sign = _unary(_core.sign, "sign")
+exp = _unary(_core.exp, "exp")
+log = _unary(_core.log, "log")
+sqrt = _unary(_core.sqrt, "sqrt")
+rsqrt = _unary(_core.rsqrt, "rsqrt")
+square = _unary(_core.square, "square")
+tanh = _unary(_core.tanh, "tanh")
+sigmoid = _unary(_core.sigmoid, "sigmoid")
+erf = _unary(_core.erf, "erf")
+stop_gradient = _unary(_core.stop_gradient, "stop_gradient")
+
+
+def identity(x, name=None):
+    x = convert_to_tensor(x, op="identity")
+    return named(x, name) if name else x
+
+
+def where(condition, x=None, y=None, name=None):
+    if x is None or y is None:
+        unsupported("where(condition) without x and y", "it returns data-dependent shapes; kiln's shapes are static")
+    if not isinstance(x, Tensor):
+        x = convert_to_tensor(x, like=y if isinstance(y, Tensor) else None, op="where")
+    if not isinstance(y, Tensor):
+        y = convert_to_tensor(y, like=x, op="where")
+    return named(_core.select(condition, x, y), name)
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
+    return named(_core.matmul(a, b, bool(transpose_a), bool(transpose_b)), name)
+
+
+Tensor.__matmul__ = matmul
+Tensor.__rmatmul__ = _swap(matmul)
+
+
+def cast(x, dtype, name=None):
+    return named(_core.cast(convert_to_tensor(x, op="cast"), as_dtype(dtype).kiln), name)
+
+
+def _shape_list(shape, op):
+    if isinstance(shape, Tensor):
+        unsupported("%s with a shape tensor" % op, "shapes are static in kiln; pass a list of ints")
+    return [int(d) for d in shape]
+
+
+def reshape(tensor, shape, name=None):
+    return named(_core.reshape(tensor, _shape_list(shape, "reshape")), name)
+
+
+def transpose(a, perm=None, name=None):
+    perm = list(reversed(range(len(a._shape)))) if perm is None else _shape_list(perm, "transpose")
+    return named(_core.transpose(a, perm), name)
+
+
+def concat(values, axis, name=None):
+    return named(_core.concat(list(values), int(axis)), name)
+
+
+def _axes(axis):
+    if axis is None:
+        return []
+    if isinstance(axis, (list, tuple)):
+        return [int(a) for a in axis]
+    return [int(axis)]
+
+
+def _reduction(fn, op):
+    def apply(input_tensor, axis=None, keepdims=None, name=None, keep_dims=None, reduction_indices=None):
+        if axis is None:
+            axis = reduction_indices
+        keep = bool(keepdims if keepdims is not None else keep_dims)
+        return named(fn(convert_to_tensor(input_tensor, op=op), _axes(axis), keep), name)
+
+    apply.__name__ = op
+    return apply
+
+
+reduce_sum = _reduction(_core.reduce_sum, "reduce_sum")
+reduce_mean = _reduction(_core.reduce_mean, "reduce_mean")
+reduce_max = _reduction(_core.reduce_max, "reduce_max")
+
+
+def reduce_min(input_tensor, axis=None, keepdims=None, name=None, keep_dims=None, reduction_indices=None):
+    x = convert_to_tensor(input_tensor, op="reduce_min")
+    return named(-reduce_max(-x, axis, keepdims, None, keep_dims, reduction_indices), name)
+
+
+def argmax(input, axis=None, name=None, dimension=None, output_type=int64):  # noqa: A002 (TensorFlow's name)
+    if axis is None:
+        axis = dimension if dimension is not None else 0
+    out = _core.argmax(input, int(axis))
+    if as_dtype(output_type).kiln != out._dtype:
+        out = _core.cast(out, as_dtype(output_type).kiln)
+    return named(out, name)
+
+
+def argmin(input, axis=None, name=None, dimension=None, output_type=int64):  # noqa: A002
+    return argmax(-convert_to_tensor(input, op="argmin"), axis, name, dimension, output_type)
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    if axis not in (None, -1):
+        unsupported("one_hot(axis=%r)" % axis, "kiln's one_hot puts the new axis last (axis=-1)")
+    dtype = as_dtype(dtype) if dtype is not None else float32
+    out = _core.one_hot(indices, int(depth), dtype.kiln)
+    on = 1.0 if on_value is None else float(on_value)
+    off = 0.0 if off_value is None else float(off_value)
+    if (on, off) != (1.0, 0.0):
+        out = out * (on - off) + off
+    return named(out, name)
+
+
+def expand_dims(input, axis, name=None):  # noqa: A002
+    shape = list(input._shape)
+    axis = int(axis)
+    if axis < 0:
+        axis += len(shape) + 1
+    return named(_core.reshape(input, shape[:axis] + [1] + shape[axis:]), name)
+
+
+def squeeze(input, axis=None, name=None):  # noqa: A002
+    shape = list(input._shape)
+    axes = [a % len(shape) for a in _axes(axis)] if axis is not None else [i for i, d in enumerate(shape) if d == 1]
+    for a in axes:
+        if shape[a] != 1:
+            raise ValueError("[squeeze] axis %d has extent %d, not 1" % (a, shape[a]))
+    return named(_core.reshape(input, [d for i, d in enumerate(shape) if i not in axes]), name)
+
+
+def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
+    begin = _shape_list(begin, "slice")
+    shape = list(input_._shape)
+    end = [b + (shape[i] - b if s == -1 else s) for i, (b, s) in enumerate(zip(begin, _shape_list(size, "slice")))]
+    return named(_core.slice(input_, begin, end), name)
+
+
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    if str(mode).upper() != "CONSTANT" or constant_values != 0:
+        unsupported("pad(mode=%r, constant_values=%r)" % (mode, constant_values), "kiln pads with zeros only")
+    paddings = [[int(a), int(b)] for a, b in paddings]
+    return named(_core.pad(tensor, [p[0] for p in paddings], [p[1] for p in paddings]), name)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    return named(minimum(maximum(t, clip_value_min), clip_value_max), name)
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    arr = np.asarray(value)
+    if shape is not None:
+        arr = np.broadcast_to(arr, tuple(int(d) for d in shape))
+    if dtype is None:
+        dtype = float32 if arr.dtype.kind == "f" else (int32 if arr.dtype.kind in "iu" else _bool if arr.dtype.kind == "b" else None)
+    return named(convert_to_tensor(arr, dtype=dtype, op="constant"), name)
+
+
+def zeros(shape, dtype=float32, name=None):
+    return named(_core.constant(current("zeros").scope, 0.0, as_dtype(dtype).kiln, _shape_list(shape, "zeros")), name)
+
+
+def ones(shape, dtype=float32, name=None):
+    return named(_core.constant(current("ones").scope, 1.0, as_dtype(dtype).kiln, _shape_list(shape, "ones")), name)
+
+
+def zeros_like(tensor, dtype=None, name=None):
+    return zeros(tensor._shape, dtype or from_kiln(tensor._dtype), name)
+
+
+def ones_like(tensor, dtype=None, name=None):
+    return ones(tensor._shape, dtype or from_kiln(tensor._dtype), name)
+
+
+def _getitem(t, key):
+    """Indexing with ints, slices of step 1 and `...`: a slice, then a reshape that drops
+    the int-indexed axes."""
+    key = key if isinstance(key, tuple) else (key,)
+    shape = list(t._shape)
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("[index] at most one '...'")
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        key = key[:i] + (np.s_[:],) * (len(shape) - len(key) + 1) + key[i + 1 :]
+    if len(key) > len(shape):
+        raise IndexError("[index] %d indices for a tensor of rank %d" % (len(key), len(shape)))
+    begin, end, keep = [], [], []
+    for axis, extent in enumerate(shape):
+        k = key[axis] if axis < len(key) else np.s_[:]
+        if isinstance(k, numbers.Integral):
+            i = int(k) + extent if k < 0 else int(k)
+            if not 0 <= i < extent:
+                raise IndexError("[index] index %d is out of range for axis %d of extent %d" % (k, axis, extent))
+            begin.append(i)
+            end.append(i + 1)
+        elif isinstance(k, type(np.s_[:])):
+            start, stop, step = k.indices(extent)
+            if step != 1:
+                unsupported("strided indexing (step %d)" % step, "kiln's slice takes contiguous ranges")
+            begin.append(start)
+            end.append(max(start, stop))
+            keep.append(max(0, stop - start))
+        else:
+            unsupported("indexing with %s" % type(k).__name__, "kiln indexes with ints, slices of step 1 and '...'")
+    out = _core.slice(t, begin, end)
+    return _core.reshape(out, keep) if len(keep) != len(shape) else out
+
+
+Tensor.__getitem__ = _getitem
+
+
+def get_default_graph():
+    """The graph model_fn is building (get_tensor_by_name looks values up by 'name:0')."""
+    return _DefaultGraph(current("get_default_graph").scope)
+
+
+class _DefaultGraph:
+    def __init__(self, scope):
+        self._scope = scope
+
+    def get_tensor_by_name(self, name):
+        t = self._scope.find(strip_index(name))
+        if t is None:
+            raise KeyError("[get_tensor_by_name] no value '%s' in the graph; named values: %s" % (name, ", ".join(self._scope.named_values())))
+        return t

@@ -1,0 +1,357 @@
+"""kiln.estimator: TensorFlow 1.x's tf.estimator over kiln's C++ Estimator.
+
+The training loop, checkpoints, resume and accelerate_train_mode are the C++
+Estimator's; this module turns a TensorFlow-style model_fn, input_fn and hooks into what
+it takes. train/evaluate/predict run without holding the GIL except while model_fn, a
+Python input or a Python hook runs.
+"""
+import inspect
+import threading
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _core, _log
+from . import data as _data
+from . import metrics as _metrics
+from ._graph import GraphContext, Tensor, enter, leave, unsupported
+from ._hooks import HookRunner
+from .config import RunConfig  # noqa: F401 (also tf.estimator.RunConfig)
+from .train import CheckpointSaverHook, SessionRunHook, TellMeStepOrLossHook, TrainOp
+
+
+class ModeKeys:
+    TRAIN = "train"
+    EVAL = "eval"
+    PREDICT = "infer"
+
+
+_MODE = {"train": ModeKeys.TRAIN, "eval": ModeKeys.EVAL, "predict": ModeKeys.PREDICT}
+_UNLIMITED = 2**62
+
+
+class EstimatorSpec:
+    """What model_fn returns: TRAIN needs loss and train_op; EVAL loss (and
+    eval_metric_ops); PREDICT predictions (a Tensor or a dict of them)."""
+
+    def __init__(self, mode, predictions=None, loss=None, train_op=None, eval_metric_ops=None, export_outputs=None,
+                 training_chief_hooks=None, training_hooks=None, scaffold=None, evaluation_hooks=None,
+                 prediction_hooks=None):
+        if mode not in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
+            raise ValueError("[EstimatorSpec] mode %r is not one of ModeKeys.TRAIN, EVAL, PREDICT" % (mode,))
+        if loss is not None and not isinstance(loss, Tensor):
+            raise TypeError("[EstimatorSpec] loss must be a kiln.Tensor, not %s" % type(loss).__name__)
+        if train_op is not None and not isinstance(train_op, TrainOp):
+            raise TypeError("[EstimatorSpec] train_op must come from an optimizer's minimize(), not %s"
+                            % type(train_op).__name__)
+        if mode == ModeKeys.TRAIN and (loss is None or train_op is None):
+            raise ValueError("[EstimatorSpec] TRAIN mode needs loss and train_op")
+        if mode == ModeKeys.EVAL and loss is None:
+            raise ValueError("[EstimatorSpec] EVAL mode needs loss")
+        if mode == ModeKeys.PREDICT and predictions is None:
+            raise ValueError("[EstimatorSpec] PREDICT mode needs predictions")
+        if evaluation_hooks or prediction_hooks or training_chief_hooks:
+            unsupported("EstimatorSpec(evaluation_hooks=, prediction_hooks=, training_chief_hooks=)",
+                        "kiln runs hooks in train(); pass training_hooks or train(hooks=...)")
+        if scaffold is not None:
+            unsupported("EstimatorSpec(scaffold=...)", "kiln initialises and saves variables itself")
+        if export_outputs:
+            warnings.warn("[EstimatorSpec] export_outputs is ignored: kiln has no SavedModel export", stacklevel=2)
+        self.mode, self.predictions, self.loss, self.train_op = mode, predictions, loss, train_op
+        self.eval_metric_ops = dict(eval_metric_ops or {})
+        self.training_hooks = list(training_hooks or [])
+
+
+def _call_with(fn, what, available):
+    """Calls fn with the arguments of `available` its signature names (TensorFlow's rule
+    for model_fn and input_fn)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        raise TypeError("[%s] %r is not callable" % (what, fn)) from None
+    kwargs = {k: v for k, v in available.items() if k in params}
+    return fn(**kwargs)
+
+
+class _InputInfo:
+    feature_key = None
+
+
+class Estimator:
+    """Estimator(model_fn, model_dir=None, config=None, params=None); the seed's
+    NPUEstimator is the same class."""
+
+    def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None, backend="cpu"):
+        if not callable(model_fn):
+            raise TypeError("[model_fn] %r is not callable" % (model_fn,))
+        if warm_start_from is not None:
+            unsupported("Estimator(warm_start_from=...)", "point model_dir at the checkpoints to continue from")
+        config = config if config is not None else RunConfig()
+        if not isinstance(config, RunConfig):
+            raise TypeError("[config] must be a kiln RunConfig (NPURunConfig), not %s" % type(config).__name__)
+        if model_dir is not None:
+            if config.model_dir and config.model_dir != model_dir:
+                raise _core.ConfigError("[model_dir] '%s' differs from the config's '%s'" % (model_dir, config.model_dir))
+            config = config.replace(model_dir=model_dir)
+        if params is not None and not isinstance(params, dict):
+            raise TypeError("[params] must be a dict, not %s" % type(params).__name__)
+        self._model_fn = model_fn
+        self._config = config
+        self._params = dict(params or {})
+        self._info = _InputInfo()
+        self._runner = None
+        self._spec_hooks = []
+        self._cpp_fetches = set()
+        self._fetchable = set()
+        self._single_prediction = False
+        self.last_train_stats = None
+        # The C++ Estimator calls model_fn through a weak reference: a strong one would make
+        # a cycle through C++ that Python's collector cannot see, and keep every compiled
+        # graph alive after the Estimator is dropped.
+        this = weakref.ref(self)
+        self._core = _core.Estimator(lambda *args: this()._build(*args), config._to_cpp(), backend, _log.emit)
+
+    @property
+    def model_dir(self):
+        return self._config.model_dir
+
+    @property
+    def config(self):
+        return self._config
+
+    @property
+    def params(self):
+        return dict(self._params)
+
+    # --- model_fn -----------------------------------------------------------------------
+
+    def _build(self, scope, features, labels, kiln_mode):
+        """Called by the C++ Estimator for each graph it builds; returns the spec's parts."""
+        mode = _MODE[kiln_mode]
+        seed = self._config.random_seed or 0
+        ctx = GraphContext(scope, seed, mode)
+        previous = enter(ctx)
+        try:
+            feats = {self._info.feature_key: features} if self._info.feature_key is not None else features
+            spec = _call_with(self._model_fn, "model_fn", {"features": feats, "labels": labels, "mode": mode,
+                                                           "params": dict(self._params), "config": self._config})
+            if not isinstance(spec, EstimatorSpec):
+                raise TypeError("[model_fn] returned %s; it must return a kiln.estimator.EstimatorSpec"
+                                % type(spec).__name__)
+            return self._spec_parts(spec, mode, scope)
+        finally:
+            leave(previous)
+
+    def _spec_parts(self, spec, mode, scope):
+        predictions = spec.predictions
+        if isinstance(predictions, Tensor):
+            self._single_prediction = True
+            predictions = {"predictions": predictions}
+        elif predictions is not None:
+            self._single_prediction = False
+            for k, v in predictions.items():
+                if not isinstance(v, Tensor):
+                    raise TypeError("[EstimatorSpec] predictions['%s'] is %s, not a kiln.Tensor" % (k, type(v).__name__))
+        metrics = {k: _metrics.as_metric(k, m) for k, m in spec.eval_metric_ops.items()}
+        train_op = spec.train_op._core if spec.train_op is not None else None
+        outputs = []
+        if mode == ModeKeys.TRAIN:
+            if self._runner is not None and not self._took_training_hooks:
+                self._take_training_hooks(spec.training_hooks)
+            outputs = self._fetchable_outputs(scope)
+            self._fetchable = set(outputs) | {"loss", "global_step"} | self._cpp_fetches
+        return (spec.loss if mode != ModeKeys.PREDICT else None, train_op if mode == ModeKeys.TRAIN else None,
+                dict(predictions or {}) if mode == ModeKeys.PREDICT else {}, metrics if mode == ModeKeys.EVAL else {},
+                outputs)
+
+    def _take_training_hooks(self, hooks):
+        """The spec's training_hooks join the train() call's hooks. A later train() call
+        whose graph is already built (model_fn does not run again) reuses them."""
+        self._took_training_hooks = True
+        for h in hooks:
+            if isinstance(h, TellMeStepOrLossHook):
+                unsupported("TellMeStepOrLossHook in training_hooks", "pass it to train(hooks=...)")
+            if not isinstance(h, SessionRunHook):
+                raise TypeError("[EstimatorSpec] training_hooks holds %r, not a kiln.train.SessionRunHook" % (h,))
+            self._prepare_hook(h)
+        self._spec_hooks = list(hooks)
+        self._runner.spec_hooks = self._spec_hooks
+
+    def _fetchable_outputs(self, scope):
+        """Every value the model_fn named, except variables and what the Estimator outputs
+        anyway: a hook may fetch any of them by name."""
+        out = []
+        for name in scope.named_values():
+            if name in ("loss", "global_step", "grads_finite") or name in self._cpp_fetches:
+                continue
+            if scope.find(name)._op in ("variable", "placeholder"):
+                continue
+            out.append(name)
+        return out
+
+    # --- input_fn -----------------------------------------------------------------------
+
+    def _input(self, input_fn, mode, fixed_batch):
+        if not callable(input_fn):
+            raise TypeError("[input_fn] %r is not callable" % (input_fn,))
+        info = self._info
+        seed = self._config.random_seed or 0
+
+        def make():
+            result = _call_with(input_fn, "input_fn", {"mode": mode, "params": dict(self._params),
+                                                        "config": self._config})
+            if isinstance(result, _data.Dataset):
+                info.feature_key = result._feature_key
+                return result.spec(seed)
+            return _data.BatchReader(result, info, fixed_batch)
+
+        return make
+
+    def _prepare_hook(self, h):
+        if isinstance(h, CheckpointSaverHook):
+            h._model_dir = self._config.model_dir or None
+
+    # --- train / evaluate / predict -------------------------------------------------------
+
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        """Trains until the global step reaches max_steps (or `steps` more than now), the
+        input ends, or a hook requests a stop. Resumes from model_dir's latest checkpoint.
+        Returns self; what `kiln train` reports is in self.last_train_stats."""
+        if saving_listeners:
+            unsupported("train(saving_listeners=...)", "use a SessionRunHook")
+        if steps is not None and max_steps is not None:
+            raise ValueError("[train] give steps or max_steps, not both")
+        for n, v in (("steps", steps), ("max_steps", max_steps)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0):
+                raise ValueError("[%s] %r must be an integer >= 1" % (n, v))
+        if steps is not None:
+            max_steps = self._current_step() + int(steps)
+        elif max_steps is None:
+            max_steps = _UNLIMITED
+        cpp_hooks, py_hooks = [], []
+        for h in hooks or []:
+            if isinstance(h, TellMeStepOrLossHook):
+                cpp_hooks.append(h._cpp)
+            elif isinstance(h, SessionRunHook):
+                self._prepare_hook(h)
+                py_hooks.append(h)
+            else:
+                raise TypeError("[hooks] %r is not a kiln.train.SessionRunHook or TellMeStepOrLossHook" % (h,))
+        self._cpp_fetches = {h.name for h in cpp_hooks}
+        this = weakref.ref(self)
+        self._runner = HookRunner(py_hooks, lambda: this()._fetchable)
+        self._runner.spec_hooks = self._spec_hooks
+        self._took_training_hooks = False
+        bridge = _core.HookBridge(self._runner)
+        if self._config.num_threads > 0:
+            _core.set_num_threads(self._config.num_threads)
+        try:
+            stats = self._core.train(self._input(input_fn, ModeKeys.TRAIN, True), int(max_steps),
+                                     cpp_hooks + [bridge], threading.current_thread() is threading.main_thread())
+        finally:
+            # The bridge (C++) holds the runner, which holds run contexts holding the
+            # bridge: a cycle the collector cannot see, so break it here.
+            self._runner.release()
+            self._runner = None
+        self.last_train_stats = stats
+        if stats["interrupted"]:
+            where = (" and saved a checkpoint in '%s'" % self.model_dir) if self.model_dir else ""
+            raise KeyboardInterrupt("kiln: training stopped at step %d after Ctrl-C%s" % (stats["global_step"], where))
+        return self
+
+    def _current_step(self):
+        step = self._core.global_step
+        if step == 0 and self.model_dir:
+            latest = _core.latest_checkpoint_step(self.model_dir)
+            step = latest or 0
+        return step
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        """One pass over the input (or `steps` batches): a dict with 'loss', the model's
+        eval_metric_ops and 'global_step'."""
+        if hooks:
+            unsupported("evaluate(hooks=...)", "kiln runs hooks in train()")
+        if checkpoint_path is not None:
+            unsupported("evaluate(checkpoint_path=...)", "kiln evaluates the latest state of model_dir")
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps <= 0):
+            raise ValueError("[steps] %r must be an integer >= 1" % (steps,))
+        out = self._core.evaluate(self._input(input_fn, ModeKeys.EVAL, False), int(steps or 0))
+        out.pop("examples", None)
+        out.pop("seconds", None)
+        return out
+
+    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None, yield_single_examples=True):
+        """Yields, per example, a dict of numpy values (or the value itself when
+        model_fn's predictions is one Tensor). yield_single_examples=False yields one
+        batch holding every example."""
+        if hooks:
+            unsupported("predict(hooks=...)", "kiln runs hooks in train()")
+        if checkpoint_path is not None:
+            unsupported("predict(checkpoint_path=...)", "kiln predicts with the latest state of model_dir")
+        out = self._core.predict(self._input(input_fn, ModeKeys.PREDICT, False))
+        if predict_keys is not None:
+            keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
+            missing = [k for k in keys if k not in out]
+            if missing:
+                raise ValueError("[predict_keys] %s not among the predictions: %s" % (missing, ", ".join(sorted(out))))
+            out = {k: out[k] for k in keys}
+        single = self._single_prediction and list(out) == ["predictions"]
+        if not yield_single_examples:
+            yield out["predictions"] if single else out
+            return
+        n = len(next(iter(out.values()))) if out else 0
+        for i in range(n):
+            yield out["predictions"][i] if single else {k: v[i] for k, v in out.items()}
+
+    # --- state ----------------------------------------------------------------------------
+
+    def get_variable_names(self):
+        return sorted(self._variables())
+
+    def get_variable_value(self, name):
+        v = self._variables()
+        key = name[:-2] if name.endswith(":0") else name
+        if key not in v:
+            raise ValueError("[get_variable_value] no variable '%s'; variables: %s" % (name, ", ".join(sorted(v))))
+        return v[key]
+
+    def _variables(self):
+        v = self._core.variables()
+        if v or not self.model_dir:
+            return v
+        latest = _core.latest_checkpoint_step(self.model_dir)
+        if latest is None:
+            raise _core.CheckpointError("[checkpoint] nothing trained yet and no checkpoint in '%s'" % self.model_dir)
+        return _core.read_checkpoint_variables(_core.checkpoint_path(self.model_dir, latest))[1]
+
+    def latest_checkpoint(self):
+        if not self.model_dir:
+            return None
+        latest = _core.latest_checkpoint_step(self.model_dir)
+        return None if latest is None else _core.checkpoint_path(self.model_dir, latest)
+
+    def compile_summary(self):
+        """Graphs compiled and how the compile cache served them."""
+        return self._core.compile_summary()
+
+
+NPUEstimator = Estimator
+
+
+class inputs:  # noqa: N801 (TensorFlow's tf.estimator.inputs module)
+    @staticmethod
+    def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000, num_threads=1):
+        """tf.estimator.inputs.numpy_input_fn: an input_fn over numpy arrays (x an array or
+        a dict of one array), as a kiln.data.Dataset."""
+        if shuffle is None:
+            raise ValueError("[numpy_input_fn] shuffle must be given (True or False), as in TensorFlow")
+
+        def input_fn():
+            d = _data.Dataset.from_tensor_slices((x, y) if y is not None else x)
+            if shuffle:
+                d = d.shuffle(queue_capacity)
+            d = d.repeat(num_epochs if num_epochs is not None else None)
+            return d.batch(batch_size, drop_remainder=False)
+
+        return input_fn

@@ -1,0 +1,1 @@
+"""kiln.npu_bridge.estimator.npu: npu_config, npu_hook, npu_estimator."""

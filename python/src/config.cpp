@@ -1,0 +1,42 @@
+// RunConfig and ExperimentalConfig (the seed's NPURunConfig) as plain records; the Python
+// classes fill them from keyword arguments and validate() names the option on error.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "kiln/config.h"
+#include "module.h"
+
+namespace py = pybind11;
+
+namespace kiln::python {
+
+void bind_config(py::module_& m) {
+  py::class_<ExperimentalConfig>(m, "ExperimentalConfig")
+      .def(py::init<>())
+      .def_readwrite("graph_compiler_cache_dir", &ExperimentalConfig::graph_compiler_cache_dir)
+      .def_readwrite("accelerate_train_mode", &ExperimentalConfig::accelerate_train_mode)
+      .def_readwrite("cache_size_cap_bytes", &ExperimentalConfig::cache_size_cap_bytes)
+      .def_readwrite("cache_strict", &ExperimentalConfig::cache_strict)
+      .def_readwrite("accelerate_loss_window", &ExperimentalConfig::accelerate_loss_window)
+      .def_readwrite("accelerate_max_low_share", &ExperimentalConfig::accelerate_max_low_share);
+
+  py::class_<RunConfig>(m, "RunConfig")
+      .def(py::init<>())
+      .def_readwrite("experimental_config", &RunConfig::experimental_config)
+      .def_readwrite("precision_mode", &RunConfig::precision_mode)
+      .def_readwrite("precision_mode_v2", &RunConfig::precision_mode_v2)
+      .def_readwrite("iterations_per_loop", &RunConfig::iterations_per_loop)
+      .def_readwrite("model_dir", &RunConfig::model_dir)
+      .def_readwrite("save_checkpoints_steps", &RunConfig::save_checkpoints_steps)
+      .def_readwrite("keep_checkpoint_max", &RunConfig::keep_checkpoint_max)
+      .def_readwrite("log_step_count_steps", &RunConfig::log_step_count_steps)
+      .def_readwrite("save_summary_steps", &RunConfig::save_summary_steps)
+      .def_readwrite("num_threads", &RunConfig::num_threads)
+      .def_readwrite("random_seed", &RunConfig::random_seed)
+      .def("validate", [](const RunConfig& c) { c.validate(); })
+      .def("describe", [](const RunConfig& c, int64_t max_steps) { return describe(c, max_steps); });
+
+  m.def("parse_byte_size", [](const std::string& text) { return parse_byte_size(text); });
+}
+
+}  // namespace kiln::python

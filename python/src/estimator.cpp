@@ -1,0 +1,262 @@
+// kiln._core.Estimator: the C++ Estimator with a Python model_fn, Python input and Python
+// hooks. train/evaluate/predict run with the GIL released; model_fn, a Python input's
+// next batch and Python hooks take it only while they run. During train() the first
+// Ctrl-C asks the Estimator to stop after the current step (it writes the final
+// checkpoint), as `kiln train` does; a second one interrupts the usual way.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <csignal>
+#include <ostream>
+#include <streambuf>
+
+#include <omp.h>
+
+#include "hook_bridge.h"
+#include "input_sources.h"
+#include "kiln/checkpoint.h"
+#include "kiln/estimator.h"
+#include "kiln/process.h"
+#include "module.h"
+#include "numpy_array.h"
+#include "tensor.h"
+
+namespace py = pybind11;
+
+namespace kiln::python {
+
+namespace {
+
+// A Python object shared by C++ callbacks that run without the GIL; released under it.
+struct PyRef {
+  py::object obj;
+  explicit PyRef(py::object o) : obj(std::move(o)) {}
+  ~PyRef() {
+    py::gil_scoped_acquire gil;
+    obj = py::object();
+  }
+};
+
+std::atomic<bool> g_interrupt{false};
+struct sigaction g_previous_sigint;
+
+extern "C" void on_sigint(int) {
+  g_interrupt.store(true);
+  sigaction(SIGINT, &g_previous_sigint, nullptr);  // the next Ctrl-C goes to Python
+}
+
+// Installs on_sigint for the lifetime of the guard (main thread only; see train()).
+class SigintGuard {
+ public:
+  explicit SigintGuard(bool active) : active_(active) {
+    g_interrupt.store(false);
+    if (!active_) return;
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &g_previous_sigint);
+  }
+  ~SigintGuard() {
+    if (active_) sigaction(SIGINT, &g_previous_sigint, nullptr);
+  }
+
+ private:
+  bool active_;
+};
+
+// Lines the Estimator logs, handed to a Python callable one line at a time.
+class LineToPython : public std::streambuf {
+ public:
+  explicit LineToPython(std::shared_ptr<PyRef> sink) : sink_(std::move(sink)) {}
+
+ protected:
+  int overflow(int c) override {
+    if (c == traits_type::eof()) return c;
+    if (c == '\n') {
+      py::gil_scoped_acquire gil;
+      sink_->obj(line_);
+      line_.clear();
+    } else {
+      line_.push_back(static_cast<char>(c));
+    }
+    return c;
+  }
+
+ private:
+  std::shared_ptr<PyRef> sink_;
+  std::string line_;
+};
+
+EstimatorSpec call_model_fn(const PyRef& fn, const Tensor& features, const Tensor& labels, ModeKeys mode) {
+  py::gil_scoped_acquire gil;
+  auto scope = std::make_shared<GraphScope>();
+  scope->graph = &features.graph();
+  struct Close {
+    std::shared_ptr<GraphScope> s;
+    ~Close() { s->open = false; }
+  } close{scope};
+  const py::object lab = labels.valid() ? py::cast(PyTensor{labels, scope}) : py::object(py::none());
+  const py::tuple r = fn.obj(scope, PyTensor{features, scope}, lab, std::string(mode_name(mode))).cast<py::tuple>();
+  // (loss | None, train_op | None, {name: prediction}, {name: (total, count)}, [output names])
+  EstimatorSpec spec;
+  if (!r[0].is_none()) spec.loss = r[0].cast<PyTensor>().t;
+  if (!r[1].is_none()) spec.train_op = r[1].cast<TrainOp>();
+  for (const auto& [k, v] : r[2].cast<py::dict>()) spec.predictions[k.cast<std::string>()] = v.cast<PyTensor>().t;
+  for (const auto& [k, v] : r[3].cast<py::dict>()) {
+    const py::tuple tc = v.cast<py::tuple>();
+    spec.eval_metrics[k.cast<std::string>()] = MetricSpec{tc[0].cast<PyTensor>().t, tc[1].cast<PyTensor>().t};
+  }
+  Graph& g = *scope->graph;
+  for (const auto& name : r[4].cast<std::vector<std::string>>()) g.add_output(name, g.lookup(name, "[hooks]"));
+  return spec;
+}
+
+InputFn input_fn_of(py::object factory) {
+  auto ref = std::make_shared<PyRef>(std::move(factory));
+  return [ref]() -> std::unique_ptr<data::BatchSource> {
+    py::gil_scoped_acquire gil;
+    const py::object r = ref->obj();
+    if (py::isinstance<SliceSpec>(r)) {
+      const SliceSpec spec = r.cast<SliceSpec>();
+      std::unique_ptr<data::BatchSource> s = std::make_unique<SliceSource>(spec);
+      return spec.prefetch > 0 ? data::prefetch(std::move(s), spec.prefetch) : std::move(s);
+    }
+    // A Python callable giving the next (features, labels) or None: prefetched, so the
+    // Python producing the next batch overlaps the step (which runs without the GIL).
+    return data::prefetch(std::make_unique<IterableSource>(r), 2);
+  };
+}
+
+py::dict stats_dict(const TrainStats& st) {
+  py::dict d;
+  d["global_step"] = st.global_step;
+  d["start_step"] = st.start_step;
+  d["resumed"] = st.resumed;
+  d["steps"] = st.steps;
+  d["compile_seconds"] = st.compile_seconds;
+  d["train_seconds"] = st.train_seconds;
+  d["steps_per_second"] = st.steps_per_second();
+  d["final_loss"] = st.final_loss;
+  d["interrupted"] = st.interrupted;
+  d["stopped_by_hook"] = st.stopped_by_hook;
+  if (st.accelerate) {
+    const AccelerateStats& a = *st.accelerate;
+    py::dict ad;
+    ad["mode"] = a.mode;
+    ad["low_phase"] = std::string(precision_phase_name(a.low_phase));
+    ad["requested_switch_step"] = a.requested_switch_step;
+    ad["switch_step"] = a.switch_step ? py::object(py::int_(*a.switch_step)) : py::object(py::none());
+    ad["switch_reason"] = a.switch_step ? py::object(py::str(switch_reason_text(a.switch_reason, a.switch_detail)))
+                                        : py::object(py::none());
+    ad["low_steps"] = a.low_steps;
+    ad["original_steps"] = a.original_steps;
+    ad["low_steps_per_second"] = a.low_steps_per_second();
+    ad["original_steps_per_second"] = a.original_steps_per_second();
+    ad["skipped_updates"] = a.skipped_updates;
+    d["accelerate"] = ad;
+  } else {
+    d["accelerate"] = py::none();
+  }
+  return d;
+}
+
+struct PyEstimator {
+  std::shared_ptr<PyRef> log_sink;
+  std::unique_ptr<LineToPython> log_buf;
+  std::unique_ptr<std::ostream> log;
+  std::unique_ptr<Estimator> est;
+
+  PyEstimator(py::object model_fn, const RunConfig& config, const std::string& backend, py::object log_line) {
+    auto fn = std::make_shared<PyRef>(std::move(model_fn));
+    EstimatorOptions options;
+    options.backend = backend;
+    options.interrupt = &g_interrupt;
+    if (!log_line.is_none()) {
+      log_sink = std::make_shared<PyRef>(std::move(log_line));
+      log_buf = std::make_unique<LineToPython>(log_sink);
+      log = std::make_unique<std::ostream>(log_buf.get());
+      options.log = log.get();
+    }
+    ModelFn mf = [fn](const Tensor& f, const Tensor& l, ModeKeys mode, const Params&) {
+      return call_model_fn(*fn, f, l, mode);
+    };
+    est = std::make_unique<Estimator>(std::move(mf), config, Params{}, std::move(options));
+  }
+};
+
+}  // namespace
+
+void bind_estimator(py::module_& m) {
+  bind_hook_bridge(m);
+  py::class_<PyEstimator>(m, "Estimator")
+      .def(py::init<py::object, const RunConfig&, const std::string&, py::object>())
+      .def("train",
+           [](PyEstimator& self, py::object input, int64_t max_steps, const HookList& hooks, bool catch_sigint) {
+             const InputFn in = input_fn_of(std::move(input));
+             TrainStats st;
+             {
+               SigintGuard guard(catch_sigint);
+               py::gil_scoped_release release;
+               st = self.est->train(in, max_steps, hooks);
+             }
+             return stats_dict(st);
+           })
+      .def("evaluate",
+           [](PyEstimator& self, py::object input, int64_t steps) {
+             const InputFn in = input_fn_of(std::move(input));
+             Evaluation ev;
+             {
+               py::gil_scoped_release release;
+               ev = self.est->evaluate(in, steps);
+             }
+             py::dict d;
+             for (const auto& [k, v] : ev.metrics) d[py::str(k)] = v;
+             d["global_step"] = ev.global_step;
+             d["examples"] = ev.examples;
+             d["seconds"] = ev.seconds;
+             return d;
+           })
+      .def("predict",
+           [](PyEstimator& self, py::object input) {
+             const InputFn in = input_fn_of(std::move(input));
+             std::map<std::string, Array> out;
+             {
+               py::gil_scoped_release release;
+               out = self.est->predict(in);
+             }
+             py::dict d;
+             for (auto& [k, v] : out) d[py::str(k)] = into_numpy(std::move(v));
+             return d;
+           })
+      .def("variables",
+           [](const PyEstimator& self) {
+             py::dict d;
+             for (const auto& [k, v] : self.est->variables()) d[py::str(k)] = to_numpy(v);
+             return d;
+           })
+      .def_property_readonly("global_step", [](const PyEstimator& self) { return self.est->global_step(); })
+      .def("compile_summary", [](const PyEstimator& self) {
+        const CompileSummary& c = self.est->compile_summary();
+        py::dict d;
+        d["graphs"] = c.graphs;
+        d["cache_hits"] = c.cache_hits;
+        d["cache_misses"] = c.cache_misses;
+        d["cache_errors"] = c.cache_errors;
+        d["compile_seconds"] = c.compile_seconds;
+        return d;
+      });
+
+  m.def("latest_checkpoint_step", [](const std::string& dir) { return CheckpointDir(dir, 0).latest_step(); });
+  m.def("checkpoint_path", [](const std::string& dir, int64_t step) { return CheckpointDir(dir, 0).path_for(step); });
+  m.def("read_checkpoint_variables", [](const std::string& path) {
+    Checkpoint c = read_checkpoint(path);
+    py::dict d;
+    for (auto& [k, v] : c.variables) d[py::str(k)] = into_numpy(std::move(v));
+    return py::make_tuple(c.step, d);
+  });
+  m.def("set_num_threads", [](int n) { omp_set_num_threads(n); });
+  m.def("tune_heap", &tune_heap);
+}
+
+}  // namespace kiln::python

@@ -1,0 +1,13 @@
+// kiln._core: the C++ library as the Python package's building blocks. The Python
+// modules (kiln/__init__.py, kiln.nn, kiln.train, ...) give it TensorFlow 1.x names.
+#include "module.h"
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "kiln's C++ graph compiler and training runtime (use the kiln package, not this module)";
+  kiln::python::bind_errors(m);
+  kiln::python::bind_tensor(m);
+  kiln::python::bind_ops(m);
+  kiln::python::bind_config(m);
+  kiln::python::bind_data(m);
+  kiln::python::bind_estimator(m);
+}

@@ -1,0 +1,14 @@
+// The pieces of the kiln._core extension module, each bound in its own file.
+#pragma once
+#include <pybind11/pybind11.h>
+
+namespace kiln::python {
+
+void bind_errors(pybind11::module_& m);
+void bind_tensor(pybind11::module_& m);
+void bind_ops(pybind11::module_& m);
+void bind_config(pybind11::module_& m);
+void bind_data(pybind11::module_& m);
+void bind_estimator(pybind11::module_& m);
+
+}  // namespace kiln::python

@@ -1,0 +1,210 @@
+// The graph builder's ops (include/kiln/ops.h) for Python: one binding per op, every
+// input checked to come from one open graph. The TensorFlow spellings (argument names,
+// defaults, NHWC layouts) are made in the Python modules on top of these.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "kiln/estimator.h"
+#include "kiln/optimizer.h"
+#include "module.h"
+#include "tensor.h"
+
+namespace py = pybind11;
+
+namespace kiln::python {
+
+namespace {
+
+using Unary = Tensor (*)(const Tensor&);
+using Binary = Tensor (*)(const Tensor&, const Tensor&);
+
+void unary(py::module_& m, const char* name, Unary f) {
+  m.def(name, [f, name](const PyTensor& x) {
+    open_graph(x, name);
+    return wrap(x, f(x.t));
+  });
+}
+
+void binary(py::module_& m, const char* name, Binary f) {
+  m.def(name, [f, name](const PyTensor& a, const PyTensor& b) {
+    check_same_graph(a, b, name);
+    return wrap(a, f(a.t, b.t));
+  });
+}
+
+using Reduce = Tensor (*)(const Tensor&, std::vector<int64_t>, bool);
+void reduction(py::module_& m, const char* name, Reduce f) {
+  m.def(name, [f, name](const PyTensor& x, std::vector<int64_t> axes, bool keepdims) {
+    open_graph(x, name);
+    return wrap(x, f(x.t, std::move(axes), keepdims));
+  });
+}
+
+std::shared_ptr<GraphScope> open_scope(const std::shared_ptr<GraphScope>& s, const char* op) {
+  if (!s || !s->open)
+    throw py::value_error(std::string("[") + op + "] no graph is being built: call it inside model_fn");
+  return s;
+}
+
+}  // namespace
+
+void bind_ops(py::module_& m) {
+  unary(m, "neg", &neg);
+  unary(m, "abs", &abs);
+  unary(m, "sign", &sign);
+  unary(m, "exp", &exp);
+  unary(m, "log", &log);
+  unary(m, "sqrt", &sqrt);
+  unary(m, "rsqrt", &rsqrt);
+  unary(m, "tanh", &tanh);
+  unary(m, "sigmoid", &sigmoid);
+  unary(m, "relu", &relu);
+  unary(m, "gelu", &gelu);
+  unary(m, "erf", &erf);
+  unary(m, "square", &square);
+  unary(m, "stop_gradient", &stop_gradient);
+  binary(m, "add", &add);
+  binary(m, "sub", &sub);
+  binary(m, "mul", &mul);
+  binary(m, "div", &div);
+  binary(m, "maximum", &maximum);
+  binary(m, "minimum", &minimum);
+  binary(m, "pow", &pow);
+  binary(m, "equal", &equal);
+  binary(m, "not_equal", &not_equal);
+  binary(m, "less", &less);
+  binary(m, "less_equal", &less_equal);
+  binary(m, "greater", &greater);
+  binary(m, "greater_equal", &greater_equal);
+  reduction(m, "reduce_sum", &reduce_sum);
+  reduction(m, "reduce_mean", &reduce_mean);
+  reduction(m, "reduce_max", &reduce_max);
+
+  m.def("select", [](const PyTensor& c, const PyTensor& a, const PyTensor& b) {
+    check_same_graph(c, a, "where");
+    check_same_graph(a, b, "where");
+    return wrap(a, select(c.t, a.t, b.t));
+  });
+  m.def("cast", [](const PyTensor& x, const std::string& dtype) {
+    open_graph(x, "cast");
+    return wrap(x, cast(x.t, parse_dtype(dtype)));
+  });
+  m.def("scalar_like", [](const PyTensor& x, double v) {
+    open_graph(x, "constant");
+    return wrap(x, scalar_like(x.t, v));
+  });
+  m.def("reshape", [](const PyTensor& x, Shape shape) {
+    open_graph(x, "reshape");
+    return wrap(x, reshape(x.t, std::move(shape)));
+  });
+  m.def("transpose", [](const PyTensor& x, std::vector<int64_t> perm) {
+    open_graph(x, "transpose");
+    return wrap(x, transpose(x.t, std::move(perm)));
+  });
+  m.def("broadcast_to", [](const PyTensor& x, Shape shape) {
+    open_graph(x, "broadcast_to");
+    return wrap(x, broadcast_to(x.t, std::move(shape)));
+  });
+  m.def("slice", [](const PyTensor& x, std::vector<int64_t> begin, std::vector<int64_t> end) {
+    open_graph(x, "slice");
+    return wrap(x, slice(x.t, std::move(begin), std::move(end)));
+  });
+  m.def("pad", [](const PyTensor& x, std::vector<int64_t> low, std::vector<int64_t> high) {
+    open_graph(x, "pad");
+    return wrap(x, pad(x.t, std::move(low), std::move(high)));
+  });
+  m.def("concat", [](const std::vector<PyTensor>& xs, int64_t axis) {
+    if (xs.empty()) throw py::value_error("[concat] needs at least one tensor");
+    std::vector<Tensor> ts;
+    for (const auto& x : xs) {
+      check_same_graph(xs.front(), x, "concat");
+      ts.push_back(x.t);
+    }
+    return wrap(xs.front(), concat(ts, axis));
+  });
+  m.def("matmul", [](const PyTensor& a, const PyTensor& b, bool ta, bool tb) {
+    check_same_graph(a, b, "matmul");
+    return wrap(a, matmul(a.t, b.t, ta, tb));
+  });
+  m.def("conv2d", [](const PyTensor& x, const PyTensor& w, std::vector<int64_t> stride, std::vector<int64_t> padding) {
+    check_same_graph(x, w, "conv2d");
+    return wrap(x, conv2d(x.t, w.t, std::move(stride), std::move(padding)));
+  });
+  m.def("max_pool2d", [](const PyTensor& x, std::vector<int64_t> window, std::vector<int64_t> stride,
+                         std::vector<int64_t> padding) {
+    open_graph(x, "max_pool2d");
+    return wrap(x, max_pool2d(x.t, std::move(window), std::move(stride), std::move(padding)));
+  });
+  m.def("avg_pool2d", [](const PyTensor& x, std::vector<int64_t> window, std::vector<int64_t> stride,
+                         std::vector<int64_t> padding) {
+    open_graph(x, "avg_pool2d");
+    return wrap(x, avg_pool2d(x.t, std::move(window), std::move(stride), std::move(padding)));
+  });
+  m.def("softmax", [](const PyTensor& x, int64_t axis) {
+    open_graph(x, "softmax");
+    return wrap(x, softmax(x.t, axis));
+  });
+  m.def("log_softmax", [](const PyTensor& x, int64_t axis) {
+    open_graph(x, "log_softmax");
+    return wrap(x, log_softmax(x.t, axis));
+  });
+  m.def("sparse_softmax_cross_entropy", [](const PyTensor& logits, const PyTensor& labels) {
+    check_same_graph(logits, labels, "sparse_softmax_cross_entropy");
+    return wrap(logits, sparse_softmax_cross_entropy(logits.t, labels.t));
+  });
+  m.def("one_hot", [](const PyTensor& x, int64_t depth, const std::string& dtype) {
+    open_graph(x, "one_hot");
+    return wrap(x, one_hot(x.t, depth, parse_dtype(dtype)));
+  });
+  m.def("argmax", [](const PyTensor& x, int64_t axis) {
+    open_graph(x, "argmax");
+    return wrap(x, argmax(x.t, axis));
+  });
+
+  // Sources: made in the scope's graph.
+  m.def("constant", [](const std::shared_ptr<GraphScope>& s, double value, const std::string& dtype, Shape shape) {
+    open_scope(s, "constant");
+    return PyTensor{constant(*s->graph, value, parse_dtype(dtype), std::move(shape)), s};
+  });
+  m.def("variable", [](const std::shared_ptr<GraphScope>& s, const std::string& name, const std::string& dtype,
+                       Shape shape, const std::string& init, double a, double b, int64_t seed) {
+    open_scope(s, "variable");
+    return PyTensor{variable(*s->graph, name, parse_dtype(dtype), std::move(shape), Init{init, a, b, seed}), s};
+  });
+  m.def("global_step", [](const std::shared_ptr<GraphScope>& s) {
+    open_scope(s, "get_or_create_global_step");
+    return PyTensor{global_step(*s->graph), s};
+  });
+
+  // Streaming metrics: (total, count) summed over the batches of an evaluation.
+  m.def("accuracy_metric", [](const PyTensor& labels, const PyTensor& predictions) {
+    check_same_graph(labels, predictions, "metrics.accuracy");
+    const MetricSpec s = accuracy_metric(labels.t, predictions.t);
+    return py::make_tuple(wrap(labels, s.total), wrap(labels, s.count));
+  });
+  m.def("mean_metric", [](const PyTensor& values) {
+    open_graph(values, "metrics.mean");
+    const MetricSpec s = mean_metric(values.t);
+    return py::make_tuple(wrap(values, s.total), wrap(values, s.count));
+  });
+
+  // Optimizers: minimize() appends gradients and updates; the result is a TrainOp.
+  py::class_<TrainOp>(m, "TrainOp").def_property_readonly("size", [](const TrainOp& op) { return op.updates.size(); });
+  m.def("minimize", [](const std::string& kind, double lr, double a, double b, double eps, bool nesterov,
+                       const PyTensor& loss, const std::vector<PyTensor>& vars) {
+    open_graph(loss, "minimize");
+    std::unique_ptr<Optimizer> opt;
+    if (kind == "sgd") opt = make_sgd(lr);
+    else if (kind == "momentum") opt = make_momentum(lr, a, nesterov);
+    else if (kind == "adam") opt = make_adam(lr, a, b, eps);
+    else throw py::value_error("[optimizer] unknown kind '" + kind + "'");
+    std::vector<Tensor> vs;
+    for (const auto& v : vars) {
+      check_same_graph(loss, v, "minimize");
+      vs.push_back(v.t);
+    }
+    return opt->minimize(loss.t, vs);
+  });
+}
+
+}  // namespace kiln::python

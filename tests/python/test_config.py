@@ -1,0 +1,79 @@
+"""RunConfig / ExperimentalConfig: the seed's keywords, errors that name the option."""
+import warnings
+
+import pytest
+
+import kiln
+
+
+def test_bad_accelerate_mode_names_option_at_construction():
+    with pytest.raises(kiln.ConfigError) as e:
+        kiln.ExperimentalConfig(accelerate_train_mode="fast|step|0.95")
+    assert isinstance(e.value, ValueError)
+    assert e.value.option == "accelerate_train_mode"
+    assert "0.95" in str(e.value) and "0.2..0.9" in str(e.value)
+
+
+def test_precision_modes_conflict():
+    with pytest.raises(kiln.ConfigError) as e:
+        kiln.RunConfig(precision_mode="allow_mix_precision_bf16", precision_mode_v2="origin")
+    assert "precision_mode" in str(e.value)
+    with pytest.raises(kiln.ConfigError) as e:
+        kiln.RunConfig(precision_mode="sideways")
+    assert e.value.option == "precision_mode" and "must_keep_origin_dtype" in str(e.value)
+
+
+def test_accelerate_with_low_precision_mode_is_rejected():
+    with pytest.raises(kiln.ConfigError):
+        kiln.RunConfig(experimental_config=kiln.ExperimentalConfig(accelerate_train_mode="fast1|step"),
+                       precision_mode="force_fp16")
+
+
+@pytest.mark.parametrize("option,value", [("iterations_per_loop", 0), ("save_checkpoints_steps", -1),
+                                          ("keep_checkpoint_max", -2), ("log_step_count_steps", -1)])
+def test_bad_counts(option, value):
+    with pytest.raises(kiln.ConfigError) as e:
+        kiln.RunConfig(**{option: value})
+    assert e.value.option == option
+
+
+def test_wrong_types_name_the_option():
+    with pytest.raises(TypeError, match=r"\[iterations_per_loop\]"):
+        kiln.RunConfig(iterations_per_loop="10")
+    with pytest.raises(TypeError, match=r"\[accelerate_train_mode\]"):
+        kiln.ExperimentalConfig(accelerate_train_mode=0.9)
+    with pytest.raises(TypeError, match="experimental_config"):
+        kiln.RunConfig(experimental_config={"accelerate_train_mode": "fast|step"})
+
+
+def test_unknown_keyword_is_a_type_error():
+    with pytest.raises(TypeError, match="graph_compiler_cache"):
+        kiln.ExperimentalConfig(graph_compiler_cache="/tmp/x")
+    with pytest.raises(TypeError, match="save_every"):
+        kiln.RunConfig(save_every=3)
+
+
+def test_session_config_is_accepted_with_a_warning():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        config = kiln.NPURunConfig(session_config=kiln.ConfigProto(allow_soft_placement=True))
+    assert any("session_config" in str(x.message) for x in w)
+    assert config.iterations_per_loop == 1
+
+
+def test_seed_keywords_are_kept():
+    e = kiln.ExperimentalConfig(graph_compiler_cache_dir="/tmp/kiln-cache", accelerate_train_mode="fast1|loss|1.05",
+                                cache_size_cap="512M")
+    c = kiln.RunConfig(experimental_config=e, iterations_per_loop=10, model_dir="/tmp/m", save_checkpoints_steps=50,
+                       keep_checkpoint_max=2, log_step_count_steps=10, random_seed=7, precision_mode="allow_fp32_to_fp16")
+    text = c.describe(1000)
+    assert "fast1|loss|1.05" in text and "/tmp/kiln-cache" in text
+    assert c.replace(keep_checkpoint_max=3).keep_checkpoint_max == 3
+    assert c.tf_random_seed == 7
+    with pytest.raises(kiln.ConfigError, match="cache_size_cap"):
+        kiln.ExperimentalConfig(cache_size_cap="lots")
+
+
+def test_unsupported_tf_options_say_so():
+    with pytest.raises(NotImplementedError, match="save_checkpoints_secs"):
+        kiln.RunConfig(save_checkpoints_secs=600)
