@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <memory>
 #include <ostream>
 #include <streambuf>
 
@@ -17,6 +18,7 @@
 #include "input_sources.h"
 #include "kiln/checkpoint.h"
 #include "kiln/estimator.h"
+#include "kiln/interrupts.h"
 #include "kiln/process.h"
 #include "module.h"
 #include "numpy_array.h"
@@ -38,32 +40,14 @@ struct PyRef {
   }
 };
 
-std::atomic<bool> g_interrupt{false};
-struct sigaction g_previous_sigint;
-
-extern "C" void on_sigint(int) {
-  g_interrupt.store(true);
-  sigaction(SIGINT, &g_previous_sigint, nullptr);  // the next Ctrl-C goes to Python
+// Ctrl-C during train(): kiln::CatchInterrupts blocks SIGINT in the compute threads and
+// takes it on a watcher thread (a handler running inside a oneDNN kernel corrupts the
+// heap). The first one stops the run after the current step; a second one is handed to
+// Python, which raises KeyboardInterrupt as soon as it runs again.
+std::unique_ptr<CatchInterrupts> catch_sigint_if(bool active) {
+  if (!active) return nullptr;
+  return std::make_unique<CatchInterrupts>([] { PyErr_SetInterruptEx(SIGINT); });
 }
-
-// Installs on_sigint for the lifetime of the guard (main thread only; see train()).
-class SigintGuard {
- public:
-  explicit SigintGuard(bool active) : active_(active) {
-    g_interrupt.store(false);
-    if (!active_) return;
-    struct sigaction sa {};
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &g_previous_sigint);
-  }
-  ~SigintGuard() {
-    if (active_) sigaction(SIGINT, &g_previous_sigint, nullptr);
-  }
-
- private:
-  bool active_;
-};
 
 // Lines the Estimator logs, handed to a Python callable one line at a time.
 class LineToPython : public std::streambuf {
@@ -171,7 +155,7 @@ struct PyEstimator {
     auto fn = std::make_shared<PyRef>(std::move(model_fn));
     EstimatorOptions options;
     options.backend = backend;
-    options.interrupt = &g_interrupt;
+    options.interrupt = interrupt_requested();
     if (!log_line.is_none()) {
       log_sink = std::make_shared<PyRef>(std::move(log_line));
       log_buf = std::make_unique<LineToPython>(log_sink);
@@ -196,7 +180,7 @@ void bind_estimator(py::module_& m) {
              const InputFn in = input_fn_of(std::move(input));
              TrainStats st;
              {
-               SigintGuard guard(catch_sigint);
+               const auto catching = catch_sigint_if(catch_sigint);
                py::gil_scoped_release release;
                st = self.est->train(in, max_steps, hooks);
              }

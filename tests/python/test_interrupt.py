@@ -61,3 +61,30 @@ def test_ctrl_c_from_outside(tmp_path):
     out, err = p.communicate(timeout=60)
     assert p.returncode != 0 and "KeyboardInterrupt: kiln: training stopped at step" in err, err
     assert any(f.endswith(".kiln") for f in os.listdir(tmp_path / "m"))
+
+
+def _sigint_blocked_here():
+    import threading
+    with open("/proc/self/task/%d/status" % threading.get_native_id()) as f:
+        mask = int(next(l for l in f if l.startswith("SigBlk:")).split()[1], 16)
+    return bool(mask & (1 << (signal.SIGINT - 1)))
+
+
+class RecordMask(kiln.train.SessionRunHook):
+    def __init__(self):
+        self.blocked = []
+
+    def after_run(self, run_context, run_values):
+        self.blocked.append(_sigint_blocked_here())
+
+
+def test_the_training_thread_never_runs_a_sigint_handler(data, tmp_path):
+    # A handler landing on a thread inside a oneDNN kernel corrupts the heap: during
+    # train() the thread that runs the steps has SIGINT blocked; afterwards it is as before.
+    x, y = data
+    est = make_estimator(str(tmp_path / "m"))
+    before = _sigint_blocked_here()
+    rec = RecordMask()
+    est.train(dataset_input(x, y), max_steps=3, hooks=[rec])
+    assert rec.blocked == [True, True, True]
+    assert _sigint_blocked_here() == before
