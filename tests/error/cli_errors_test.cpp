@@ -49,9 +49,11 @@ TEST_P(CliError, ExitsTwoWithAClearMessageAndWritesNothing) {
   EXPECT_FALSE(contains(r.output, "terminate called")) << r.output;
   // The model directory may have been created to hold the run's lock file, but nothing
   // else: no checkpoint, no partial state.
-  if (fs::exists(model_dir))
-    for (const auto& e : fs::directory_iterator(model_dir))
+  if (fs::exists(model_dir)) {
+    for (const auto& e : fs::directory_iterator(model_dir)) {
       EXPECT_EQ(e.path().filename(), ".kiln-lock") << c.what << ": a failed run wrote " << e.path();
+    }
+  }
   fs::remove_all(dir);
 }
 
@@ -68,7 +70,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {"[--precision-mode]", "precision_mode_v2"}},
         BadInput{"accelerate with a low base precision", "",
                  "train --dry-run --accelerate-train-mode 'fast1|step' --precision-mode allow_mix_precision_bf16",
-                 {"accelerate_train_mode", "allow_mix_precision_bf16"}},
+                 {"[--accelerate-train-mode]", "allow_mix_precision_bf16"}},
         BadInput{"bad cache size", "", "train --dry-run --cache-size-cap 12Q", {"[--cache-size-cap]", "12Q"}},
         BadInput{"small loop of zero", "", "train --dry-run --iterations-per-loop 0", {"[--iterations-per-loop]", "'0'"}},
         BadInput{"unknown model", "", "train --dry-run --model resnet", {"--model", "resnet"}},
