@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_kiln.h"
-#include "support/temp_files.h"
+#include "support/dir_test.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -23,10 +23,10 @@ using testkit::run_kiln;
 
 const std::string kKey = "00112233445566778899aabbccddeeff";
 
-class CacheHostile : public ::testing::Test {
+class CacheHostile : public testkit::DirTest {
  protected:
   void SetUp() override {
-    dir_ = testkit::fresh_dir(std::string("cache-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    DirTest::SetUp();
     root_ = dir_ / "cache";
     fs::create_directories(root_ / "00" / kKey);
     std::ofstream(root_ / ".kiln-cache") << R"({"format": "kiln-compile-cache", "version": 1})" << "\n";
@@ -34,12 +34,11 @@ class CacheHostile : public ::testing::Test {
     for (const auto& e : fs::recursive_directory_iterator(dir_)) ::chmod(e.path().c_str(), e.is_directory() ? 0700 : 0600);
     ::chmod(dir_.c_str(), 0700);
   }
-  void TearDown() override { fs::remove_all(dir_); }
   void meta(const std::string& fields) {
     std::ofstream(root_ / "00" / kKey / "meta.json") << R"({"key": ")" << kKey << R"(", )" << fields << "}\n";
     ::chmod((root_ / "00" / kKey / "meta.json").c_str(), 0600);
   }
-  fs::path dir_, root_;
+  fs::path root_;
 };
 
 TEST_F(CacheHostile, TimesAndCountsOutOfRangeAreShownAsUnknown) {

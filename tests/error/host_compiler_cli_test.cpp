@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_kiln.h"
-#include "support/temp_files.h"
+#include "support/dir_test.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -21,14 +21,12 @@ using testkit::Result;
 
 const std::string kRun = " train --backend cpu --steps 1 --train-limit 64 --test-limit 64 --batch-size 32 --quiet ";
 
-class HostCompiler : public ::testing::Test {
+class HostCompiler : public testkit::DirTest {
  protected:
   void SetUp() override {
     if (!testkit::have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-    dir_ = testkit::fresh_dir(std::string("cxx-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    DirTest::SetUp();
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // A fake compiler: `version_part` runs for `--version`, `compile_part` for a compile.
   // Each records the pid of a child it starts, to check the child was killed too.
@@ -70,7 +68,6 @@ class HostCompiler : public ::testing::Test {
     for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
     return n;
   }
-  fs::path dir_;
   double seconds_ = 0;
 };
 

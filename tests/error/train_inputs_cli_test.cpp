@@ -11,7 +11,7 @@
 
 #include "kiln/data.h"
 #include "support/run_kiln.h"
-#include "support/temp_files.h"
+#include "support/dir_test.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -21,15 +21,7 @@ using testkit::run_kiln;
 
 const std::string kShort = " --backend interp --steps 1 --train-limit 64 --test-limit 64 --batch-size 32 --quiet ";
 
-class TrainInputs : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = testkit::fresh_dir(std::string("inputs-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using TrainInputs = testkit::DirTest;
 
 // Fashion-MNIST's four files with n images of rows x cols.
 void write_images(const fs::path& dir, int64_t rows, int64_t cols) {

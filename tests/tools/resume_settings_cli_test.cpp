@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_kiln.h"
-#include "support/temp_files.h"
+#include "support/dir_test.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -22,15 +22,13 @@ using testkit::run_kiln;
 
 const std::string kRun = "train --backend interp --test-limit 64 --log-every 0 --quiet ";
 
-class ResumeSettings : public ::testing::Test {
+class ResumeSettings : public testkit::DirTest {
  protected:
   void SetUp() override {
     if (!testkit::have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-    dir_ = testkit::fresh_dir(std::string("resume-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    DirTest::SetUp();
   }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string model_dir() const { return " --model-dir " + (dir_ / "model").string() + " "; }
-  fs::path dir_;
 };
 
 TEST_F(ResumeSettings, ChangedSettingsAreNamedInAWarning) {
