@@ -22,6 +22,12 @@ Network mlp_model(std::vector<int64_t> hidden, int64_t classes, int64_t seed) {
 
 std::vector<std::string> model_names() { return {"mlp", "cnn"}; }
 
+int64_t model_input_size(const std::string& name) {
+  make_model(name, 0);  // ConfigError for an unknown name
+  const CnnShape cnn;
+  return cnn.channels * cnn.height * cnn.width;
+}
+
 Network make_model(const std::string& name, int64_t seed) {
   if (name == "mlp") return mlp_model({1024, 1024}, 10, seed);
   if (name == "cnn") return cnn_model(CnnShape{}, seed);

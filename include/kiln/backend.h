@@ -26,8 +26,9 @@ std::string default_backend();
 
 // Builds an executable for `g` on the chosen backend. An unknown backend name is a
 // ConfigError listing the valid ones. If native compilation fails (no compiler, or it
-// reports an error), the cpu backend warns on stderr with the compiler's message and
-// returns the interpreter.
+// reports an error), the cpu backend warns on stderr with the compiler's message (once per
+// distinct message in a process), records it in options.report->fallback, and returns the
+// interpreter.
 std::unique_ptr<Executable> make_executable(const Graph& g, const BackendOptions& options = {});
 
 }  // namespace kiln

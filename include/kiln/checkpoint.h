@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -50,8 +51,15 @@ struct Checkpoint {
 void write_checkpoint(const std::string& path, const Checkpoint& ckpt);
 
 // Reads and verifies a checkpoint file. CheckpointError "[checkpoint] '<path>' ..." for a
-// missing, truncated or corrupt file (checksum mismatch, bad header or manifest).
+// missing, truncated or corrupt file (checksum mismatch, bad header or manifest), and for
+// anything but a regular file (a directory, a FIFO, a device: never read, never waited on).
 Checkpoint read_checkpoint(const std::string& path);
+
+// The checks of read_checkpoint on bytes already read; `path` names them in errors. Every
+// manifest field is checked for its type and every size against the bytes present before
+// anything is allocated (a checksum proves integrity, not that a person wrote sense), and
+// the manifest's global_step must equal the variable 'global_step' when there is one.
+Checkpoint parse_checkpoint(std::string_view bytes, const std::string& path);
 
 // The variables of `g` compared with a checkpoint's: every mismatch (missing, unexpected,
 // other dtype or shape), one per entry; empty when they match. With allow_extra,
@@ -72,8 +80,10 @@ class CheckpointDir {
   std::vector<int64_t> steps() const;
   std::optional<int64_t> latest_step() const;
   std::string path_for(int64_t step) const;
-  // The newest checkpoint, verified; nullopt when there is none. A corrupt newest file is
-  // a CheckpointError (never silently skipped: a user should know their state is damaged).
+  // The newest checkpoint, verified; nullopt when there is none. A corrupt newest file, or
+  // anything under a checkpoint's name that is not a regular file (a directory, a FIFO, a
+  // link to a device), is a CheckpointError (never silently skipped: a user should know
+  // their state is damaged).
   std::optional<Checkpoint> load_latest() const;
   // Saves, then deletes the oldest beyond `keep` and, when prepare() took the lock, the
   // temporary files of processes that are gone (.tmp-<pid>-... whose pid does not exist).

@@ -50,6 +50,7 @@ struct CompileReport {
   CacheOutcome cache = CacheOutcome::off;
   std::string cache_key;         // 32 hex digits when the cache was used
   std::string cache_note;        // why an entry was not loaded or stored, if so
+  std::string fallback;          // set by make_executable when the graph runs on the interpreter instead: why
   double total_seconds() const { return passes_seconds + codegen_seconds + compile_seconds + load_seconds; }
 };
 

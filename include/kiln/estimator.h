@@ -35,6 +35,8 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kiln/backend.h"
 #include "kiln/config.h"
 #include "kiln/data.h"
@@ -136,6 +138,11 @@ struct EstimatorOptions {
   const std::atomic<bool>* interrupt = nullptr;
   // Called at the precision switch of accelerate_train_mode; unset: a line goes to `log`.
   std::function<void(const PrecisionSwitchEvent&)> on_precision_switch;
+  // Settings a resumed run should share with the one that wrote its checkpoint, by the
+  // user's names, e.g. {"--seed": 0, "--batch-size": 256}: saved with every checkpoint; a
+  // run that resumes with other values warns on stderr, naming each change, that its
+  // batch order no longer matches an uninterrupted run.
+  nlohmann::json run_settings = nlohmann::json::object();
 };
 
 // What accelerate_train_mode did in one train() call (TrainStats::accelerate).
@@ -176,6 +183,7 @@ struct TrainStats {
 struct CompileSummary {
   int graphs = 0;  // executables built by the cpu compiler
   int cache_hits = 0, cache_misses = 0, cache_errors = 0;
+  int interpreter_fallbacks = 0;  // of `graphs`, run on the interpreter because compiling failed
   double passes_seconds = 0, codegen_seconds = 0, compile_seconds = 0, load_seconds = 0;
   // hit (every graph loaded from the cache), miss (at least one compiled and stored),
   // error (a store failed) or off (no cache in use).

@@ -39,6 +39,10 @@ Network cnn_model(CnnShape shape, int64_t seed);
 // the valid names otherwise.
 Network make_model(const std::string& name, int64_t seed);
 std::vector<std::string> model_names();
+// The features per example a built-in model is made for: 784 (28x28 images) for both. The
+// MLP would build for any width, but its documented shape, and every checkpoint of it,
+// is 784 wide; the CNN reshapes to 28x28.
+int64_t model_input_size(const std::string& name);
 
 // An Estimator model_fn for classification with `net`: loss = mean sparse softmax
 // cross-entropy; train_op = the optimizer of params "optimizer" (sgd, momentum, adam;

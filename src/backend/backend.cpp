@@ -1,11 +1,22 @@
 #include "kiln/backend.h"
 
 #include <cstdio>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include "kiln/error.h"
 #include "passes/passes.h"
 
 namespace kiln {
+namespace {
+bool first_time(const std::string& message) {
+  static std::mutex m;
+  static std::set<std::string> said;
+  const std::lock_guard<std::mutex> lock(m);
+  return said.insert(message).second;
+}
+}  // namespace
 
 std::vector<std::string> backend_names() { return {"cpu", "interp"}; }
 std::string default_backend() { return backend_names().front(); }
@@ -20,8 +31,11 @@ std::unique_ptr<Executable> make_executable(const Graph& g, const BackendOptions
     try {
       return compile_cpu(g, options.compile, options.report);
     } catch (const SystemError& e) {
-      // No compiler, or it failed: still train, on the interpreter, and say why.
-      std::fprintf(stderr, "kiln: warning: native compilation failed, using the interpreter: %s\n", e.what());
+      // No compiler, or it failed: still train, on the interpreter, and say why (once per
+      // reason: a missing compiler fails every graph of a run the same way).
+      if (options.report) options.report->fallback = e.what();
+      if (first_time(e.what()))
+        std::fprintf(stderr, "kiln: warning: native compilation failed, using the interpreter: %s\n", e.what());
       BackendOptions interp = options;
       interp.backend = "interp";
       return make_executable(g, interp);

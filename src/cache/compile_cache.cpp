@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cache/entry_meta.h"
 #include "cache/safety.h"
 #include "cache/store.h"
 #include "kiln/error.h"
@@ -17,16 +18,13 @@ CacheEntry entry_of(const cache::EntryInfo& e) {
   c.dir = e.dir;
   c.bytes = e.bytes;
   c.last_used = e.last_used;
-  const nlohmann::json& m = e.meta;
-  if (!m.is_object()) return c;
-  const auto num = [&](const nlohmann::json& j, const char* k) {
-    return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
-  };
-  c.created = num(m, "created");
-  c.hits = static_cast<int64_t>(num(m, "hits"));
-  if (m.contains("seconds")) c.compile_seconds = num(m["seconds"], "codegen") + num(m["seconds"], "compile");
-  if (m.contains("precision_policy") && m["precision_policy"].is_string()) c.precision = m["precision_policy"];
-  if (m.contains("graph")) c.graph_nodes = static_cast<int64_t>(num(m["graph"], "nodes"));
+  if (!e.meta.is_object()) return c;
+  const cache::EntryMeta m = cache::entry_meta_of(e.meta, e.key, e.dir);
+  c.created = m.created.value_or(0);
+  c.hits = m.hits;
+  c.compile_seconds = m.compile_seconds;
+  c.precision = m.precision;
+  c.graph_nodes = m.graph_nodes;
   return c;
 }
 

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cache/entry_meta.h"
 #include "cache/key.h"
 #include "cache/layout.h"
 #include "cache/safety.h"
@@ -38,13 +39,18 @@ bool write_synced(const std::string& path, const std::string& text) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      const int err = n == 0 ? EIO : errno;  // what callers report: not close()'s
       ::close(fd);
+      errno = err;
       return false;
     }
     done += static_cast<size_t>(n);
   }
   const bool ok = ::fsync(fd) == 0;
-  return ::close(fd) == 0 && ok;
+  const int err = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!ok) errno = err;
+  return closed && ok;
 }
 
 bool read_all(const std::string& path, std::string& out) {
@@ -114,21 +120,17 @@ EntryCheck Store::check(const std::string& key) const {
   if (!(why = unsafe_reason(so, PathKind::file)).empty()) return bad("object: " + why);
   std::string text;
   if (!read_all(meta_path, text)) return bad(meta_path + " cannot be read");
-  nlohmann::json meta = nlohmann::json::parse(text, nullptr, false);
-  if (meta.is_discarded() || !meta.is_object()) return bad(meta_path + " is not valid JSON");
-  if (!meta.contains("key") || meta["key"] != key) return bad(meta_path + " belongs to another key");
-  if (!meta.contains("checksum") || !meta["checksum"].is_string() || !meta.contains("sizes") ||
-      !meta["sizes"].contains("object") || !meta["sizes"]["object"].is_number_integer())
-    return bad(meta_path + " lacks the checksum or the object size");
+  EntryMeta meta = parse_entry_meta(text, key, meta_path);
+  if (!meta.problem.empty()) return bad(meta.problem);
   std::string bytes;
   if (!read_all(so, bytes)) return bad(so + " cannot be read");
-  if (static_cast<int64_t>(bytes.size()) != meta["sizes"]["object"].get<int64_t>())
+  if (static_cast<int64_t>(bytes.size()) != meta.object_bytes)
     return bad(so + " has " + std::to_string(bytes.size()) + " bytes, the metadata says " +
-               std::to_string(meta["sizes"]["object"].get<int64_t>()) + " (truncated?)");
-  if (hash_hex(bytes) != meta["checksum"].get<std::string>()) return bad(so + " fails its checksum (corrupted)");
+               std::to_string(meta.object_bytes) + " (truncated?)");
+  if (hash_hex(bytes) != meta.checksum) return bad(so + " fails its checksum (corrupted)");
   c.state = EntryCheck::State::ok;
   c.ours = true;
-  c.meta = std::move(meta);
+  c.meta = std::move(meta.json);
   return c;
 }
 
@@ -171,7 +173,7 @@ std::string Store::publish(const std::string& key, const std::string& object_fil
 
 void Store::touch(const std::string& key, nlohmann::json meta) const {
   meta["last_used"] = unix_now();
-  meta["hits"] = meta.value("hits", int64_t{0}) + 1;
+  meta["hits"] = meta_count(meta, "hits").value_or(0) + 1;
   const std::string dir = entry_dir(key);
   std::string tmpl = dir + "/.meta.XXXXXX";
   const int fd = ::mkstemp(tmpl.data());
@@ -203,12 +205,14 @@ std::vector<EntryInfo> Store::scan() const {
       std::error_code ec3;
       if (!e->is_symlink(ec3)) info.bytes = dir_bytes(info.dir);
       std::string text;
+      std::optional<double> last_used;
       if (read_all(info.dir + "/" + kMetaFile, text)) {
-        info.meta = nlohmann::json::parse(text, nullptr, false);
-        if (info.meta.is_discarded() || !info.meta.is_object()) info.meta = nullptr;
+        EntryMeta meta = parse_entry_meta(text, key, info.dir + "/" + kMetaFile);
+        info.meta = std::move(meta.json);
+        last_used = meta.last_used;
       }
-      if (info.meta.is_object() && info.meta.contains("last_used") && info.meta["last_used"].is_number()) {
-        info.last_used = info.meta["last_used"].get<double>();
+      if (last_used) {
+        info.last_used = *last_used;
       } else {
         struct stat st {};
         if (::lstat(info.dir.c_str(), &st) == 0) info.last_used = static_cast<double>(st.st_mtime);

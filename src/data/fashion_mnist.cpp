@@ -13,11 +13,22 @@ constexpr const char* kPackage = "dataset-fashion-mnist";
 
 // The .gz file if present, else the uncompressed one if present, else the .gz name (so a
 // missing file is reported under the name the package installs).
+// Whether `p` exists; a DataError when that cannot be known (a directory without search
+// permission): never the filesystem_error the throwing overloads would raise.
+bool present(const std::filesystem::path& p) {
+  std::error_code ec;
+  const bool yes = std::filesystem::exists(std::filesystem::status(p, ec));
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    KILN_THROW(DataError) << "[data] '" << p.string() << "' cannot be examined: " << ec.message()
+                          << " (expected a readable Fashion-MNIST directory)";
+  return yes;
+}
+
 std::string find_file(const std::filesystem::path& dir, const std::string& stem) {
   const auto gz = dir / (stem + ".gz");
   const auto raw = dir / stem;
-  if (!std::filesystem::exists(gz) && std::filesystem::exists(raw)) return raw.string();
-  if (!std::filesystem::exists(gz))
+  if (!present(gz) && present(raw)) return raw.string();
+  if (!present(gz))
     KILN_THROW(DataError) << "[data] '" << gz.string() << "': Fashion-MNIST file does not exist"
                           << " (expected it from the '" << kPackage
                           << "' package; run scripts/install-deps)";
@@ -27,7 +38,8 @@ std::string find_file(const std::filesystem::path& dir, const std::string& stem)
 }  // namespace
 
 Dataset load_fashion_mnist(const std::string& dir, Split split) {
-  if (!std::filesystem::is_directory(dir))
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::filesystem::status(dir, ec)))
     KILN_THROW(DataError) << "[data] Fashion-MNIST directory '" << dir
                           << "' does not exist (install the '" << kPackage
                           << "' package with scripts/install-deps)";

@@ -88,10 +88,15 @@ std::string hex_bytes(const uint8_t* p, size_t n) {
 IdxData read_idx(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    KILN_THROW(DataError) << what_file(path) << "cannot be examined: " << ec.message();
   if (!std::filesystem::exists(status))
     KILN_THROW(DataError) << what_file(path) << "file does not exist (expected an IDX file)";
   if (std::filesystem::is_directory(status))
     KILN_THROW(DataError) << what_file(path) << "is a directory (expected an IDX file)";
+  // A FIFO would block the open, a device never end: read regular files only.
+  if (!std::filesystem::is_regular_file(status))
+    KILN_THROW(DataError) << what_file(path) << "is not a regular file (expected an IDX file)";
 
   GzFile f(gzopen(path.c_str(), "rb"));
   if (!f) KILN_THROW(DataError) << what_file(path) << "cannot open: " << std::strerror(errno);
@@ -137,8 +142,18 @@ IdxData read_idx(const std::string& path) {
     KILN_THROW(DataError) << what_file(path) << "dims " << shape_str(out.dims)
                           << " have more than 2^31 elements (expected a dataset that fits in memory)";
 
-  out.values.resize(count);
-  const size_t got_values = read_some(f.get(), out.values.data(), count, path);
+  // Grown as the data arrives, so a header that claims 2^31 bytes costs memory only for
+  // the bytes the file really has.
+  constexpr size_t kChunk = size_t{16} << 20;
+  size_t got_values = 0;
+  while (got_values < count) {
+    const size_t want = std::min<size_t>(kChunk, count - got_values);
+    out.values.resize(got_values + want);
+    const size_t r = read_some(f.get(), out.values.data() + got_values, want, path);
+    got_values += r;
+    if (r < want) break;
+  }
+  out.values.resize(got_values);
   if (got_values < count)
     KILN_THROW(DataError) << what_file(path) << "truncated payload: has " << got_values
                           << " bytes of data, expected " << count << " for dims "

@@ -72,6 +72,15 @@ std::string CheckpointDir::path_for(int64_t step) const {
 }
 
 std::optional<Checkpoint> CheckpointDir::load_latest() const {
+  // A directory or a FIFO under a checkpoint's name would fail the save that replaces it,
+  // after training: refuse it now, whichever step it names.
+  for (const int64_t s : steps()) {
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::status(path_for(s), ec)))
+      KILN_THROW(CheckpointError) << "[model_dir] '" << path_for(s)
+                                  << "' is not a regular file; names ckpt-<step>.kiln are kiln's checkpoints: "
+                                     "move it out of the model directory";
+  }
   const auto step = latest_step();
   if (!step) return {};
   Checkpoint c = read_checkpoint(path_for(*step));
@@ -93,7 +102,8 @@ void CheckpointDir::save(const Checkpoint& ckpt) const {
         fs::remove(it->path(), ec);
   if (keep_ > 0) {
     const auto all = steps();
-    for (size_t i = 0; i + static_cast<size_t>(keep_) < all.size(); ++i) fs::remove(path_for(all[i]), ec);
+    for (size_t i = 0; i + static_cast<size_t>(keep_) < all.size(); ++i)
+      if (fs::is_regular_file(fs::symlink_status(path_for(all[i]), ec))) fs::remove(path_for(all[i]), ec);
   }
 }
 

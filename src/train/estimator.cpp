@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <limits>
 #include <ostream>
 
@@ -10,6 +11,7 @@
 #include "kiln/optimizer.h"
 #include "train/accelerated_step.h"
 #include "train/estimator_state.h"
+#include "train/run_settings.h"
 #include "train/step_progress.h"
 #include "train/summary_hook.h"
 
@@ -66,7 +68,8 @@ std::vector<std::string> fetches_of(const HookList& hooks) {
 // The state the built graph starts from: the restored checkpoint, else the in-memory
 // state of an earlier train(), checked against the graph; missing variables initialised.
 void adopt_state(Variables& vars, const Graph& graph, const Graph* low_graph, std::optional<Checkpoint>& restored,
-                 const std::optional<CheckpointDir>& dir, std::ostream* log, TrainStats& st) {
+                 const std::optional<CheckpointDir>& dir, std::ostream* log, const nlohmann::json& run_settings,
+                 TrainStats& st) {
   if (restored) {
     const auto bad = checkpoint_mismatches(graph, restored->variables);
     if (!bad.empty())
@@ -77,6 +80,11 @@ void adopt_state(Variables& vars, const Graph& graph, const Graph* low_graph, st
     vars = std::move(restored->variables);
     st.resumed = true;
     if (log) *log << "resumed from checkpoint at step " << st.start_step << "\n";
+    if (const std::string changed = run_settings_changes(restored->state, run_settings); !changed.empty())
+      std::fprintf(stderr,
+                   "kiln: warning: resumed at step %lld with other settings than the run that wrote the checkpoint: %s;"
+                   " the batch order and the updates no longer match an uninterrupted run\n",
+                   static_cast<long long>(st.start_step), changed.c_str());
   } else if (!vars.empty()) {
     const auto bad = checkpoint_mismatches(graph, vars);
     if (!bad.empty()) KILN_THROW(ConfigError) << "[train] the model changed between train() calls:" << join_lines(bad);
@@ -211,7 +219,8 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
     lo.compile.policy = low_phase_policy(*accel);
     low = &build_graph(*s_, model_fn_, params_, lo, ModeKeys::train, batch, fetches, /*guarded=*/true);
   }
-  adopt_state(s_->vars, *built.graph, low ? low->graph.get() : nullptr, restored, dir, options_.log, st);
+  adopt_state(s_->vars, *built.graph, low ? low->graph.get() : nullptr, restored, dir, options_.log,
+              options_.run_settings, st);
   st.compile_seconds = s_->compile_seconds - compile_before;
   std::optional<AcceleratedStep> accelerated;
   if (accel) {
@@ -237,7 +246,11 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   ctx.variables = &s_->vars;
   ctx.phase = accelerated ? accelerated->phase() : PrecisionPhase::original;
   AcceleratedStep* acc = accelerated ? &*accelerated : nullptr;
-  ctx.train_state = [&ctx, acc] { return acc ? acc->state() : nlohmann::json{{"phase", precision_phase_name(ctx.phase)}}; };
+  ctx.train_state = [&ctx, acc, this] {
+    nlohmann::json j = acc ? acc->state() : nlohmann::json{{"phase", precision_phase_name(ctx.phase)}};
+    if (!options_.run_settings.empty()) j["run"] = options_.run_settings;
+    return j;
+  };
   for (auto& h : all) h->begin(ctx);
   const double t0 = now_seconds();
   if (acc) acc->start(t0);

@@ -130,6 +130,7 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Para
   if (backend.backend == "cpu") {
     CompileSummary& c = s.compile;
     ++c.graphs;
+    c.interpreter_fallbacks += !report.fallback.empty();
     c.cache_hits += report.cache == CacheOutcome::hit;
     c.cache_misses += report.cache == CacheOutcome::miss;
     c.cache_errors += report.cache == CacheOutcome::error;

@@ -146,21 +146,44 @@ nlohmann::json PrecisionSwitch::state() const {
   return j;
 }
 
+namespace {
+// A string field of a checkpoint's state; "" when absent; nullopt when of another type
+// (a hand-edited checkpoint can hold anything its checksum was recomputed for).
+std::optional<std::string> state_string(const nlohmann::json& state, const char* key) {
+  if (!state.is_object() || !state.contains(key)) return std::string();
+  if (!state[key].is_string()) return std::nullopt;
+  return state[key].get<std::string>();
+}
+}  // namespace
+
 std::string PrecisionSwitch::restore(const nlohmann::json& state, int64_t step) {
   const std::string mode_now = opts_.mode.to_string();
-  const bool same_mode = state.is_object() && state.value("accelerate_train_mode", std::string()) == mode_now;
-  if (!same_mode) {
-    // A plain run's checkpoint, or another mode's: the step decides the phase.
-    std::string from = state.is_object() ? state.value("accelerate_train_mode", std::string()) : std::string();
-    before_step(step);
-    return "checkpoint from a run " + (from.empty() ? std::string("without accelerate_train_mode") : "with '" + from + "'") +
-           ": continuing at step " + std::to_string(step) + " in phase " + std::string(precision_phase_name(phase()));
-  }
   auto bad = [&](const char* field) {
     return CheckpointError("[checkpoint] the accelerate_train_mode state has a missing or invalid '" +
                            std::string(field) + "': " + state.dump());
   };
-  const std::optional<PrecisionPhase> saved_phase = parse_precision_phase(state.value("phase", std::string()));
+  const std::optional<std::string> saved_mode = state_string(state, "accelerate_train_mode");
+  const std::optional<std::string> saved_phase_name = state_string(state, "phase");
+  if (!saved_mode) throw bad("accelerate_train_mode");
+  if (!saved_phase_name) throw bad("phase");
+  if (*saved_mode != mode_now) {
+    // A run under another accelerate_train_mode that had switched already: the switch is
+    // one way, whatever the new mode would plan.
+    if (!saved_mode->empty() && *saved_phase_name == precision_phase_name(PrecisionPhase::original)) {
+      const auto& s = state.contains("switch_step") ? state["switch_step"] : nlohmann::json();
+      if (!s.is_number_integer()) throw bad("switch_step");
+      switch_now(s.get<int64_t>(), SwitchReason::resumed, "switched under '" + *saved_mode + "'");
+      return "checkpoint from a run with '" + *saved_mode + "' that had switched to the original precision at step " +
+             std::to_string(switched_->step) + ": continuing at step " + std::to_string(step) +
+             " in phase original (the switch is one way)";
+    }
+    // A plain run's checkpoint, or another mode's still in its low phase: the step decides.
+    before_step(step);
+    return "checkpoint from a run " +
+           (saved_mode->empty() ? std::string("without accelerate_train_mode") : "with '" + *saved_mode + "'") +
+           ": continuing at step " + std::to_string(step) + " in phase " + std::string(precision_phase_name(phase()));
+  }
+  const std::optional<PrecisionPhase> saved_phase = parse_precision_phase(*saved_phase_name);
   if (!saved_phase || (saved_phase != PrecisionPhase::original && saved_phase != low_phase())) throw bad("phase");
   if (state.contains("loss_scaler")) scaler_ = LossScaler::from_json(state["loss_scaler"]);
   if (state.contains("loss_window")) {
@@ -174,7 +197,9 @@ std::string PrecisionSwitch::restore(const nlohmann::json& state, int64_t step) 
   if (saved_phase == PrecisionPhase::original) {
     const auto& s = state.contains("switch_step") ? state["switch_step"] : nlohmann::json();
     if (!s.is_number_integer()) throw bad("switch_step");
-    const auto reason = parse_switch_reason(state.value("switch_reason", std::string("resumed")));
+    const std::optional<std::string> reason_text = state_string(state, "switch_reason");
+    if (!reason_text) throw bad("switch_reason");
+    const auto reason = parse_switch_reason(reason_text->empty() ? "resumed" : *reason_text);
     if (!reason) throw bad("switch_reason");
     switch_now(s.get<int64_t>(), reason->first, reason->second);
     return "resumed in phase original (switched at step " + std::to_string(switched_->step) + ", " +

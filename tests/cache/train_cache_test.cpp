@@ -99,7 +99,7 @@ TEST(TrainCompileCache, UnusableCacheWarnsAndTrainsUnlessStrict) {
   EXPECT_NE(a.output.find("warning: [graph_compiler_cache_dir] cannot create"), std::string::npos) << a.output;
   const Result b = run_kiln(kTrain + "--cache-strict --graph-compiler-cache-dir " + (file / "cache").string());
   EXPECT_EQ(b.status, 2) << b.output;
-  EXPECT_NE(b.output.find("error: [graph_compiler_cache_dir] cannot create"), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find("error: [--graph-compiler-cache-dir] cannot create"), std::string::npos) << b.output;
   EXPECT_EQ(run_kiln("cache list --dir " + file.string()).status, 2);
   fs::remove(file);
 }

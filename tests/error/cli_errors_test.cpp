@@ -49,9 +49,11 @@ TEST_P(CliError, ExitsTwoWithAClearMessageAndWritesNothing) {
   EXPECT_FALSE(contains(r.output, "terminate called")) << r.output;
   // The model directory may have been created to hold the run's lock file, but nothing
   // else: no checkpoint, no partial state.
-  if (fs::exists(model_dir))
-    for (const auto& e : fs::directory_iterator(model_dir))
+  if (fs::exists(model_dir)) {
+    for (const auto& e : fs::directory_iterator(model_dir)) {
       EXPECT_EQ(e.path().filename(), ".kiln-lock") << c.what << ": a failed run wrote " << e.path();
+    }
+  }
   fs::remove_all(dir);
 }
 
@@ -59,24 +61,24 @@ INSTANTIATE_TEST_SUITE_P(
     Train, CliError,
     ::testing::Values(
         BadInput{"ratio out of range", "", "train --dry-run --accelerate-train-mode 'fast|step|0.95'",
-                 {"[accelerate_train_mode]", "'0.95'", "0.2..0.9"}},
+                 {"[--accelerate-train-mode]", "'0.95'", "0.2..0.9"}},
         BadInput{"unknown accelerate type", "", "train --dry-run --accelerate-train-mode 'fast2|step'",
-                 {"[accelerate_train_mode]", "fast2"}},
+                 {"[--accelerate-train-mode]", "fast2"}},
         BadInput{"unknown precision mode", "", "train --dry-run --precision-mode fp8",
-                 {"[precision_mode] unknown value 'fp8'", "must_keep_origin_dtype"}},
+                 {"[--precision-mode] unknown value 'fp8'", "must_keep_origin_dtype"}},
         BadInput{"both precision modes", "", "train --dry-run --precision-mode force_fp32 --precision-mode-v2 origin",
-                 {"[precision_mode]", "precision_mode_v2"}},
+                 {"[--precision-mode]", "precision_mode_v2"}},
         BadInput{"accelerate with a low base precision", "",
                  "train --dry-run --accelerate-train-mode 'fast1|step' --precision-mode allow_mix_precision_bf16",
-                 {"accelerate_train_mode", "allow_mix_precision_bf16"}},
+                 {"[--accelerate-train-mode]", "allow_mix_precision_bf16"}},
         BadInput{"bad cache size", "", "train --dry-run --cache-size-cap 12Q", {"[--cache-size-cap]", "12Q"}},
-        BadInput{"small loop of zero", "", "train --dry-run --iterations-per-loop 0", {"[iterations_per_loop]", "'0'"}},
+        BadInput{"small loop of zero", "", "train --dry-run --iterations-per-loop 0", {"[--iterations-per-loop]", "'0'"}},
         BadInput{"unknown model", "", "train --dry-run --model resnet", {"--model", "resnet"}},
         BadInput{"unknown backend", "", "train --dry-run --backend gpu", {"--backend", "gpu"}},
         BadInput{"zero steps", "", "train --steps 0", {"--steps", "'0'"}},
-        BadInput{"missing data", "", "train --data @DIR/nonexistent" + kShort, {"[data]", "nonexistent"}},
+        BadInput{"missing data", "", "train --data @DIR/nonexistent" + kShort, {"[--data]", "nonexistent"}},
         BadInput{"loss split without a target", "", "train --accelerate-train-mode 'fast1|loss'" + kShort,
-                 {"[final_loss]", "--final-loss"}},
+                 {"[--final-loss]", "--final-loss"}},
         BadInput{"code dump under a file", "KILN_DUMP_CODE=@DIR/a-file/sub", "train" + kShort,
                  {"[KILN_DUMP_CODE]", "a-file/sub"}},
         BadInput{"IR dump under a file", "KILN_DUMP_IR=@DIR/a-file/sub", "train" + kShort,

@@ -115,7 +115,7 @@ TEST(AccelerateCli, KilledBeforeAndAfterTheSwitchResumesInTheRightPhase) {
 TEST(AccelerateCli, LossSplitNeedsTheFinalLoss) {
   const Result r = run_kiln("train --steps 5 --accelerate-train-mode 'fast1|loss|1.05'");
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_TRUE(contains(r.output, "[final_loss]")) << r.output;
+  EXPECT_TRUE(contains(r.output, "[--final-loss]")) << r.output;
   EXPECT_TRUE(contains(r.output, "--final-loss")) << r.output;
 }
 

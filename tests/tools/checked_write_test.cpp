@@ -30,7 +30,7 @@ TEST(CheckedWrite, MetricsOutOnAFullDiskFailsTheRun) {
   for (const char* log_every : {"1", "0"}) {  // the first progress record, or only the final one
     const Result r = run_kiln(kRun + "--log-every " + log_every + " --metrics-out /dev/full");
     EXPECT_EQ(r.status, 1) << r.output;
-    EXPECT_TRUE(contains(r.output, "kiln: error: [metrics_out] cannot write to '/dev/full': No space left on device"))
+    EXPECT_TRUE(contains(r.output, "kiln: error: [--metrics-out] cannot write to '/dev/full': No space left on device"))
         << r.output;
   }
 }

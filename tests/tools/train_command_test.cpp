@@ -40,12 +40,12 @@ TEST(TrainCommand, DryRunValidConfigurationsExitZero) {
 
 TEST(TrainCommand, DryRunInvalidConfigurationsExitTwoAndNameTheOption) {
   const std::pair<const char*, const char*> invalid[] = {
-      {"--accelerate-train-mode 'fast|step|0.95'", "[accelerate_train_mode] ratio '0.95' is out of range 0.2..0.9"},
-      {"--accelerate-train-mode 'fast|step' --precision-mode allow_mix_precision", "[accelerate_train_mode]"},
-      {"--precision-mode fp8", "[precision_mode]"},
+      {"--accelerate-train-mode 'fast|step|0.95'", "[--accelerate-train-mode] ratio '0.95' is out of range 0.2..0.9"},
+      {"--accelerate-train-mode 'fast|step' --precision-mode allow_mix_precision", "[--accelerate-train-mode]"},
+      {"--precision-mode fp8", "[--precision-mode]"},
       {"--precision-mode force_fp32 --precision-mode-v2 origin", "precision_mode_v2"},
-      {"--iterations-per-loop 0", "[iterations_per_loop]"},
-      {"--accelerate-train-mode 'turbo|step'", "[accelerate_train_mode]"},
+      {"--iterations-per-loop 0", "[--iterations-per-loop]"},
+      {"--accelerate-train-mode 'turbo|step'", "[--accelerate-train-mode]"},
   };
   for (const auto& [args, message] : invalid) {
     const Result r = run_kiln(std::string("train --dry-run ") + args);

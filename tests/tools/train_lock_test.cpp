@@ -44,7 +44,7 @@ TEST(TrainLock, ASecondRunOnTheSameModelDirExitsTwoNamingTheHolder) {
 
   const Result second = run_kiln(kRun + "--steps 50 --save-checkpoints-steps 2 --model-dir " + dir.string());
   EXPECT_EQ(second.status, 2) << second.output;
-  EXPECT_TRUE(contains(second.output, "kiln: error: [model_dir] '" + dir.string() +
+  EXPECT_TRUE(contains(second.output, "kiln: error: [--model-dir] '" + dir.string() +
                                           "' is in use by another training run (pid " + std::to_string(first) + " on host "))
       << second.output;
 

@@ -179,13 +179,13 @@ TEST(TrainResume, ACheckpointOfAnotherModelIsExitTwoListingTheMismatches) {
 TEST(TrainResume, BadInputsExitTwoWithClearMessages) {
   if (!have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   const std::pair<std::string, std::string> cases[] = {
-      {"--steps 5 --model-dir /proc/kiln-cannot-create", "[model_dir]"},
+      {"--steps 5 --model-dir /proc/kiln-cannot-create", "[--model-dir]"},
       {"--steps 0", "--steps"},
       {"--steps -3", "--steps"},
-      {"--steps 5 --train-limit 100 --batch-size 256", "[batch_size] '256' exceeds the 100 training examples"},
+      {"--steps 5 --train-limit 100 --batch-size 256", "[--batch-size] '256' exceeds the 100 training examples"},
       {"--steps 5 --data /nonexistent/kiln-data", "dataset-fashion-mnist"},
-      {"--steps 5 --accelerate-train-mode 'fast2|step'", "[accelerate_train_mode] unknown"},
-      {"--steps 5 --accelerate-train-mode 'fast1|loss'", "[final_loss]"},
+      {"--steps 5 --accelerate-train-mode 'fast2|step'", "[--accelerate-train-mode] unknown"},
+      {"--steps 5 --accelerate-train-mode 'fast1|loss'", "[--final-loss]"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = run_kiln("train --backend interp " + args);

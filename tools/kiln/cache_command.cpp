@@ -15,11 +15,14 @@
 namespace kiln::cli {
 namespace {
 
+// A time from the metadata ("?" for unknown: the reader keeps only times a calendar holds,
+// and localtime_r still reports what it cannot convert).
 std::string when(double t) {
-  if (t <= 0) return "?";
+  if (!(t > 0)) return "?";
   const std::time_t s = static_cast<std::time_t>(t);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&s));
+  std::tm tm{};
+  char buf[64];
+  if (!::localtime_r(&s, &tm) || std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm) == 0) return "?";
   return buf;
 }
 

@@ -16,14 +16,18 @@
 // CLI-private headers, beside this file.
 #include "cache_command.h"
 #include "report_command.h"
+#include "option_names.h"
 #include "train_command.h"
 
 namespace {
+// The command that ran, for its option names in errors (nullptr: none).
+const CLI::App* g_command = nullptr;
+
 void report(const std::exception& e) {
   // On a terminal the live progress line may still be open: end it first.
   if (::isatty(STDOUT_FILENO) == 1) std::fputs("\n", stdout);
   std::fflush(stdout);
-  std::cerr << "kiln: error: " << e.what() << "\n";
+  std::cerr << "kiln: error: " << (g_command ? kiln::cli::with_option_names(e.what(), *g_command) : e.what()) << "\n";
 }
 
 // Output that could not be written (a full disk behind a redirection) fails the command,
@@ -46,6 +50,9 @@ int main(int argc, char** argv) {
   CLI::App app{"kiln: a graph compiler and training runtime for neural networks on CPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
+  // A repeated option: the last one wins, as in GNU tools and argparse (subcommands take
+  // their option defaults from here).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   kiln::cli::TrainCommand train(app);
   kiln::cli::CacheCommand cache(app);
   kiln::cli::ReportCommand report_command(app);
@@ -63,7 +70,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (train.selected()) return with_output_checked(train.run());
+    if (train.selected()) {
+      g_command = train.command();
+      return with_output_checked(train.run());
+    }
     if (cache.selected()) return with_output_checked(cache.run());
     if (report_command.selected()) return with_output_checked(report_command.run());
   } catch (const kiln::ConfigError& e) {
@@ -78,6 +88,11 @@ int main(int argc, char** argv) {
     report(e);
     return 2;
   } catch (const kiln::Error& e) {
+    report(e);
+    return 1;
+  } catch (const std::exception& e) {
+    // Not a kiln error: a bug, or a library's exception kiln should have turned into one.
+    // Still a message and an exit status, never an abort.
     report(e);
     return 1;
   }

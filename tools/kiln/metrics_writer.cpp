@@ -14,18 +14,24 @@ MetricsWriter::MetricsWriter(std::string path) : path_(std::move(path)) {
   if (path_.empty()) return;
   const auto parent = std::filesystem::path(path_).parent_path();
   const std::string dir = parent.empty() ? "." : parent.string();
-  if (::access(dir.c_str(), W_OK) != 0 || std::filesystem::is_directory(path_))
+  // errno is taken at once: the next call (the directory test) may change it.
+  const int err = ::access(dir.c_str(), W_OK) != 0 ? errno : 0;
+  std::error_code ec;
+  const bool is_dir = std::filesystem::is_directory(path_, ec);
+  if (err || is_dir)
     KILN_THROW(ConfigError) << "[metrics_out] cannot write '" << path_ << "': "
-                            << (std::filesystem::is_directory(path_) ? "it is a directory" : std::strerror(errno));
+                            << (is_dir ? "it is a directory" : std::strerror(err));
 }
 
 void MetricsWriter::write(const nlohmann::json& record) {
   if (keep_) kept_.push_back(record);
   if (path_.empty()) return;
   if (!out_.is_open()) {
+    errno = 0;
     out_.open(path_, std::ios::trunc);
-    if (!out_)
-      KILN_THROW(SystemError) << "[metrics_out] cannot open '" << path_ << "' for writing: " << std::strerror(errno);
+    if (const int err = errno; !out_)
+      KILN_THROW(SystemError) << "[metrics_out] cannot open '" << path_ << "' for writing: "
+                              << (err ? std::strerror(err) : "the open failed");
   }
   errno = 0;
   out_ << record.dump() << "\n";

@@ -22,6 +22,7 @@
 // CLI-private headers, beside this file (not under the public kiln/ prefix).
 #include "accelerate_summary.h"
 #include "eval_hook.h"
+#include "input_checks.h"
 #include "metrics_writer.h"
 #include "progress_hook.h"
 #include "report_command.h"
@@ -115,6 +116,7 @@ int TrainCommand::run() {
   if (cmd_->count("--save-summary-steps") > 0 && config_.save_summary_steps > 0 && config_.model_dir.empty())
     KILN_THROW(ConfigError) << "[save_summary_steps] summaries are written to the model directory: give --model-dir DIR"
                                " (or --metrics-out FILE for records without one)";
+  check_train_paths(data_dir_, config_.model_dir);
   if (dry_run_) {
     std::printf("%s%s", banner().c_str(), describe(config_, est->parsed_config(), steps_).c_str());
     std::printf("configuration is valid (dry run: nothing trained)\n");
@@ -146,6 +148,11 @@ std::unique_ptr<Estimator> TrainCommand::make_estimator() {
   eo.log = quiet_ ? nullptr : &std::cout;
   eo.interrupt = interrupt_requested();
   eo.on_precision_switch = [this](const PrecisionSwitchEvent& e) { on_precision_switch(e); };
+  eo.run_settings = {{"--seed", seed_},
+                     {"--batch-size", batch_size_},
+                     {"--learning-rate", learning_rate_},
+                     {"--optimizer", optimizer_},
+                     {"--train-limit", train_limit_}};
   RunConfig cfg = config_;
   cfg.log_step_count_steps = 0;  // the progress hook does the logging (it honours the option)
   return std::make_unique<Estimator>(classifier_model_fn(make_model(model_, seed_)), cfg,
@@ -184,6 +191,7 @@ TrainCommand::Data TrainCommand::load_data() const {
   auto test_all = data::load_fashion_mnist(data_dir_, data::Split::test);
   if (test_limit_ > 0 && test_limit_ < test_all.size()) test_all = data::take(test_all, test_limit_);
   if (train_limit_ > 0 && train_limit_ < train_set->size()) *train_set = data::take(*train_set, train_limit_);
+  check_image_size(model_, data_dir_, *train_set, test_all);
   if (batch_size_ > train_set->size())
     KILN_THROW(ConfigError) << "[batch_size] '" << batch_size_ << "' exceeds the " << train_set->size()
                             << " training examples";
@@ -303,7 +311,10 @@ void TrainCommand::report_final(Estimator& est, const Data& data) {
   }
   const CompileSummary& cs = est.compile_summary();
   const double compile_total = cs.passes_seconds + cs.codegen_seconds + cs.compile_seconds + cs.load_seconds;
-  if (backend_ == "cpu")
+  if (cs.interpreter_fallbacks > 0)
+    std::printf("compile: native compilation failed for %d of %d graphs; they ran on the interpreter\n",
+                cs.interpreter_fallbacks, cs.graphs);
+  else if (backend_ == "cpu")
     std::printf("compile: cache %s (%d of %d graphs loaded from the cache); %.3fs = passes %.3fs, codegen %.3fs, "
                 "c++ %.3fs, load %.3fs\n",
                 std::string(cache_outcome_name(cs.cache())).c_str(), cs.cache_hits, cs.graphs, compile_total, cs.passes_seconds, cs.codegen_seconds,
@@ -337,7 +348,16 @@ void TrainCommand::report_final(Estimator& est, const Data& data) {
                              {"iterations_per_loop", config_.iterations_per_loop}}},
                            {"params", {{"optimizer", optimizer_}, {"learning_rate", learning_rate_}, {"batch_size", batch_size_}}}};
   if (st.accelerate) record["accelerate"] = accel.to_json();
+  if (cs.interpreter_fallbacks > 0) {
+    // What ran, not what was asked for.
+    record["backend"] = cs.interpreter_fallbacks == cs.graphs ? "interp" : "cpu+interp";
+    record["backend_requested"] = backend_;
+    record["interpreter_fallbacks"] = cs.interpreter_fallbacks;
+  }
   metrics_->write(record);
+  if (!std::isfinite(ev.at("loss")))
+    KILN_THROW(Error) << "[evaluate] the test loss is " << ev.at("loss") << " after " << st.global_step
+                      << " steps: the model diverged (the weights are not finite); try a smaller --learning-rate";
 }
 
 }  // namespace kiln::cli

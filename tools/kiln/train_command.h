@@ -21,6 +21,7 @@ class TrainCommand {
   explicit TrainCommand(CLI::App& parent);
   ~TrainCommand();
   bool selected() const { return cmd_->parsed(); }
+  const CLI::App* command() const { return cmd_; }
   // Returns the process exit status (130 when stopped by Ctrl-C).
   int run();
 

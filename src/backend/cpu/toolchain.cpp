@@ -1,32 +1,138 @@
 #include "backend/cpu/toolchain.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
-#include <array>
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "kiln/error.h"
 
+extern char** environ;
+
 namespace kiln::cpu {
 namespace {
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+constexpr double kDefaultTimeout = 600;  // a compile of a large graph on a busy machine fits
+constexpr double kProbeTimeout = 30;     // `c++ --version` answers at once
+constexpr size_t kOutputKept = 64 << 10;
+
+struct Outcome {
+  int status = -1;  // exit status; -1 for a signal or a time-out
+  bool timed_out = false;
+  std::string output;  // stdout and stderr together, the first kOutputKept bytes
+};
+
+[[noreturn]] void os_error(const std::string& what, int err) {
+  KILN_THROW(SystemError) << "[compiler] " << what << ": " << std::strerror(err);
 }
 
-// Runs a command, returning its exit status and combined output.
-int run(const std::string& cmd, std::string& output) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) KILN_THROW(SystemError) << "[compiler] cannot run '" << cmd << "'";
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) output.append(buf.data(), n);
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+// Runs argv (no shell) in a process group of its own, with stdin from /dev/null and
+// stdout+stderr captured. Past `timeout` seconds the whole group (the driver and the
+// cc1plus/as/ld it started) is killed with SIGKILL.
+Outcome run_limited(const std::vector<std::string>& args, double timeout) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) os_error("cannot create a pipe", errno);
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    Outcome o;
+    o.status = 127;
+    o.output = "cannot execute '" + args[0] + "': " + std::strerror(rc);
+    return o;
+  }
+  Outcome o;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+  char buf[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      o.timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) continue;
+    const ssize_t r = ::read(fds[0], buf, sizeof buf);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (r <= 0) break;  // every writer closed: the group is done
+    if (o.output.size() < kOutputKept) o.output.append(buf, std::min(static_cast<size_t>(r), kOutputKept - o.output.size()));
+  }
+  ::close(fds[0]);
+  if (o.timed_out) ::killpg(pid, SIGKILL);
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (!o.timed_out) o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  if (!o.timed_out && WIFSIGNALED(st)) o.output += "\n(killed by signal " + std::to_string(WTERMSIG(st)) + ")";
+  return o;
+}
+
+// The first lines of a tool's output, enough to say what went wrong.
+std::string excerpt(const std::string& out, size_t max_lines, size_t max_chars) {
+  std::string s;
+  size_t lines = 0, at = 0;
+  while (at < out.size() && lines < max_lines && s.size() < max_chars) {
+    size_t nl = out.find('\n', at);
+    if (nl == std::string::npos) nl = out.size();
+    s += (lines ? "\n    " : "") + out.substr(at, nl - at);
+    ++lines;
+    at = nl + 1;
+  }
+  if (s.size() > max_chars) s = s.substr(0, max_chars);
+  if (at < out.size()) s += "\n    [... output cut]";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s.empty() ? "(no output)" : s;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+double timeout_from_environment() {
+  const char* env = std::getenv("KILN_CXX_TIMEOUT");
+  if (!env || !*env) return kDefaultTimeout;
+  double v = 0;
+  const std::string text = env;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !(v > 0) || !std::isfinite(v))
+    KILN_THROW(ConfigError) << "[KILN_CXX_TIMEOUT] '" << text
+                            << "' is not a positive number of seconds (the longest a compiler may run; default "
+                            << kDefaultTimeout << ")";
+  return v;
 }
 
 }  // namespace
@@ -38,14 +144,21 @@ const Toolchain& host_toolchain() {
   std::call_once(once, [] {
     const char* env = std::getenv("KILN_CXX");
     tc.cxx = env && *env ? env : "c++";
-    std::string out;
-    const int st = run(shell_quote(tc.cxx) + " --version", out);
-    if (st != 0) {
-      error = "[compiler] '" + tc.cxx + "' cannot be run (exit " + std::to_string(st) + "): " + out +
+    tc.timeout_seconds = timeout_from_environment();
+    const double probe = std::min(tc.timeout_seconds, kProbeTimeout);
+    const Outcome o = run_limited({tc.cxx, "--version"}, probe);
+    if (o.timed_out) {
+      error = "[compiler] '" + tc.cxx + " --version' did not answer within " + seconds_text(probe) +
+              " s and was killed (set KILN_CXX to a working C++17 compiler; KILN_CXX_TIMEOUT sets the limit)";
+      return;
+    }
+    if (o.status != 0) {
+      error = "[compiler] '" + tc.cxx + " --version' failed (exit " + std::to_string(o.status) +
+              "), so it cannot compile: " + excerpt(o.output, 3, 400) +
               " (set KILN_CXX to a C++17 compiler, or install g++)";
       return;
     }
-    tc.identity = out.substr(0, out.find('\n'));
+    tc.identity = o.output.substr(0, o.output.find('\n'));
     // -ffp-contract=off: no fused multiply-adds the interpreter does not do, so compiled
     // steps match the oracle to the bit where the operation order is the same.
     tc.flags = {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-fPIC", "-shared", "-w"};
@@ -55,14 +168,17 @@ const Toolchain& host_toolchain() {
 }
 
 void compile_shared_object(const Toolchain& tc, const std::string& source_path, const std::string& so_path) {
-  std::string cmd = shell_quote(tc.cxx);
-  for (const auto& f : tc.flags) cmd += " " + f;
-  cmd += " -o " + shell_quote(so_path) + " " + shell_quote(source_path);
-  std::string out;
-  const int st = run(cmd, out);
-  if (st != 0)
-    KILN_THROW(SystemError) << "[compiler] '" << tc.cxx << "' failed (exit " << st << ") on " << source_path << ":\n"
-                            << out.substr(0, 4000);
+  std::vector<std::string> args{tc.cxx};
+  args.insert(args.end(), tc.flags.begin(), tc.flags.end());
+  args.insert(args.end(), {"-o", so_path, source_path});
+  const Outcome o = run_limited(args, tc.timeout_seconds);
+  if (o.timed_out)
+    KILN_THROW(SystemError) << "[compiler] '" << tc.cxx << "' did not finish compiling " << source_path << " within "
+                            << seconds_text(tc.timeout_seconds)
+                            << " s; it and its children were killed (KILN_CXX_TIMEOUT sets the limit in seconds)";
+  if (o.status != 0)
+    KILN_THROW(SystemError) << "[compiler] '" << tc.cxx << "' failed (exit " << o.status << ") on " << source_path
+                            << ":\n" << o.output.substr(0, 4000);
 }
 
 }  // namespace kiln::cpu

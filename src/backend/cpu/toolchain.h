@@ -9,13 +9,16 @@ struct Toolchain {
   std::string cxx;                 // KILN_CXX, or "c++"
   std::string identity;            // first line of `cxx --version`
   std::vector<std::string> flags;  // for a shared object tuned to this CPU
+  double timeout_seconds = 600;    // KILN_CXX_TIMEOUT: the longest one compile may run
 };
 
-// Found once per process. Throws SystemError if the compiler cannot be run.
+// Found once per process. Throws SystemError if the compiler cannot be run or does not
+// answer `--version` within min(timeout, 30 s), ConfigError for a bad KILN_CXX_TIMEOUT.
+// Every run of the compiler is in a process group of its own, killed whole on time-out.
 const Toolchain& host_toolchain();
 
 // Compiles source_path into the shared object so_path; throws SystemError carrying the
-// compiler's output on failure.
+// compiler's output on failure, or saying it ran out of time (the group is killed).
 void compile_shared_object(const Toolchain& tc, const std::string& source_path, const std::string& so_path);
 
 }  // namespace kiln::cpu
