@@ -47,7 +47,7 @@ TEST(ReportCli, BadInputIsAClearErrorAndWritesNothing) {
 TEST(ReportCli, SummariesWithoutAModelDirectoryAreAConfigurationError) {
   const auto r = run_kiln("train --dry-run --save-summary-steps 10");
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_TRUE(contains(r.output, "[save_summary_steps] summaries are written to the model directory")) << r.output;
+  EXPECT_TRUE(contains(r.output, "[--save-summary-steps] summaries are written to the model directory")) << r.output;
   EXPECT_EQ(run_kiln("train --dry-run --save-summary-steps 0").status, 0);
 }
 
