@@ -273,7 +273,8 @@ TEST_P(AccelerateOn, LossSplitSwitchesOnTheMovingMean) {
   EXPECT_DOUBLE_EQ(st.accelerate->loss_target, 0.3);
 }
 
-// The compiled backend switches at the same step as the interpreter, with the same losses.
+// The compiled backend switches at the same step as the interpreter, with the same losses
+// (to bfloat16 rounding).
 TEST(Accelerate, LossSplitSwitchesAtTheSameStepOnBothBackends) {
   RunConfig cfg = accelerated("fast1|loss|1.5");
   cfg.experimental_config.accelerate_loss_window = 4;
@@ -283,7 +284,10 @@ TEST(Accelerate, LossSplitSwitchesAtTheSameStepOnBothBackends) {
   const TrainStats b = cpu.train(training_input(ds, 32), 30, {TellMeStepOrLossHook::loss("loss", 0.5)});
   ASSERT_TRUE(a.accelerate->switch_step.has_value());
   EXPECT_EQ(b.accelerate->switch_step, a.accelerate->switch_step);
-  EXPECT_EQ(b.losses, a.losses);
+  // The same losses up to bfloat16 rounding: where oneDNN has bfloat16 kernels (AVX-512)
+  // the compiled step and the interpreter may round an intermediate differently.
+  ASSERT_EQ(b.losses.size(), a.losses.size());
+  for (size_t i = 0; i < a.losses.size(); ++i) EXPECT_NEAR(b.losses[i], a.losses[i], 2e-2 * std::fabs(a.losses[i]) + 1e-3) << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, AccelerateOn, ::testing::Values("interp", "cpu"),
