@@ -9,13 +9,11 @@
 #include <fstream>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "backend/cpu/abi.h"
 #include "backend/cpu/toolchain.h"
-#include "cache/key.h"
 #include "cache/store.h"
 #include "kiln/compiler.h"
+#include "support/cache_entries.h"
 #include "support/small_graph.h"
 #include "support/temp_files.h"
 
@@ -42,21 +40,11 @@ std::string filled(const fs::path& dir) {
   return r.cache_key;
 }
 
-// Replaces an entry's object with `bytes` and fixes its metadata (size, checksum) so the
-// store's own checks pass: only loading can tell.
+// Replaces an entry's object and fixes its metadata; only loading can tell.
 void replace_object(const fs::path& dir, const std::string& key, const std::string& bytes) {
-  const cache::Store store(dir.string());
-  const fs::path so = store.object_path(key), meta_path = fs::path(store.entry_dir(key)) / cache::kMetaFile;
-  fs::permissions(so, fs::perms::owner_write, fs::perm_options::add);
-  std::ofstream(so, std::ios::binary | std::ios::trunc) << bytes;
-  fs::permissions(so, fs::perms::owner_write, fs::perm_options::remove);
-  nlohmann::json meta = nlohmann::json::parse(::testkit::read_file(meta_path));
-  meta["checksum"] = cache::hash_hex(bytes);
-  meta["sizes"]["object"] = static_cast<int64_t>(bytes.size());
-  fs::permissions(meta_path, fs::perms::owner_write, fs::perm_options::add);
-  std::ofstream(meta_path, std::ios::trunc) << meta.dump();
-  fs::permissions(meta_path, fs::perms::owner_write, fs::perm_options::remove);
-  ASSERT_EQ(store.check(key).state, cache::EntryCheck::State::ok) << "the fix-up must pass the store's checks";
+  ::testkit::replace_entry_object(dir, key, bytes);
+  ASSERT_EQ(cache::Store(dir.string()).check(key).state, cache::EntryCheck::State::ok)
+      << "the fix-up must pass the store's checks";
 }
 
 TEST(CacheRefusals, ASymlinkedCacheRootIsNotUsedWithOrWithoutATrailingSlash) {

@@ -70,6 +70,17 @@ TEST(ReportCli, LabelsMayFollowTheirRuns) {
   EXPECT_TRUE(contains(two, "</svg>a (2)</li>"));
 }
 
+// --title names the page (the browser tab and the heading), escaped as HTML.
+TEST(ReportCli, TitleNamesThePage) {
+  Dir d("title");
+  std::ofstream(d / "a.jsonl") << kRecord << "\n";
+  const auto r = run_kiln("report " + d / "a.jsonl" + " --title 'MLP <run 3>' -o " + d / "r.html");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string html = testkit::read_file(d / "r.html");
+  EXPECT_TRUE(contains(html, "<title>MLP &lt;run 3&gt;</title>")) << html.substr(0, 600);
+  EXPECT_TRUE(contains(html, "<h1>MLP &lt;run 3&gt;</h1>")) << html.substr(0, 600);
+}
+
 TEST(ReportCli, AnUnreadableRunIsSkippedAndTheReportSaysSo) {
   Dir d("skip");
   std::ofstream(d / "good.jsonl") << kRecord << "\n" << R"({"event":"progr)";

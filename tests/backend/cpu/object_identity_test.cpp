@@ -7,15 +7,14 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "backend/cpu/loader.h"
 #include "backend/cpu/toolchain.h"
-#include "cache/key.h"
 #include "cache/store.h"
 #include "kiln/compiler.h"
 #include "kiln/error.h"
 #include "kiln/ops.h"
+#include "support/cache_entries.h"
 #include "support/small_graph.h"
 #include "support/temp_files.h"
 
@@ -39,18 +38,7 @@ std::string read(const fs::path& p) { return ::testkit::read_file(p); }
 // Puts `from`'s object into `to`'s entry and fixes `to`'s metadata (size and checksum) so
 // that every check of the store passes: what a careless or hostile writer could do.
 void swap_object(const fs::path& cache_dir, const std::string& from, const std::string& to) {
-  const cache::Store store(cache_dir.string());
-  const fs::path to_so = store.object_path(to), meta_path = fs::path(store.entry_dir(to)) / cache::kMetaFile;
-  fs::permissions(to_so, fs::perms::owner_write, fs::perm_options::add);
-  fs::copy_file(store.object_path(from), to_so, fs::copy_options::overwrite_existing);
-  fs::permissions(to_so, fs::perms::owner_write, fs::perm_options::remove);
-  const std::string bytes = read(to_so);
-  nlohmann::json meta = nlohmann::json::parse(read(meta_path));
-  meta["checksum"] = cache::hash_hex(bytes);
-  meta["sizes"]["object"] = static_cast<int64_t>(bytes.size());
-  fs::permissions(meta_path, fs::perms::owner_write, fs::perm_options::add);
-  std::ofstream(meta_path, std::ios::trunc) << meta.dump();
-  fs::permissions(meta_path, fs::perms::owner_write, fs::perm_options::remove);
+  ::testkit::replace_entry_object(cache_dir, to, read(cache::Store(cache_dir.string()).object_path(from)));
 }
 
 TEST(ObjectIdentity, ASwappedCacheEntryIsAMissNeverARun) {
