@@ -1,6 +1,6 @@
 // A network plus cross-entropy, optimizer, predictions and accuracy: a model_fn.
 #include "kiln/models.h"
-#include "kiln/optimizer.h"
+#include "kiln/optimizer_params.h"
 
 namespace kiln {
 
@@ -15,8 +15,7 @@ ModelFn classifier_model_fn(Network net) {
     spec.loss = reduce_mean(sparse_softmax_cross_entropy(logits, labels));
     spec.eval_metrics["accuracy"] = accuracy_metric(labels, classes);
     if (mode == ModeKeys::train)
-      spec.train_op = make_optimizer(params.text_or("optimizer", "momentum"), params.number_or("learning_rate", 0.05))
-                          ->minimize(spec.loss);
+      spec.train_op = make_optimizer(optimizer_settings(params))->minimize(spec.loss);
     return spec;
   };
 }

@@ -28,6 +28,11 @@ int64_t model_input_size(const std::string& name) {
   return cnn.channels * cnn.height * cnn.width;
 }
 
+OptimizerSettings default_optimizer(const std::string& name) {
+  make_model(name, 0);  // ConfigError for an unknown name
+  return OptimizerSettings{};
+}
+
 Network make_model(const std::string& name, int64_t seed) {
   if (name == "mlp") return mlp_model({1024, 1024}, 10, seed);
   if (name == "cnn") return cnn_model(CnnShape{}, seed);

@@ -48,6 +48,7 @@
   X(relu, 1, Unary, true, true, Follow, "")                                                          \
   X(gelu, 1, Unary, true, true, Follow, "")                                                          \
   X(erf, 1, Unary, true, true, Keep, "")                                                             \
+  X(cos, 1, Unary, true, true, Keep, "")                                                             \
   X(add, 2, Binary, true, true, Follow, "")                                                          \
   X(sub, 2, Binary, true, true, Follow, "")                                                          \
   X(mul, 2, Binary, true, true, Follow, "")                                                          \
@@ -91,7 +92,7 @@
   X(argmax, 1, ArgMax, false, false, None, "axis")                                                   \
   X(assign, 2, Assign, false, false, None, "")
 
-#define KILN_OP_COUNT 55
+#define KILN_OP_COUNT 56
 
 // For X-macro users that need a piece only where a true/false column is true, e.g. a
 // declaration for fusible ops only: KILN_OP_CHOOSE(fusible, <if true>, <if false>).

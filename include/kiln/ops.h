@@ -78,6 +78,8 @@ Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x);  // exact: x * Phi(x)
 Tensor erf(const Tensor& x);
+// Cosine in radians (for schedules such as the cosine learning-rate decay).
+Tensor cos(const Tensor& x);
 Tensor square(const Tensor& x);  // x * x
 
 // Elementwise binary, NumPy broadcasting; both inputs must have the same dtype. Integer

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/learning_rate.h"
 #include "kiln/ops.h"
 
 namespace kiln {
@@ -27,13 +28,29 @@ inline constexpr const char* kGradsFiniteName = "grads_finite";
 
 class Optimizer {
  public:
+  explicit Optimizer(double learning_rate) : learning_rate_(learning_rate) {}
   virtual ~Optimizer() = default;
   // Gradients of `loss` w.r.t. every float variable of its graph (or `vars` if given),
   // the update of each, and increment of global_step. See kLossScaleName.
   TrainOp minimize(const Tensor& loss, std::vector<Tensor> vars = {});
   virtual std::string name() const = 0;
 
+  // The learning rate follows `schedule` (learning_rate.h) from the next minimize() on.
+  Optimizer& set_schedule(const LearningRateSchedule& schedule);
+  // The learning rate is `rate`, a float scalar of the loss's graph computed by the caller
+  // (TensorFlow's learning_rate tensor, e.g. a decay of global_step); replaces the number
+  // and the schedule. minimize() checks it.
+  Optimizer& set_learning_rate(const Tensor& rate);
+  // clip_norm > 0: minimize() scales the gradients by clip_norm / max(norm, clip_norm),
+  // where norm is their global L2 norm (TensorFlow's clip_by_global_norm), after undoing
+  // the loss scale and before the update. 0: no clipping.
+  Optimizer& set_clip_norm(double clip_norm);
+
  protected:
+  // x * the learning rate: a literal when the rate is constant, else the schedule's rate
+  // at this step (a float32 scalar of the graph, cast to x's type).
+  Tensor times_learning_rate(const Tensor& x) const;
+
   // How apply() and prepare() write a variable or slot: assign(target, value), guarded
   // by the finite-gradients flag when minimize() scales the loss.
   void update(TrainOp& op, const Tensor& target, const Tensor& value) const;
@@ -44,8 +61,17 @@ class Optimizer {
   virtual void prepare(Graph&, TrainOp&) {}
 
  private:
+  double learning_rate_;
+  LearningRateSchedule schedule_;
+  std::optional<Tensor> rate_tensor_;  // set_learning_rate(Tensor)
+  double clip_norm_ = 0;
   std::optional<Tensor> grads_finite_;  // set while minimize() builds a guarded update
+  std::optional<Tensor> rate_;          // the scheduled rate, while minimize() runs
 };
+
+// TensorFlow's clip_by_global_norm: every gradient times clip_norm / max(norm, clip_norm),
+// norm = sqrt(sum of all squares) computed in float32 (returned through *norm if given).
+std::vector<Tensor> clip_by_global_norm(const std::vector<Tensor>& grads, double clip_norm, Tensor* norm = nullptr);
 
 // var -= lr * grad
 std::unique_ptr<Optimizer> make_sgd(double learning_rate);
@@ -56,7 +82,40 @@ std::unique_ptr<Optimizer> make_momentum(double learning_rate, double momentum, 
 // m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; var -= lr_t m / (sqrt(v) + eps).
 std::unique_ptr<Optimizer> make_adam(double learning_rate, double beta1 = 0.9, double beta2 = 0.999,
                                      double epsilon = 1e-8);
-// By name: "sgd", "momentum", "adam" (momentum 0.9, Adam's defaults).
+// AdamW (Loshchilov & Hutter), as PyTorch's torch.optim.AdamW computes it: with bias
+// corrections c1 = 1 - beta1^t and c2 = 1 - beta2^t,
+//   var -= lr * weight_decay * var            (decoupled decay, only where `decays` says)
+//   var -= lr / c1 * m / (sqrt(v) / sqrt(c2) + epsilon)
+// m and v are the slots "<var>/Adam" and "<var>/Adam_1", as for Adam.
+std::unique_ptr<Optimizer> make_adamw(double learning_rate, double weight_decay, double beta1 = 0.9,
+                                      double beta2 = 0.999, double epsilon = 1e-8);
+// Which variables AdamW decays by default: weights of rank 2 or more (kernels, filters,
+// projections) except embedding tables, recognised by "embedding" in their name. Biases
+// and normalisation scales and offsets have rank 1 and are not decayed.
+bool decayed_by_default(const std::string& name, const Shape& shape);
+
+std::vector<std::string> optimizer_names();  // sgd, momentum, adam, adamw
+
+// Everything that chooses and tunes an optimizer (what `kiln train`'s options and a
+// model_fn's params set; see optimizer_params.h). Defaults: the classifiers' recipe.
+struct OptimizerSettings {
+  std::string name = "momentum";  // one of optimizer_names()
+  double learning_rate = 0.05;
+  LearningRateSchedule schedule;
+  double momentum = 0.9;  // momentum
+  double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;  // adam, adamw
+  double weight_decay = 0;  // adamw only: any other optimizer rejects a non-zero decay
+  double clip_norm = 0;     // > 0: clip gradients by global norm (every optimizer)
+
+  // ConfigError naming the setting that is out of range or does not apply.
+  void validate() const;
+  // One line for logs: "adamw lr 0.001 (cosine 0.001 to 0.0001 at step 2000, warm-up 100 steps),
+  // weight decay 0.1, betas 0.9/0.99, clip 1".
+  std::string describe() const;
+};
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerSettings& settings);
+// By name with the defaults above (momentum 0.9; Adam's betas; AdamW's decay 0.01 as in
+// PyTorch).
 std::unique_ptr<Optimizer> make_optimizer(const std::string& name, double learning_rate);
 
 }  // namespace kiln

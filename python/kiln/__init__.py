@@ -27,9 +27,9 @@ from . import _core  # noqa: E402
 _core.tune_heap()
 from ._dtypes import DType, as_dtype, bfloat16, bool, float16, float32, int32, int64  # noqa: A004
 from ._graph import (  # noqa: F401
-    Tensor, TensorShape, abs, add, argmax, argmin, cast, clip_by_value, concat, constant, convert_to_tensor, divide,
-    equal, erf, exp, expand_dims, get_default_graph, greater, greater_equal, identity, less, less_equal, log, matmul,
-    maximum, minimum, multiply, negative, not_equal, ones, ones_like, one_hot, pad, pow, reduce_max, reduce_mean,
+    Tensor, TensorShape, abs, add, argmax, argmin, cast, clip_by_value, concat, constant, convert_to_tensor, cos,
+    divide, equal, erf, exp, expand_dims, get_default_graph, greater, greater_equal, identity, less, less_equal, log,
+    matmul, maximum, minimum, multiply, negative, not_equal, ones, ones_like, one_hot, pad, pow, reduce_max, reduce_mean,
     reduce_min, reduce_sum, reshape, rsqrt, sigmoid, sign, slice, sqrt, square, squeeze, stop_gradient, subtract, tanh,
     transpose, truediv, where, zeros, zeros_like,
 )

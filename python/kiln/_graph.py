@@ -246,6 +246,7 @@ square = _unary(_core.square, "square")
 tanh = _unary(_core.tanh, "tanh")
 sigmoid = _unary(_core.sigmoid, "sigmoid")
 erf = _unary(_core.erf, "erf")
+cos = _unary(_core.cos, "cos")
 stop_gradient = _unary(_core.stop_gradient, "stop_gradient")
 
 

@@ -16,16 +16,31 @@ class TrainOp:
         self._core = core
 
 
+def _check_number(name, value, low, high=None, low_open=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or (
+            value <= low if low_open else value < low) or (high is not None and not value < high):
+        what = ("a positive number" if low_open else "a number >= %g" % low) if high is None else "a number in [%g, %g)" % (low, high)
+        raise _core.ConfigError("[%s] %r must be %s" % (name, value, what))
+    return float(value)
+
+
 class Optimizer:
+    """TensorFlow's tf.compat.v1.train optimizers. learning_rate is a number or a float
+    scalar tensor of the graph (e.g. cosine_decay(..., global_step, ...)). The keras-style
+    keyword global_clipnorm clips the gradients to that global L2 norm before the update."""
+
     _kind = None
 
-    def __init__(self, learning_rate, a=0.0, b=0.0, epsilon=0.0, nesterov=False):
+    def __init__(self, learning_rate, a=0.0, b=0.0, epsilon=0.0, nesterov=False, weight_decay=0.0,
+                 global_clipnorm=None):
+        self._lr_tensor = None
         if isinstance(learning_rate, Tensor):
-            unsupported("a learning_rate tensor (schedules)", "kiln's optimizers take a number")
-        if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real) or not (
-                learning_rate > 0 and math.isfinite(learning_rate)):
-            raise _core.ConfigError("[learning_rate] %r must be a positive number" % (learning_rate,))
-        self._lr, self._a, self._b, self._eps, self._nesterov = float(learning_rate), float(a), float(b), float(epsilon), bool(nesterov)
+            self._lr_tensor, self._lr = learning_rate, 1.0
+        else:
+            self._lr = _check_number("learning_rate", learning_rate, 0.0, low_open=True)
+        self._clip = 0.0 if global_clipnorm is None else _check_number("global_clipnorm", global_clipnorm, 0.0, low_open=True)
+        self._a, self._b, self._eps, self._nesterov = float(a), float(b), float(epsilon), bool(nesterov)
+        self._wd = float(weight_decay)
 
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=1, aggregation_method=None,
                  colocate_gradients_with_ops=False, name=None, grad_loss=None):
@@ -38,10 +53,12 @@ class Optimizer:
         if grad_loss is not None:
             unsupported("minimize(grad_loss=...)", "kiln differentiates the loss itself")
         vars_ = list(var_list) if var_list is not None else []
-        return TrainOp(_core.minimize(self._kind, self._lr, self._a, self._b, self._eps, self._nesterov, loss, vars_))
+        return TrainOp(_core.minimize(self._kind, self._lr, self._lr_tensor, self._a, self._b, self._eps, self._nesterov,
+                                      self._wd, self._clip, loss, vars_))
 
     def compute_gradients(self, *args, **kwargs):
-        unsupported("Optimizer.compute_gradients/apply_gradients", "kiln's minimize() computes and applies them in one step")
+        unsupported("Optimizer.compute_gradients/apply_gradients",
+                    "kiln's minimize() computes and applies them in one step; clip with global_clipnorm=")
 
     apply_gradients = compute_gradients
 
@@ -49,29 +66,64 @@ class Optimizer:
 class GradientDescentOptimizer(Optimizer):
     _kind = "sgd"
 
-    def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
-        super().__init__(learning_rate)
+    def __init__(self, learning_rate, use_locking=False, name="GradientDescent", global_clipnorm=None):
+        super().__init__(learning_rate, global_clipnorm=global_clipnorm)
 
 
 class MomentumOptimizer(Optimizer):
     _kind = "momentum"
 
-    def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum", use_nesterov=False):
-        if not isinstance(momentum, numbers.Real) or not 0 <= momentum < 1:
-            raise _core.ConfigError("[momentum] %r must be a number in [0, 1)" % (momentum,))
-        super().__init__(learning_rate, momentum, nesterov=use_nesterov)
+    def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum", use_nesterov=False,
+                 global_clipnorm=None):
+        _check_number("momentum", momentum, 0.0, 1.0)
+        super().__init__(learning_rate, momentum, nesterov=use_nesterov, global_clipnorm=global_clipnorm)
+
+
+def _check_adam(beta1, beta2, epsilon):
+    _check_number("beta1", beta1, 0.0, 1.0)
+    _check_number("beta2", beta2, 0.0, 1.0)
+    _check_number("epsilon", epsilon, 0.0, low_open=True)
 
 
 class AdamOptimizer(Optimizer):
     _kind = "adam"
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, use_locking=False, name="Adam"):
-        for n, v in (("beta1", beta1), ("beta2", beta2)):
-            if not isinstance(v, numbers.Real) or not 0 <= v < 1:
-                raise _core.ConfigError("[%s] %r must be a number in [0, 1)" % (n, v))
-        if not isinstance(epsilon, numbers.Real) or not epsilon > 0:
-            raise _core.ConfigError("[epsilon] %r must be a positive number" % (epsilon,))
-        super().__init__(learning_rate, beta1, beta2, epsilon)
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, use_locking=False, name="Adam",
+                 global_clipnorm=None):
+        _check_adam(beta1, beta2, epsilon)
+        super().__init__(learning_rate, beta1, beta2, epsilon, global_clipnorm=global_clipnorm)
+
+
+class AdamWOptimizer(Optimizer):
+    """AdamW as keras.optimizers.AdamW and torch.optim.AdamW compute it: each step
+    var -= learning_rate * weight_decay * var (decoupled), then the bias-corrected Adam step.
+    Decays weights of rank 2 or more except embedding tables ("embedding" in the name); not
+    biases or normalisation parameters. Note: tf.contrib.opt.AdamWOptimizer does not scale
+    the decay by the learning rate; kiln does, so weight_decay here is keras's (e.g. 0.004–0.1)."""
+
+    _kind = "adamw"
+
+    def __init__(self, learning_rate=0.001, weight_decay=0.004, beta1=0.9, beta2=0.999, epsilon=1e-07,
+                 use_locking=False, name="AdamW", global_clipnorm=None):
+        _check_adam(beta1, beta2, epsilon)
+        wd = _check_number("weight_decay", weight_decay, 0.0)
+        super().__init__(learning_rate, beta1, beta2, epsilon, weight_decay=wd, global_clipnorm=global_clipnorm)
+
+
+def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
+    """tf.compat.v1.train.cosine_decay: learning_rate * ((1 - alpha) * (1 + cos(pi * min(step, decay_steps)
+    / decay_steps)) / 2 + alpha), a float32 scalar tensor of the step's graph."""
+    from ._graph import cast, constant, cos, minimum
+    from ._dtypes import float32
+    lr = _check_number("learning_rate", learning_rate, 0.0, low_open=True)
+    if isinstance(decay_steps, bool) or not isinstance(decay_steps, numbers.Integral) or decay_steps < 1:
+        raise _core.ConfigError("[decay_steps] %r must be a whole number >= 1" % (decay_steps,))
+    a = _check_number("alpha", alpha, 0.0, 1.0 + 1e-12)
+    if not isinstance(global_step, Tensor) or global_step._name != "global_step":
+        raise ValueError("[cosine_decay] global_step must be kiln.train.get_or_create_global_step()")
+    step = minimum(cast(global_step, float32), constant(float(decay_steps), dtype=float32))
+    cosine = (cos(step * (math.pi / decay_steps)) + 1.0) * 0.5
+    return named(cosine * ((1.0 - a) * lr) + a * lr, name)
 
 
 # --- hooks ------------------------------------------------------------------------------

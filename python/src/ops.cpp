@@ -4,6 +4,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
+
 #include "kiln/estimator.h"
 #include "kiln/optimizer.h"
 #include "module.h"
@@ -61,6 +63,7 @@ void bind_ops(py::module_& m) {
   unary(m, "relu", &relu);
   unary(m, "gelu", &gelu);
   unary(m, "erf", &erf);
+  unary(m, "cos", &cos);
   unary(m, "square", &square);
   unary(m, "stop_gradient", &stop_gradient);
   binary(m, "add", &add);
@@ -190,14 +193,21 @@ void bind_ops(py::module_& m) {
 
   // Optimizers: minimize() appends gradients and updates; the result is a TrainOp.
   py::class_<TrainOp>(m, "TrainOp").def_property_readonly("size", [](const TrainOp& op) { return op.updates.size(); });
-  m.def("minimize", [](const std::string& kind, double lr, double a, double b, double eps, bool nesterov,
-                       const PyTensor& loss, const std::vector<PyTensor>& vars) {
+  m.def("minimize", [](const std::string& kind, double lr, std::optional<PyTensor> lr_tensor, double a, double b,
+                       double eps, bool nesterov, double weight_decay, double clip_norm, const PyTensor& loss,
+                       const std::vector<PyTensor>& vars) {
     open_graph(loss, "minimize");
     std::unique_ptr<Optimizer> opt;
     if (kind == "sgd") opt = make_sgd(lr);
     else if (kind == "momentum") opt = make_momentum(lr, a, nesterov);
     else if (kind == "adam") opt = make_adam(lr, a, b, eps);
+    else if (kind == "adamw") opt = make_adamw(lr, weight_decay, a, b, eps);
     else throw py::value_error("[optimizer] unknown kind '" + kind + "'");
+    if (lr_tensor) {
+      check_same_graph(loss, *lr_tensor, "minimize");
+      opt->set_learning_rate(lr_tensor->t);
+    }
+    opt->set_clip_norm(clip_norm);
     std::vector<Tensor> vs;
     for (const auto& v : vars) {
       check_same_graph(loss, v, "minimize");

@@ -38,6 +38,10 @@ void vjp_erf(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) {
   const Tensor x = input(y, n, 0);
   gx[0] = gy * (exp(-(x * x)) * 1.1283791670955126);
 }
+// d/dx cos x = -sin x = cos(x + pi/2)
+void vjp_cos(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) {
+  gx[0] = gy * cos(input(y, n, 0) + 1.5707963267948966);
+}
 
 void vjp_add(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) {
   gx[0] = sum_to(gy, input(y, n, 0).shape());

@@ -104,6 +104,7 @@ Tensor sigmoid(const Tensor& x) { return unary(Op::sigmoid, x); }
 Tensor relu(const Tensor& x) { return unary(Op::relu, x); }
 Tensor gelu(const Tensor& x) { return unary(Op::gelu, x); }
 Tensor erf(const Tensor& x) { return unary(Op::erf, x); }
+Tensor cos(const Tensor& x) { return unary(Op::cos, x); }
 Tensor square(const Tensor& x) { return mul(x, x); }
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(Op::add, a, b); }

@@ -1,5 +1,7 @@
 #include "kiln/optimizer.h"
 
+#include <cmath>
+
 #include "kiln/autodiff.h"
 #include "kiln/error.h"
 
@@ -10,61 +12,99 @@ Tensor slot(const Tensor& var, const std::string& name) {
   return variable(var.graph(), var.node().name + "/" + name, var.dtype(), var.shape(), Init::zeros());
 }
 
+Tensor as_type_of(const Tensor& x, const Tensor& like) { return x.dtype() == like.dtype() ? x : cast(x, like.dtype()); }
+
 class Sgd final : public Optimizer {
  public:
-  explicit Sgd(double lr) : lr_(lr) {}
+  explicit Sgd(double lr) : Optimizer(lr) {}
   std::string name() const override { return "sgd"; }
-  void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
-    update(op, var, var - g * lr_);
-  }
-
- private:
-  double lr_;
+  void apply(const Tensor& var, const Tensor& g, TrainOp& op) override { update(op, var, var - times_learning_rate(g)); }
 };
 
 class Momentum final : public Optimizer {
  public:
-  Momentum(double lr, double momentum, bool nesterov) : lr_(lr), momentum_(momentum), nesterov_(nesterov) {}
+  Momentum(double lr, double momentum, bool nesterov) : Optimizer(lr), momentum_(momentum), nesterov_(nesterov) {}
   std::string name() const override { return "momentum"; }
   void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
     const Tensor accum = slot(var, "Momentum");
     const Tensor next = accum * momentum_ + g;
     update(op, accum, next);
     const Tensor step = nesterov_ ? g + next * momentum_ : next;
-    update(op, var, var - step * lr_);
+    update(op, var, var - times_learning_rate(step));
   }
 
  private:
-  double lr_, momentum_;
+  double momentum_;
   bool nesterov_;
 };
 
-class Adam final : public Optimizer {
- public:
-  Adam(double lr, double b1, double b2, double eps) : lr_(lr), b1_(b1), b2_(b2), eps_(eps) {}
-  std::string name() const override { return "adam"; }
-  void prepare(Graph& g, TrainOp& op) override {
-    // beta^t kept as variables, as TensorFlow does, so the bias correction survives
-    // checkpoints without depending on the global step.
+// What Adam and AdamW share: the moment slots and beta^t, kept as variables as TensorFlow
+// does, so the bias correction survives checkpoints without depending on the global step.
+class AdamBase : public Optimizer {
+ protected:
+  AdamBase(double lr, double b1, double b2, double eps) : Optimizer(lr), b1_(b1), b2_(b2), eps_(eps) {}
+  struct Powers {
+    Tensor p1, p2;  // beta1^t, beta2^t for this step t (1-based)
+  };
+  Powers powers(Graph& g, TrainOp& op) {
     const Tensor p1 = variable(g, "beta1_power", DType::f32, {}, Init::constant(b1_));
     const Tensor p2 = variable(g, "beta2_power", DType::f32, {}, Init::constant(b2_));
-    lr_t_ = sqrt(1.0 - p2) / (1.0 - p1) * lr_;
     update(op, p1, p1 * b1_);
     update(op, p2, p2 * b2_);
+    return {p1, p2};
   }
-  void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
+  struct Moments {
+    Tensor m, v;  // the updated first and second moments
+  };
+  Moments moments(const Tensor& var, const Tensor& g, TrainOp& op) {
     const Tensor m = slot(var, "Adam"), v = slot(var, "Adam_1");
     const Tensor m_next = m * b1_ + g * (1.0 - b1_);
     const Tensor v_next = v * b2_ + square(g) * (1.0 - b2_);
     update(op, m, m_next);
     update(op, v, v_next);
-    const Tensor lr_t = lr_t_.dtype() == var.dtype() ? lr_t_ : cast(lr_t_, var.dtype());
-    update(op, var, var - lr_t * m_next / (sqrt(v_next) + eps_));
+    return {m_next, v_next};
+  }
+  double b1_, b2_, eps_;
+};
+
+class Adam final : public AdamBase {
+ public:
+  Adam(double lr, double b1, double b2, double eps) : AdamBase(lr, b1, b2, eps) {}
+  std::string name() const override { return "adam"; }
+  void prepare(Graph& g, TrainOp& op) override {
+    const Powers p = powers(g, op);
+    lr_t_ = times_learning_rate(sqrt(1.0 - p.p2) / (1.0 - p.p1));
+  }
+  void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
+    const Moments mv = moments(var, g, op);
+    update(op, var, var - as_type_of(lr_t_, var) * mv.m / (sqrt(mv.v) + eps_));
   }
 
  private:
-  double lr_, b1_, b2_, eps_;
   Tensor lr_t_;
+};
+
+class AdamW final : public AdamBase {
+ public:
+  AdamW(double lr, double wd, double b1, double b2, double eps) : AdamBase(lr, b1, b2, eps), wd_(wd) {}
+  std::string name() const override { return "adamw"; }
+  void prepare(Graph& g, TrainOp& op) override {
+    const Powers p = powers(g, op);
+    inv_c1_ = 1.0 / (1.0 - p.p1);
+    inv_sqrt_c2_ = rsqrt(1.0 - p.p2);
+  }
+  void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
+    const Moments mv = moments(var, g, op);
+    const Tensor step = mv.m * as_type_of(inv_c1_, var) / (sqrt(mv.v) * as_type_of(inv_sqrt_c2_, var) + eps_);
+    const Tensor decayed = wd_ > 0 && decayed_by_default(var.node().name, var.shape())
+                               ? var - times_learning_rate(var) * wd_
+                               : var;
+    update(op, var, decayed - times_learning_rate(step));
+  }
+
+ private:
+  double wd_;
+  Tensor inv_c1_, inv_sqrt_c2_;
 };
 
 }  // namespace
@@ -98,6 +138,48 @@ Tensor all_finite(Graph& g, const std::vector<Tensor>& grads) {
 
 }  // namespace
 
+std::vector<Tensor> clip_by_global_norm(const std::vector<Tensor>& grads, double clip_norm, Tensor* norm) {
+  if (!(clip_norm > 0) || !std::isfinite(clip_norm))
+    KILN_THROW(ConfigError) << "[clip_norm] '" << clip_norm << "' must be a positive number";
+  if (grads.empty()) return {};
+  Graph& g = grads.front().graph();
+  Tensor squares = constant(g, 0.0);
+  for (const Tensor& gr : grads) squares = squares + reduce_sum(square(as_type_of(gr, squares)));
+  const Tensor global = sqrt(squares);
+  if (norm) *norm = global;
+  const Tensor factor = clip_norm / maximum(global, constant(g, clip_norm));
+  std::vector<Tensor> clipped;
+  for (const Tensor& gr : grads) clipped.push_back(gr * as_type_of(factor, gr));
+  return clipped;
+}
+
+bool decayed_by_default(const std::string& name, const Shape& shape) {
+  return shape.size() >= 2 && name.find("embedding") == std::string::npos;
+}
+
+Optimizer& Optimizer::set_schedule(const LearningRateSchedule& schedule) {
+  schedule.validate(learning_rate_);
+  schedule_ = schedule;
+  return *this;
+}
+
+Optimizer& Optimizer::set_learning_rate(const Tensor& rate) {
+  rate_tensor_ = rate;
+  return *this;
+}
+
+Optimizer& Optimizer::set_clip_norm(double clip_norm) {
+  if (!(clip_norm >= 0) || !std::isfinite(clip_norm))
+    KILN_THROW(ConfigError) << "[clip_norm] '" << clip_norm << "' must be 0 (no clipping) or a positive number";
+  clip_norm_ = clip_norm;
+  return *this;
+}
+
+Tensor Optimizer::times_learning_rate(const Tensor& x) const {
+  if (!rate_) return x * learning_rate_;
+  return x * as_type_of(*rate_, x);
+}
+
 void Optimizer::update(TrainOp& op, const Tensor& target, const Tensor& value) const {
   op.updates.push_back(assign(target, grads_finite_ ? select(*grads_finite_, value, target) : value));
 }
@@ -118,10 +200,22 @@ TrainOp Optimizer::minimize(const Tensor& loss, std::vector<Tensor> vars) {
     for (Tensor& gr : grads) gr = gr * (gr.dtype() == DType::f32 ? inverse : cast(inverse, gr.dtype()));
     grads_finite_ = all_finite(g, grads);
   }
+  if (clip_norm_ > 0) grads = clip_by_global_norm(grads, clip_norm_);
   struct Reset {
-    std::optional<Tensor>& flag;
-    ~Reset() { flag.reset(); }
-  } reset{grads_finite_};
+    std::optional<Tensor>&flag, &rate;
+    ~Reset() {
+      flag.reset();
+      rate.reset();
+    }
+  } reset{grads_finite_, rate_};
+  if (rate_tensor_) {
+    if (&rate_tensor_->graph() != &g || !rate_tensor_->shape().empty() || !is_float(rate_tensor_->dtype()))
+      KILN_THROW(GraphError) << "[learning_rate] a learning-rate tensor must be a float scalar of the loss's graph, not "
+                             << describe_node(rate_tensor_->graph(), rate_tensor_->id());
+    rate_ = *rate_tensor_;
+  } else if (!schedule_.is_constant()) {
+    rate_ = learning_rate(g, learning_rate_, schedule_);
+  }
   TrainOp op;
   prepare(g, op);
   for (size_t i = 0; i < vars.size(); ++i) apply(vars[i], grads[i], op);
@@ -137,12 +231,29 @@ std::unique_ptr<Optimizer> make_adam(double lr, double b1, double b2, double eps
   return std::make_unique<Adam>(lr, b1, b2, eps);
 }
 
+std::unique_ptr<Optimizer> make_adamw(double lr, double wd, double b1, double b2, double eps) {
+  return std::make_unique<AdamW>(lr, wd, b1, b2, eps);
+}
+
+std::vector<std::string> optimizer_names() { return {"sgd", "momentum", "adam", "adamw"}; }
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerSettings& s) {
+  s.validate();
+  std::unique_ptr<Optimizer> opt;
+  if (s.name == "sgd") opt = make_sgd(s.learning_rate);
+  else if (s.name == "momentum") opt = make_momentum(s.learning_rate, s.momentum);
+  else if (s.name == "adam") opt = make_adam(s.learning_rate, s.beta1, s.beta2, s.epsilon);
+  else opt = make_adamw(s.learning_rate, s.weight_decay, s.beta1, s.beta2, s.epsilon);
+  opt->set_schedule(s.schedule).set_clip_norm(s.clip_norm);
+  return opt;
+}
+
 std::unique_ptr<Optimizer> make_optimizer(const std::string& name, double lr) {
-  if (!(lr > 0)) KILN_THROW(ConfigError) << "[learning_rate] '" << lr << "' must be a positive number";
-  if (name == "sgd") return make_sgd(lr);
-  if (name == "momentum") return make_momentum(lr, 0.9);
-  if (name == "adam") return make_adam(lr);
-  KILN_THROW(ConfigError) << "[optimizer] unknown optimizer '" << name << "'; valid: sgd, momentum, adam";
+  OptimizerSettings s;
+  s.name = name;
+  s.learning_rate = lr;
+  if (name == "adamw") s.weight_decay = 0.01;
+  return make_optimizer(s);
 }
 
 }  // namespace kiln

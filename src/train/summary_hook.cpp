@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "kiln/cpu_features.h"
+#include "kiln/error.h"
+#include "kiln/optimizer_params.h"
 #include "train/estimator_state.h"
 
 namespace kiln {
@@ -40,7 +42,7 @@ void SummaryHook::write_progress(RunContext& ctx) {
                       {"steps_per_second", seconds_ > 0 ? static_cast<double>(count_) / seconds_ : 0.0},
                       {"elapsed_seconds", now_seconds() - started_},
                       {"phase", precision_phase_name(ctx.phase)}};
-  if (!learning_rate_.is_null()) r["learning_rate"] = learning_rate_;
+  if (learning_rate_) r["learning_rate"] = learning_rate_(ctx.global_step - 1);
   if (ctx.phase == PrecisionPhase::mixed_float16 && ctx.train_state) {
     const nlohmann::json state = ctx.train_state();
     if (state.contains("loss_scaler")) r["loss_scale"] = state["loss_scaler"].value("scale", 1.0);
@@ -73,10 +75,17 @@ std::optional<SummaryWriter> open_summaries(const RunConfig& config) {
   return std::optional<SummaryWriter>(std::in_place, summary_path(config.model_dir));
 }
 
-nlohmann::json learning_rate_of(const Params& params) {
+SummaryHook::LearningRate learning_rate_of(const Params& params) {
   const auto it = params.entries().find("learning_rate");
-  if (it == params.entries().end() || !std::holds_alternative<double>(it->second)) return nullptr;
-  return std::get<double>(it->second);
+  if (it == params.entries().end() || !std::holds_alternative<double>(it->second)) return {};
+  const double base = std::get<double>(it->second);
+  LearningRateSchedule schedule;
+  try {
+    schedule = optimizer_settings(params).schedule;
+  } catch (const ConfigError&) {
+    // params of the user's own model_fn that mean something else: the number as given
+  }
+  return [base, schedule](int64_t step) { return learning_rate_at(base, schedule, step); };
 }
 
 nlohmann::json start_record(const RunConfig& config, const Params& params, const std::string& backend,

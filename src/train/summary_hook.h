@@ -2,6 +2,7 @@
 // evaluate() append to <model_dir>/summaries.jsonl.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -17,9 +18,10 @@ namespace kiln {
 // RunContext::add_scalar, and the "precision_switch" record once `accel` has switched.
 class SummaryHook : public Hook {
  public:
-  // `learning_rate`: a number, or null when params has none. `accel`: the call's
-  // accelerate stats (nullptr without accelerate_train_mode).
-  SummaryHook(SummaryWriter& writer, int64_t every_n, nlohmann::json learning_rate, const AccelerateStats* accel)
+  // `learning_rate`: the rate of the step after global step t, or empty when params has
+  // none. `accel`: the call's accelerate stats (nullptr without accelerate_train_mode).
+  using LearningRate = std::function<double(int64_t)>;
+  SummaryHook(SummaryWriter& writer, int64_t every_n, LearningRate learning_rate, const AccelerateStats* accel)
       : writer_(writer), every_(every_n), learning_rate_(std::move(learning_rate)), accel_(accel) {}
   void begin(RunContext& ctx) override;
   void after_run(RunContext& ctx, const RunValues& v) override;
@@ -30,7 +32,7 @@ class SummaryHook : public Hook {
   void write_progress(RunContext& ctx);
   SummaryWriter& writer_;
   int64_t every_;
-  nlohmann::json learning_rate_;
+  LearningRate learning_rate_;
   const AccelerateStats* accel_;
   bool switch_written_ = false;
   double started_ = 0;
@@ -50,7 +52,9 @@ nlohmann::json start_record(const RunConfig& config, const Params& params, const
 nlohmann::json end_record(const TrainStats& st, const CompileSummary& compile);
 // The "eval" record of an evaluate() call.
 nlohmann::json eval_record(const Evaluation& ev);
-// params' learning_rate when it is a number, else null.
-nlohmann::json learning_rate_of(const Params& params);
+// params' learning rate when it is a number, following params' schedule when they set one
+// that optimizer_params.h reads (step t: the rate of the update after global step t);
+// empty otherwise.
+SummaryHook::LearningRate learning_rate_of(const Params& params);
 
 }  // namespace kiln

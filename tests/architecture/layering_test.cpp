@@ -45,6 +45,7 @@ const std::map<std::string, std::string> kPublicHeaderLayer = {
     {"data.h", "data"},
     {"checkpoint.h", "train"},  {"config.h", "train"},     {"estimator.h", "train"},
     {"hooks.h", "train"},       {"optimizer.h", "train"},  {"precision.h", "train"},
+    {"learning_rate.h", "train"}, {"optimizer_params.h", "train"},
     {"model_dir_lock.h", "train"},  {"summary.h", "train"},
     {"report.h", "report"},
     {"models.h", "models"},

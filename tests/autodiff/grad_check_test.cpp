@@ -101,6 +101,7 @@ std::vector<GradCase> all_cases() {
   c.push_back(unary_case("relu", Op::relu, Away({3, 4}), relu));
   c.push_back(unary_case("gelu", Op::gelu, U({3, 4}, -3, 3), gelu));
   c.push_back(unary_case("erf", Op::erf, U({3, 4}, -2, 2), erf));
+  c.push_back(unary_case("cos", Op::cos, U({3, 4}, -4, 4), cos));
   c.push_back(unary_case("square_reuses_input", Op::mul, U({2, 3}), square));
   GradCase sg = unary_case("stop_gradient", Op::stop_gradient, U({2, 3}), stop_gradient);
   sg.expect_zero = true;

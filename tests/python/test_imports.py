@@ -32,7 +32,7 @@ def test_top_level_names():
     for name in ("dense", "conv2d", "flatten"):
         assert callable(getattr(kiln.layers, name)), name
     assert callable(kiln.losses.sparse_softmax_cross_entropy)
-    for name in ("GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "get_or_create_global_step",
+    for name in ("GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "AdamWOptimizer", "cosine_decay", "get_or_create_global_step",
                  "SessionRunHook", "LoggingTensorHook", "StopAtStepHook", "CheckpointSaverHook"):
         assert hasattr(kiln.train, name), name
     assert kiln.estimator.ModeKeys.PREDICT == "infer"

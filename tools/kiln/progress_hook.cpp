@@ -49,12 +49,14 @@ void ProgressHook::after_run(RunContext& ctx, const RunValues& v) {
   line_window_.add(v, dt);
   const std::string phase(precision_phase_name(ctx.phase));
   if (due(ctx, n, o_.log_every)) {
-    record_({{"event", "progress"},
-             {"step", ctx.global_step},
-             {"loss", record_window_.mean_loss()},
-             {"steps_per_second", record_window_.rate()},
-             {"elapsed_seconds", t - started_},
-             {"phase", phase}});
+    nlohmann::json r = {{"event", "progress"},
+                        {"step", ctx.global_step},
+                        {"loss", record_window_.mean_loss()},
+                        {"steps_per_second", record_window_.rate()},
+                        {"elapsed_seconds", t - started_},
+                        {"phase", phase}};
+    if (o_.learning_rate) r["learning_rate"] = o_.learning_rate(ctx.global_step - 1);
+    record_(r);
     record_window_ = {};
   }
   const int64_t line_every = o_.line_every < 0 ? o_.log_every : o_.line_every;

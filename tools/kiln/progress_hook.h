@@ -19,6 +19,9 @@ class ProgressHook : public Hook {
     bool quiet = false;       // no lines at all (metrics records are still written)
     // Plain lines (--log-step-count-steps); -1 = every log_every; 0 = no lines, live or plain.
     int64_t line_every = -1;
+    // The learning rate the last step of a record trained at (given the global step before
+    // it), recorded as "learning_rate"; none if empty.
+    std::function<double(int64_t)> learning_rate;
   };
   ProgressHook(Options o, std::function<void(const nlohmann::json&)> record)
       : o_(o), record_(std::move(record)) {}

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -17,6 +16,7 @@
 #include "kiln/interrupts.h"
 #include "kiln/model_dir_lock.h"
 #include "kiln/models.h"
+#include "kiln/optimizer_params.h"
 #include "kiln/summary.h"
 
 // CLI-private headers, beside this file (not under the public kiln/ prefix).
@@ -24,37 +24,14 @@
 #include "eval_hook.h"
 #include "input_checks.h"
 #include "metrics_writer.h"
+#include "option_checks.h"
+#include "optimizer_options.h"
 #include "progress_hook.h"
 #include "report_command.h"
 #include "run_config_options.h"
 
 namespace kiln::cli {
 namespace {
-
-// CLI11's numeric checks print the whole double range for a non-number; say it plainly.
-CLI::Validator whole_number(int64_t min) {
-  return CLI::Validator(
-      [min](std::string& text) -> std::string {
-        int64_t v = 0;
-        const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v < min)
-          return "'" + text + "' is not a whole number >= " + std::to_string(min);
-        return {};
-      },
-      "INT>=" + std::to_string(min));
-}
-
-CLI::Validator positive_real() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        double v = 0;
-        const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !(v > 0) || !std::isfinite(v))
-          return "'" + text + "' is not a positive number";
-        return {};
-      },
-      "REAL>0");
-}
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
@@ -74,10 +51,7 @@ TrainCommand::TrainCommand(CLI::App& parent) {
       ->check(whole_number(1))
       ->capture_default_str();
   cmd_->add_option("--batch-size", batch_size_, "Examples per step")->check(whole_number(1))->capture_default_str();
-  cmd_->add_option("--learning-rate", learning_rate_, "Learning rate")->check(positive_real())->capture_default_str();
-  cmd_->add_option("--optimizer", optimizer_, "Optimizer")
-      ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
-      ->capture_default_str();
+  optimizer_options_.add_to(*cmd_);
   cmd_->add_option("--seed", seed_, "Seed of initialisation and shuffling")->check(whole_number(0))->capture_default_str();
   cmd_->add_option("--backend", backend_, "Execution backend")
       ->check(CLI::IsMember(backend_names()))
@@ -111,6 +85,7 @@ TrainCommand::~TrainCommand() = default;
 
 int TrainCommand::run() {
   config_.random_seed = static_cast<uint64_t>(seed_);
+  optimizer_ = optimizer_options_.resolve(default_optimizer(model_), steps_);
   const std::unique_ptr<Estimator> est = make_estimator();  // validates: the run's one parse of its configuration
   check_final_loss(est->parsed_config().accelerate_train_mode);
   if (cmd_->count("--save-summary-steps") > 0 && config_.save_summary_steps > 0 && config_.model_dir.empty())
@@ -150,17 +125,37 @@ std::unique_ptr<Estimator> TrainCommand::make_estimator() {
   eo.on_precision_switch = [this](const PrecisionSwitchEvent& e) { on_precision_switch(e); };
   eo.run_settings = {{"--seed", seed_},
                      {"--batch-size", batch_size_},
-                     {"--learning-rate", learning_rate_},
-                     {"--optimizer", optimizer_},
+                     {"--learning-rate", optimizer_.learning_rate},
+                     {"--optimizer", optimizer_.describe()},
                      {"--train-limit", train_limit_}};
   RunConfig cfg = config_;
   cfg.log_step_count_steps = 0;  // the progress hook does the logging (it honours the option)
-  return std::make_unique<Estimator>(classifier_model_fn(make_model(model_, seed_)), cfg,
-                                     Params{{"optimizer", optimizer_},
-                                            {"learning_rate", learning_rate_},
-                                            {"model", model_},  // for the summaries (and reports)
-                                            {"batch_size", static_cast<double>(batch_size_)}},
-                                     eo);
+  Params params{{"model", model_},  // for the summaries (and reports)
+                {"batch_size", static_cast<double>(batch_size_)}};
+  set_optimizer_params(params, optimizer_);
+  return std::make_unique<Estimator>(classifier_model_fn(make_model(model_, seed_)), cfg, params, eo);
+}
+
+nlohmann::json TrainCommand::optimizer_record() const {
+  const OptimizerSettings& o = optimizer_;
+  nlohmann::json r = {{"optimizer", o.name},
+                      {"learning_rate", o.learning_rate},
+                      {"batch_size", batch_size_},
+                      {"learning_rate_schedule", learning_rate_schedule_name(o.schedule.kind)},
+                      {"warmup_steps", o.schedule.warmup_steps},
+                      {"clip_norm", o.clip_norm}};
+  if (o.schedule.kind == LearningRateSchedule::Kind::cosine) {
+    r["decay_steps"] = o.schedule.decay_steps;
+    r["final_learning_rate"] = o.schedule.final_rate;
+  }
+  if (o.name == "momentum") r["momentum"] = o.momentum;
+  if (o.name == "adam" || o.name == "adamw") {
+    r["beta1"] = o.beta1;
+    r["beta2"] = o.beta2;
+    r["epsilon"] = o.epsilon;
+  }
+  if (o.name == "adamw") r["weight_decay"] = o.weight_decay;
+  return r;
 }
 
 void TrainCommand::check_final_loss(const std::optional<AccelerateTrainMode>& accel) const {
@@ -179,9 +174,9 @@ void TrainCommand::say(const char* fmt, Args... args) const {
 
 std::string TrainCommand::banner() const {
   char text[512];
-  std::snprintf(text, sizeof text, "kiln train: model %s, %lld steps, batch %lld, %s lr %g, seed %lld, backend %s, %d threads\n",
+  std::snprintf(text, sizeof text, "kiln train: model %s, %lld steps, batch %lld, %s, seed %lld, backend %s, %d threads\n",
                 model_.c_str(), static_cast<long long>(steps_), static_cast<long long>(batch_size_),
-                optimizer_.c_str(), learning_rate_, static_cast<long long>(seed_), backend_.c_str(),
+                optimizer_.describe().c_str(), static_cast<long long>(seed_), backend_.c_str(),
                 config_.num_threads > 0 ? config_.num_threads : omp_get_max_threads());
   return text;
 }
@@ -237,6 +232,7 @@ HookList TrainCommand::hooks(Estimator& est, const Data& data) {
   const bool lines_given = cmd_->count("--log-step-count-steps") > 0;
   ProgressHook::Options po{log_every_, ::isatty(STDOUT_FILENO) == 1, quiet_};
   if (lines_given) po.line_every = config_.log_step_count_steps;
+  po.learning_rate = [o = optimizer_](int64_t step) { return learning_rate_at(o.learning_rate, o.schedule, step); };
   progress_ = std::make_shared<ProgressHook>(po, [this](const nlohmann::json& r) { metrics_->write(r); });
   HookList hooks{progress_};
   if (eval_every_ > 0) {
@@ -346,7 +342,7 @@ void TrainCommand::report_final(Estimator& est, const Data& data) {
                              {"precision_mode_v2", config_.precision_mode_v2},
                              {"accelerate_train_mode", config_.experimental_config.accelerate_train_mode},
                              {"iterations_per_loop", config_.iterations_per_loop}}},
-                           {"params", {{"optimizer", optimizer_}, {"learning_rate", learning_rate_}, {"batch_size", batch_size_}}}};
+                           {"params", optimizer_record()}};
   if (st.accelerate) record["accelerate"] = accel.to_json();
   if (cs.interpreter_fallbacks > 0) {
     // What ran, not what was asked for.

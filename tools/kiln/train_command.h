@@ -5,10 +5,13 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "kiln/config.h"
 #include "kiln/data.h"
 #include "kiln/estimator.h"
+#include "kiln/optimizer.h"
+#include "optimizer_options.h"
 
 namespace kiln::cli {
 
@@ -43,7 +46,8 @@ class TrainCommand {
   void train(Estimator& est, const Data& data);
   int report_interrupted();
   void report_final(Estimator& est, const Data& data);
-  std::string run_label(const ParsedRunConfig& parsed) const;  // "mlp fast1|step|0.9"
+  std::string run_label(const ParsedRunConfig& parsed) const;
+  nlohmann::json optimizer_record() const;  // the final record's "params"  // "mlp fast1|step|0.9"
   template <class... Args>
   void say(const char* fmt, Args... args) const;
 
@@ -53,10 +57,10 @@ class TrainCommand {
   std::string backend_;
   std::string metrics_out_;
   std::string report_out_;  // --report
-  std::string optimizer_ = "momentum";
+  OptimizerOptions optimizer_options_;
+  OptimizerSettings optimizer_;  // resolved at the start of run(): the model's recipe and the options
   int64_t steps_ = 1200;
   int64_t batch_size_ = 256;
-  double learning_rate_ = 0.05;
   double final_loss_ = 0;  // 0: not given
   int64_t seed_ = 0;
   int64_t log_every_ = 100;

@@ -77,6 +77,7 @@ std::string loop_rsqrt(LoopOp& op) { return op.rounded("(1.0f / std::sqrt(" + op
 std::string loop_tanh(LoopOp& op) { return call(op, "std::tanh"); }
 std::string loop_sigmoid(LoopOp& op) { return op.rounded("(1.0f / (1.0f + std::exp(-" + op.in(0) + ")))"); }
 std::string loop_erf(LoopOp& op) { return call(op, "std::erf"); }
+std::string loop_cos(LoopOp& op) { return call(op, "std::cos"); }
 
 std::string loop_relu(LoopOp& op) {
   const std::string x = op.in(0);

@@ -122,6 +122,7 @@ Array interp_relu(const Node& n, Inputs in) {
 }
 Array interp_gelu(const Node& n, Inputs in) { return unary_float(n, *in[0], gelu_f); }
 Array interp_erf(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::erf(x); }); }
+Array interp_cos(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::cos(x); }); }
 
 Array interp_add(const Node& n, Inputs in) {
   return binary(n, in, [](float a, float b) { return a + b; }, wrap_add);

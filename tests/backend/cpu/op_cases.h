@@ -148,6 +148,7 @@ inline std::vector<Case> elementwise_cases() {
   unary("relu", Op::relu, Away({2, 3, 4}), relu);
   unary("gelu", Op::gelu, U({2, 3, 4}, -3, 3), gelu);
   unary("erf", Op::erf, U({2, 3, 4}, -2, 2), erf);
+  unary("cos", Op::cos, U({2, 3, 4}, -4, 4), cos);
   unary("square", Op::mul, U({2, 3, 4}), square);
   unary("stop_gradient", Op::stop_gradient, U({2, 3, 4}), stop_gradient);
   c.push_back({"cast_via_f16", {Op::cast}, {U({2, 3, 4})}, [](const auto& x) { return other_low(x[0], DType::f16) * x[0]; }});

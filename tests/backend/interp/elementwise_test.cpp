@@ -58,6 +58,7 @@ TEST(InterpElementwise, UnaryMatchesTheStandardLibrary) {
       {"relu", relu, [](float v) { return v > 0 ? v : 0.0f; }},
       {"gelu", gelu, [](float v) { return float(0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))); }},
       {"erf", erf, [](float v) { return std::erf(v); }},
+      {"cos", cos, [](float v) { return std::cos(v); }},
   };
   for (const U& u : cases) {
     const Floats got = eval(g, u.op(x).id(), feeds).to_floats();
