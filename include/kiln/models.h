@@ -5,6 +5,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/estimator.h"
@@ -49,5 +50,41 @@ int64_t model_input_size(const std::string& name);
 // default momentum) with "learning_rate" (default 0.05); predictions "classes" (argmax,
 // i64) and "probabilities" (softmax); eval metric "accuracy".
 ModelFn classifier_model_fn(Network net);
+
+// A decoder-only transformer as in GPT-2 / nanoGPT, for characters: token and position
+// embeddings, `layers` pre-LayerNorm blocks (causal multi-head self-attention, then a
+// 4x-wide GELU MLP, each added to the residual stream), a final LayerNorm and a language
+// model head tied to the token embedding (logits = h wte^T, no separate head weights).
+// GPT-2's initialisation: weights normal(0, 0.02), the two projections into the residual
+// stream of each block normal(0, 0.02/sqrt(2*layers)), biases and LayerNorm shifts 0,
+// LayerNorm scales 1.
+struct GptShape {
+  int64_t vocabulary = 0;  // distinct tokens (bytes of the text)
+  int64_t layers = 4, heads = 4, width = 128, context = 64;
+};
+// ConfigError naming the field ([layers], [heads], [width], [context], [vocabulary]) when
+// a size is < 1 or width is not a multiple of heads.
+void validate(const GptShape& shape);
+
+// The model_fn of `gpt`: features and labels i32 [B, T] (tokens, and the next token at
+// each position; T <= context). loss = mean per-token cross-entropy in nats; eval metric
+// "accuracy" (the next token predicted by argmax); predictions "logits" [B, T, vocabulary].
+// train_op = the optimizer of params "optimizer" (default adam) with "learning_rate"
+// (default 1e-3). Throws what validate() throws.
+ModelFn gpt_model_fn(GptShape shape, int64_t seed);
+inline constexpr const char* kGptModelName = "gpt";
+
+// Text generation with a trained gpt (`est` holds it: trained, or with a model_dir).
+struct SampleOptions {
+  std::string prompt = "\n";  // at least one byte, every byte in the vocabulary
+  int64_t length = 200;       // bytes to generate
+  uint64_t seed = 0;
+  double temperature = 1.0;   // > 0; lower is greedier
+};
+// Feeds the last `context` tokens (right-padded; the mask keeps padding out of the
+// positions read) and draws each next byte from softmax(logits / temperature) with a
+// generator seeded by `seed` (the same seed gives the same text). Returns the generated
+// bytes only. ConfigError for a bad option, DataError for a prompt byte the vocabulary lacks.
+std::string sample_text(Estimator& est, const GptShape& shape, std::string_view vocabulary, const SampleOptions& options);
 
 }  // namespace kiln

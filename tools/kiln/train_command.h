@@ -1,14 +1,17 @@
-// `kiln train`: train a built-in model on Fashion-MNIST with the Estimator and evaluate it
-// on the test set.
+// `kiln train`: train a built-in model with the Estimator and evaluate it: the classifiers
+// (mlp, cnn) on Fashion-MNIST and its test set, gpt on a text (the fortunes package by
+// default) and its last 10% (the validation split).
 #pragma once
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "kiln/config.h"
 #include "kiln/data.h"
 #include "kiln/estimator.h"
+#include "kiln/models.h"
 
 namespace kiln::cli {
 
@@ -36,7 +39,11 @@ class TrainCommand {
   std::unique_ptr<Estimator> make_estimator();
   void check_final_loss(const std::optional<AccelerateTrainMode>& accel) const;
   std::string banner() const;
-  Data load_data() const;
+  Data load_data();
+  Data load_text_data();  // gpt
+  bool is_gpt() const { return model_ == kGptModelName; }
+  ModelFn model_fn();
+  nlohmann::json run_settings() const;
   void on_precision_switch(const PrecisionSwitchEvent& e);
   HookList hooks(Estimator& est, const Data& data);
   void count_evaluation(const Evaluation& ev);
@@ -67,6 +74,9 @@ class TrainCommand {
   bool dry_run_ = false;
   bool quiet_ = false;
   RunConfig config_;
+  GptShape gpt_;                 // --layers --heads --width --context; vocabulary from the data
+  std::string text_vocabulary_;  // gpt: the text's distinct bytes (recorded in checkpoints)
+  std::string eval_split_ = "test";  // what evaluations run on: "test", or gpt's "validation"
 
   // The run in progress.
   std::unique_ptr<MetricsWriter> metrics_;
