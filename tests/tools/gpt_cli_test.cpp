@@ -75,6 +75,20 @@ TEST_F(GptCli, TrainsEvaluatesOnTheValidationSplitResumesExactlyAndSamples) {
   EXPECT_TRUE(contains(bad_prompt.output, "not in the model's vocabulary")) << bad_prompt.output;
 }
 
+// The compiled backend in mixed bfloat16, through accelerate_train_mode's switch (its two
+// executables share the float32 weights), then float32 to the end.
+TEST_F(GptCli, Fast1SwitchesToTheOriginalPrecisionOnTheCompiledBackend) {
+  std::string args = train_args(20, "", (dir_ / "f.jsonl").string());
+  args.replace(args.find("--backend interp"), 16, "--backend cpu --accelerate-train-mode 'fast1|step|0.5'");
+  const Result r = run_kiln(args);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "precision switch: mixed_bfloat16 -> original at step 10 (requested 10, step)"))
+      << r.output;
+  const nlohmann::json f = final_record(dir_ / "f.jsonl");
+  EXPECT_EQ(f["backend"], "cpu");
+  EXPECT_LT(f["test_loss"].get<double>(), std::log(12.0));
+}
+
 TEST_F(GptCli, BadInputsExitTwoWithTheReason) {
   std::ofstream(dir_ / "latin1.txt", std::ios::binary) << "caf\xe9\n";
   const std::pair<std::string, std::string> cases[] = {
