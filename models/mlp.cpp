@@ -29,6 +29,7 @@ int64_t model_input_size(const std::string& name) {
 }
 
 OptimizerSettings default_optimizer(const std::string& name) {
+  if (name == kGptModelName) return gpt_optimizer();
   make_model(name, 0);  // ConfigError for an unknown name
   return OptimizerSettings{};
 }

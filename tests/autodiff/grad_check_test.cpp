@@ -11,6 +11,7 @@
 
 #include "kiln/autodiff.h"
 #include "kiln/ops.h"
+#include "kiln/transformer.h"
 #include "support/test_arrays.h"
 
 namespace kiln {
@@ -198,6 +199,19 @@ std::vector<GradCase> all_cases() {
                [](const std::vector<Tensor>& x) { return scatter_add(x[0], x[1], 4); }});
   c.push_back({"sparse_softmax_cross_entropy", {Op::log, Op::reduce_sum}, {U({4, 5}, -2, 2), Labels({4}, 5)},
                [](const std::vector<Tensor>& x) { return sparse_softmax_cross_entropy(x[0], x[1]); }});
+  // The transformer's composites (the gpt model): layer norm, causal masked softmax over
+  // the last axis of a 4-D tensor, and one causal attention head.
+  c.push_back({"layer_norm", {Op::reduce_mean, Op::rsqrt}, {U({3, 5}, -2, 2), U({5}, 0.5, 1.5), U({5})},
+               [](const std::vector<Tensor>& x) { return layer_norm(x[0], x[1], x[2]); }});
+  c.push_back({"layer_norm_3d", {Op::reduce_mean, Op::rsqrt}, {U({2, 3, 4}, -2, 2), U({4}, 0.5, 1.5), U({4})},
+               [](const std::vector<Tensor>& x) { return layer_norm(x[0], x[1], x[2]); }});
+  c.push_back({"masked_softmax_causal_4d", {Op::select, Op::exp, Op::greater_equal}, {U({2, 2, 3, 3}, -2, 2)},
+               [](const std::vector<Tensor>& x) { return masked_softmax(x[0], causal_mask(x[0].graph(), 3)); }});
+  c.push_back({"causal_attention", {Op::matmul, Op::select}, {U({2, 3, 4}), U({2, 3, 4}), U({2, 3, 4})},
+               [](const std::vector<Tensor>& x) {
+                 const Tensor p = masked_softmax(matmul(x[0], x[1], false, true) * 0.5, causal_mask(x[0].graph(), 3));
+                 return matmul(p, x[2]);
+               }});
   c.push_back({"dense_layer", {Op::matmul, Op::add, Op::relu}, {U({4, 3}), U({3, 5}), U({5}, 0.3, 0.6)},
                [](const std::vector<Tensor>& x) { return relu(matmul(x[0], x[1]) + x[2]); }, 5e-3});
   return c;

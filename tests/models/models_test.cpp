@@ -5,15 +5,12 @@
 #include <map>
 
 #include "kiln/error.h"
+#include "support/ir_facts.h"
 
 namespace kiln {
 namespace {
 
-std::map<std::string, Shape> variable_shapes(const Graph& g) {
-  std::map<std::string, Shape> out;
-  for (ValueId id : g.variables()) out[g.node(id).name] = g.node(id).shape;
-  return out;
-}
+using testkit::variable_shapes;
 
 TEST(Models, CnnHasTheLayersOfTheIssueWithSamePadding) {
   Graph g;

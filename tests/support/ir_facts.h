@@ -1,6 +1,7 @@
 // Test support for graph-to-graph passes: graphs written as IR text, and structural
 // facts about a graph (how many nodes of an op, which types flow where).
 #pragma once
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,13 @@ inline std::string text(const Graph& g) {
 }
 
 inline int count_op(const Graph& g, Op op) { return static_cast<int>(g.of_op(op).size()); }
+
+// Every variable's shape, by name (what a model creates).
+inline std::map<std::string, Shape> variable_shapes(const Graph& g) {
+  std::map<std::string, Shape> out;
+  for (ValueId id : g.variables()) out[g.node(id).name] = g.node(id).shape;
+  return out;
+}
 
 // The nodes that read `v`.
 inline std::vector<ValueId> users_of(const Graph& g, ValueId v) {

@@ -25,6 +25,11 @@ void check_train_paths(const std::string& data_dir, const std::string& model_dir
     const int err = errno;
     KILN_THROW(DataError) << "[data] directory '" << data_dir << "' cannot be read: " << std::strerror(err);
   }
+  check_model_dir_path(model_dir);
+}
+
+void check_model_dir_path(const std::string& model_dir) {
+  std::error_code ec;
   if (model_dir.empty()) return;
   // The directory, or the nearest part of its path that exists, must be a directory.
   for (fs::path p = fs::path(model_dir).lexically_normal(); !p.empty(); p = p.parent_path()) {

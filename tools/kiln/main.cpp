@@ -1,4 +1,4 @@
-// The kiln command: `kiln train`, `kiln cache`, `kiln report`.
+// The kiln command: `kiln train`, `kiln sample`, `kiln cache`, `kiln report`.
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +16,7 @@
 // CLI-private headers, beside this file.
 #include "cache_command.h"
 #include "report_command.h"
+#include "sample_command.h"
 #include "option_names.h"
 #include "train_command.h"
 
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
   kiln::cli::TrainCommand train(app);
   kiln::cli::CacheCommand cache(app);
   kiln::cli::ReportCommand report_command(app);
+  kiln::cli::SampleCommand sample(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -73,6 +75,10 @@ int main(int argc, char** argv) {
     if (train.selected()) {
       g_command = train.command();
       return with_output_checked(train.run());
+    }
+    if (sample.selected()) {
+      g_command = sample.command();
+      return with_output_checked(sample.run());
     }
     if (cache.selected()) return with_output_checked(cache.run());
     if (report_command.selected()) return with_output_checked(report_command.run());

@@ -18,6 +18,7 @@
 #include "kiln/models.h"
 #include "kiln/optimizer_params.h"
 #include "kiln/summary.h"
+#include "kiln/text_data.h"
 
 // CLI-private headers, beside this file (not under the public kiln/ prefix).
 #include "accelerate_summary.h"
@@ -38,19 +39,35 @@ nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::js
 }  // namespace
 
 struct TrainCommand::Data {
-  std::shared_ptr<const data::Dataset> train, test;
+  std::shared_ptr<const data::Dataset> train, test;  // mlp, cnn (gpt's windows come from its text)
   InputFn train_input, test_input;
+  std::string summary;  // the "data: ..." line
 };
 
 TrainCommand::TrainCommand(CLI::App& parent) {
   backend_ = default_backend();
-  cmd_ = parent.add_subcommand("train", "Train a model on Fashion-MNIST and evaluate it on the test set");
-  cmd_->add_option("--model", model_, "Model to train")->check(CLI::IsMember(model_names()))->capture_default_str();
-  cmd_->add_option("--data", data_dir_, "Directory holding the Fashion-MNIST IDX files")->capture_default_str();
-  cmd_->add_option("--steps", steps_, "Global step to train to (a resumed run counts the steps already done)")
+  cmd_ = parent.add_subcommand("train",
+                               "Train a model and evaluate it: mlp or cnn on Fashion-MNIST (test set), gpt on a text "
+                               "(validation split: its last 10%)");
+  std::vector<std::string> models = model_names();
+  models.push_back(kGptModelName);
+  cmd_->add_option("--model", model_, "Model to train")->check(CLI::IsMember(models))->capture_default_str();
+  cmd_->add_option("--data", data_dir_,
+                   "mlp, cnn: directory holding the Fashion-MNIST IDX files; gpt: a UTF-8 text file or a folder of them "
+                   "(default " + std::string(data::kDefaultFortunesDir) + ")")
+      ->capture_default_str();
+  cmd_->add_option("--layers", gpt_.layers, "gpt: transformer blocks")->check(whole_number(1))->capture_default_str();
+  cmd_->add_option("--heads", gpt_.heads, "gpt: attention heads (must divide --width)")
       ->check(whole_number(1))
       ->capture_default_str();
-  cmd_->add_option("--batch-size", batch_size_, "Examples per step")->check(whole_number(1))->capture_default_str();
+  cmd_->add_option("--width", gpt_.width, "gpt: embedding width")->check(whole_number(1))->capture_default_str();
+  cmd_->add_option("--context", gpt_.context, "gpt: tokens (bytes) per window")->check(whole_number(1))->capture_default_str();
+  cmd_->add_option("--steps", steps_, "Global step to train to (a resumed run counts the steps already done; gpt: default 2000)")
+      ->check(whole_number(1))
+      ->capture_default_str();
+  cmd_->add_option("--batch-size", batch_size_, "Examples per step (gpt: windows per step, default 32)")
+      ->check(whole_number(1))
+      ->capture_default_str();
   optimizer_options_.add_to(*cmd_);
   cmd_->add_option("--seed", seed_, "Seed of initialisation and shuffling")->check(whole_number(0))->capture_default_str();
   cmd_->add_option("--backend", backend_, "Execution backend")
@@ -62,12 +79,14 @@ TrainCommand::TrainCommand(CLI::App& parent) {
       ->check(whole_number(0))
       ->capture_default_str();
   cmd_->add_option("--eval-every", eval_every_,
-                   "Evaluate on the test set every N steps (0: only at the end); writes no extra checkpoints")
+                   "Evaluate on the test set (gpt: the validation split) every N steps (0: only at the end); writes no "
+                   "extra checkpoints")
       ->check(whole_number(0))
       ->capture_default_str();
   cmd_->add_option("--train-limit", train_limit_, "Use only the first N training examples (0: all)")
       ->check(whole_number(0));
-  cmd_->add_option("--test-limit", test_limit_, "Evaluate on only the first N test examples (0: all)")
+  cmd_->add_option("--test-limit", test_limit_,
+                   "Evaluate on only the first N test examples (gpt: validation windows) (0: all)")
       ->check(whole_number(0));
   cmd_->add_option("--final-loss", final_loss_,
                    "accelerate_train_mode's loss split: the loss the run is expected to end at (the switch comes"
@@ -85,13 +104,33 @@ TrainCommand::~TrainCommand() = default;
 
 int TrainCommand::run() {
   config_.random_seed = static_cast<uint64_t>(seed_);
+  if (is_gpt()) {
+    GptShape check = gpt_;
+    check.vocabulary = 1;  // known once the text is read
+    validate(check);
+    // gpt's own defaults for the options it shares with the classifiers.
+    if (cmd_->count("--data") == 0) data_dir_ = data::kDefaultFortunesDir;
+    if (cmd_->count("--batch-size") == 0) batch_size_ = 32;
+    if (cmd_->count("--steps") == 0) steps_ = 2000;
+    if (cmd_->count("--train-limit") > 0)
+      KILN_THROW(ConfigError) << "[train_limit] counts Fashion-MNIST examples; for gpt give --data a shorter text";
+    eval_split_ = "validation";
+  } else {
+    for (const char* o : {"--layers", "--heads", "--width", "--context"})
+      if (cmd_->count(o) > 0) KILN_THROW(ConfigError) << "[" << (o + 2) << "] is an option of --model gpt, not " << model_;
+  }
   optimizer_ = optimizer_options_.resolve(default_optimizer(model_), steps_);
-  const std::unique_ptr<Estimator> est = make_estimator();  // validates: the run's one parse of its configuration
+  std::unique_ptr<Estimator> est = make_estimator();  // validates: the run's one parse of its configuration
   check_final_loss(est->parsed_config().accelerate_train_mode);
   if (cmd_->count("--save-summary-steps") > 0 && config_.save_summary_steps > 0 && config_.model_dir.empty())
     KILN_THROW(ConfigError) << "[save_summary_steps] summaries are written to the model directory: give --model-dir DIR"
                                " (or --metrics-out FILE for records without one)";
-  check_train_paths(data_dir_, config_.model_dir);
+  if (is_gpt()) {
+    check_model_dir_path(config_.model_dir);
+    if (dry_run_) load_text_data();  // the text must be readable UTF-8
+  } else {
+    check_train_paths(data_dir_, config_.model_dir);
+  }
   if (dry_run_) {
     std::printf("%s%s", banner().c_str(), describe(config_, est->parsed_config(), steps_).c_str());
     std::printf("configuration is valid (dry run: nothing trained)\n");
@@ -104,6 +143,7 @@ int TrainCommand::run() {
     metrics_->keep_records();
   }
   const Data data = load_data();
+  if (is_gpt()) est = make_estimator();  // again: the run settings now hold the text's vocabulary
   // One run per model directory, for the whole run: training, evaluations and the report
   // (taken once the data is known good, so bad data leaves no directory behind).
   const auto model_dir_lock = config_.model_dir.empty() ? nullptr : ModelDirLock::acquire(config_.model_dir);
@@ -123,17 +163,13 @@ std::unique_ptr<Estimator> TrainCommand::make_estimator() {
   eo.log = quiet_ ? nullptr : &std::cout;
   eo.interrupt = interrupt_requested();
   eo.on_precision_switch = [this](const PrecisionSwitchEvent& e) { on_precision_switch(e); };
-  eo.run_settings = {{"--seed", seed_},
-                     {"--batch-size", batch_size_},
-                     {"--learning-rate", optimizer_.learning_rate},
-                     {"--optimizer", optimizer_.describe()},
-                     {"--train-limit", train_limit_}};
+  eo.run_settings = run_settings();
   RunConfig cfg = config_;
   cfg.log_step_count_steps = 0;  // the progress hook does the logging (it honours the option)
   Params params{{"model", model_},  // for the summaries (and reports)
                 {"batch_size", static_cast<double>(batch_size_)}};
   set_optimizer_params(params, optimizer_);
-  return std::make_unique<Estimator>(classifier_model_fn(make_model(model_, seed_)), cfg, params, eo);
+  return std::make_unique<Estimator>(model_fn(), cfg, params, eo);
 }
 
 nlohmann::json TrainCommand::optimizer_record() const {
@@ -158,6 +194,33 @@ nlohmann::json TrainCommand::optimizer_record() const {
   return r;
 }
 
+nlohmann::json TrainCommand::run_settings() const {
+  nlohmann::json j = {{"--seed", seed_},
+                      {"--batch-size", batch_size_},
+                      {"--learning-rate", optimizer_.learning_rate},
+                      {"--optimizer", optimizer_.describe()},
+                      {"--train-limit", train_limit_}};
+  if (!is_gpt()) return j;
+  // What `kiln sample` needs to rebuild the model and spell its tokens.
+  j["--model"] = model_;
+  j["--layers"] = gpt_.layers;
+  j["--heads"] = gpt_.heads;
+  j["--width"] = gpt_.width;
+  j["--context"] = gpt_.context;
+  j["vocabulary"] = data::vocabulary_to_hex(text_vocabulary_);
+  return j;
+}
+
+ModelFn TrainCommand::model_fn() {
+  if (!is_gpt()) return classifier_model_fn(make_model(model_, seed_));
+  // The vocabulary is known once the text is read (before any graph is built).
+  return [this](const Tensor& x, const Tensor& y, ModeKeys mode, const Params& p) {
+    GptShape shape = gpt_;
+    shape.vocabulary = static_cast<int64_t>(text_vocabulary_.size());
+    return gpt_model_fn(shape, seed_)(x, y, mode, p);
+  };
+}
+
 void TrainCommand::check_final_loss(const std::optional<AccelerateTrainMode>& accel) const {
   if (accel && accel->split == AccelerateTrainMode::Split::loss && !(final_loss_ > 0))
     KILN_THROW(ConfigError) << "[final_loss] accelerate_train_mode '" << accel->to_string()
@@ -174,14 +237,47 @@ void TrainCommand::say(const char* fmt, Args... args) const {
 
 std::string TrainCommand::banner() const {
   char text[512];
+  const std::string model =
+      is_gpt() ? model_ + " (" + std::to_string(gpt_.layers) + " layers, " + std::to_string(gpt_.heads) + " heads, width " +
+                     std::to_string(gpt_.width) + ", context " + std::to_string(gpt_.context) + ")"
+               : model_;
   std::snprintf(text, sizeof text, "kiln train: model %s, %lld steps, batch %lld, %s, seed %lld, backend %s, %d threads\n",
-                model_.c_str(), static_cast<long long>(steps_), static_cast<long long>(batch_size_),
+                model.c_str(), static_cast<long long>(steps_), static_cast<long long>(batch_size_),
                 optimizer_.describe().c_str(), static_cast<long long>(seed_), backend_.c_str(),
                 config_.num_threads > 0 ? config_.num_threads : omp_get_max_threads());
   return text;
 }
 
-TrainCommand::Data TrainCommand::load_data() const {
+TrainCommand::Data TrainCommand::load_text_data() {
+  const data::TextCorpus corpus = data::load_text_corpus(data_dir_);
+  text_vocabulary_ = corpus.vocabulary;
+  data::TextSplit split = data::split_tokens(corpus.tokens, 0.9);
+  auto train = std::make_shared<const std::vector<int32_t>>(std::move(split.train));
+  auto validation = std::make_shared<const std::vector<int32_t>>(std::move(split.validation));
+  const auto seed = static_cast<uint64_t>(seed_);
+  // Validation batches have the training batch's size: the eval graph is as small as the step's.
+  const int64_t batch = batch_size_, eval_batch = batch_size_, context = gpt_.context, limit = test_limit_;
+  // Made once here so that a text too short for one window fails before anything is built.
+  data::random_windows(train, batch, context, seed);
+  data::consecutive_windows(validation, eval_batch, context, limit);
+  Data d;
+  d.train_input = [train, seed, batch, context] {
+    return data::prefetch(data::random_windows(train, batch, context, seed));
+  };
+  d.test_input = [validation, eval_batch, context, limit] {
+    return data::prefetch(data::consecutive_windows(validation, eval_batch, context, limit));
+  };
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "data: %zu bytes from %zu file(s) in %s, vocabulary %zu bytes; %zu training and %zu validation tokens\n",
+                corpus.text.size(), corpus.files.size(), data_dir_.c_str(), corpus.vocabulary.size(), train->size(),
+                validation->size());
+  d.summary = line;
+  return d;
+}
+
+TrainCommand::Data TrainCommand::load_data() {
+  if (is_gpt()) return load_text_data();
   auto train_set = std::make_shared<data::Dataset>(data::load_fashion_mnist(data_dir_, data::Split::train));
   auto test_all = data::load_fashion_mnist(data_dir_, data::Split::test);
   if (test_limit_ > 0 && test_limit_ < test_all.size()) test_all = data::take(test_all, test_limit_);
@@ -201,6 +297,10 @@ TrainCommand::Data TrainCommand::load_data() const {
   d.test_input = [test = d.test, eval_batch] {
     return data::prefetch(data::batches(test, data::BatcherOptions::evaluation(eval_batch)));
   };
+  char line[512];
+  std::snprintf(line, sizeof line, "data: %lld training and %lld test examples from %s\n",
+                static_cast<long long>(d.train->size()), static_cast<long long>(d.test->size()), data_dir_.c_str());
+  d.summary = line;
   return d;
 }
 
@@ -240,8 +340,9 @@ HookList TrainCommand::hooks(Estimator& est, const Data& data) {
                                         [this](int64_t step, const Evaluation& ev) {
                                           count_evaluation(ev);
                                           progress_->finish_line();
-                                          say("eval at step %lld: test loss %.4f, test accuracy %.4f\n",
-                                              static_cast<long long>(step), ev.at("loss"), ev.at("accuracy"));
+                                          say("eval at step %lld: %s loss %.4f, %s accuracy %.4f\n",
+                                              static_cast<long long>(step), eval_split_.c_str(), ev.at("loss"),
+                                              eval_split_.c_str(), ev.at("accuracy"));
                                           metrics_->write({{"event", "eval"},
                                                            {"step", step},
                                                            {"test_loss", ev.at("loss")},
@@ -261,8 +362,7 @@ HookList TrainCommand::hooks(Estimator& est, const Data& data) {
 
 void TrainCommand::train(Estimator& est, const Data& data) {
   say("%s", banner().c_str());
-  say("data: %lld training and %lld test examples from %s\n", static_cast<long long>(data.train->size()),
-      static_cast<long long>(data.test->size()), data_dir_.c_str());
+  say("%s", data.summary.c_str());
   if (!config_.experimental_config.graph_compiler_cache_dir.empty() && backend_ == "interp")
     say("note: backend %s compiles nothing, so graph_compiler_cache_dir is not used\n", backend_.c_str());
   const HookList all = hooks(est, data);
@@ -296,10 +396,10 @@ void TrainCommand::report_final(Estimator& est, const Data& data) {
   const std::string resumed = " (" + std::to_string(st.steps) + " this run, resumed at " +
                               std::to_string(st.start_step) + ")";
   std::printf("done: %lld steps%s in %.1fs (compile %.1fs, train %.1fs, eval %.1fs); %.1f steps/s, %.0f examples/s; "
-              "final loss %.4f, test loss %.4f, test accuracy %.4f\n",
+              "final loss %.4f, %s loss %.4f, %s accuracy %.4f\n",
               static_cast<long long>(st.global_step), st.resumed ? resumed.c_str() : "",
               compile_s + train_s + eval_s, compile_s, train_s, eval_s, rate, throughput, st.final_loss,
-              ev.at("loss"), ev.at("accuracy"));
+              eval_split_.c_str(), ev.at("loss"), eval_split_.c_str(), ev.at("accuracy"));
   AccelerateTotals accel;
   if (st.accelerate) {
     accel.add(*st.accelerate);
@@ -343,6 +443,9 @@ void TrainCommand::report_final(Estimator& est, const Data& data) {
                              {"accelerate_train_mode", config_.experimental_config.accelerate_train_mode},
                              {"iterations_per_loop", config_.iterations_per_loop}}},
                            {"params", optimizer_record()}};
+  if (is_gpt())
+    record["gpt"] = {{"layers", gpt_.layers}, {"heads", gpt_.heads}, {"width", gpt_.width}, {"context", gpt_.context},
+                     {"vocabulary", text_vocabulary_.size()}, {"eval_split", eval_split_}};
   if (st.accelerate) record["accelerate"] = accel.to_json();
   if (cs.interpreter_fallbacks > 0) {
     // What ran, not what was asked for.

@@ -1,5 +1,6 @@
-// `kiln train`: train a built-in model on Fashion-MNIST with the Estimator and evaluate it
-// on the test set.
+// `kiln train`: train a built-in model with the Estimator and evaluate it: the classifiers
+// (mlp, cnn) on Fashion-MNIST and its test set, gpt on a text (the fortunes package by
+// default) and its last 10% (the validation split).
 #pragma once
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "kiln/config.h"
 #include "kiln/data.h"
 #include "kiln/estimator.h"
+#include "kiln/models.h"
 #include "kiln/optimizer.h"
 #include "optimizer_options.h"
 
@@ -39,15 +41,19 @@ class TrainCommand {
   std::unique_ptr<Estimator> make_estimator();
   void check_final_loss(const std::optional<AccelerateTrainMode>& accel) const;
   std::string banner() const;
-  Data load_data() const;
+  Data load_data();
+  Data load_text_data();  // gpt
+  bool is_gpt() const { return model_ == kGptModelName; }
+  ModelFn model_fn();
+  nlohmann::json run_settings() const;
   void on_precision_switch(const PrecisionSwitchEvent& e);
   HookList hooks(Estimator& est, const Data& data);
   void count_evaluation(const Evaluation& ev);
   void train(Estimator& est, const Data& data);
   int report_interrupted();
   void report_final(Estimator& est, const Data& data);
-  std::string run_label(const ParsedRunConfig& parsed) const;
-  nlohmann::json optimizer_record() const;  // the final record's "params"  // "mlp fast1|step|0.9"
+  std::string run_label(const ParsedRunConfig& parsed) const;  // "mlp fast1|step|0.9"
+  nlohmann::json optimizer_record() const;                     // the final record's "params"
   template <class... Args>
   void say(const char* fmt, Args... args) const;
 
@@ -71,6 +77,9 @@ class TrainCommand {
   bool dry_run_ = false;
   bool quiet_ = false;
   RunConfig config_;
+  GptShape gpt_;                 // --layers --heads --width --context; vocabulary from the data
+  std::string text_vocabulary_;  // gpt: the text's distinct bytes (recorded in checkpoints)
+  std::string eval_split_ = "test";  // what evaluations run on: "test", or gpt's "validation"
 
   // The run in progress.
   std::unique_ptr<MetricsWriter> metrics_;

@@ -19,6 +19,7 @@
 
 #include "kiln/autodiff.h"
 #include "kiln/ops.h"
+#include "kiln/transformer.h"
 #include "support/test_arrays.h"
 
 namespace kiln::cpu_cases {
@@ -305,6 +306,11 @@ inline std::vector<Case> reduce_layout_cases() {
   c.push_back({"concat_negative_axis", {Op::concat}, {U({2, 2}), U({2, 3})}, [](const auto& x) { return concat({x[0], x[1]}, -1); }});
 
   c.push_back({"softmax", {Op::exp, Op::reduce_max}, {U({3, 5}, -2, 2)}, [](const auto& x) { return softmax(x[0]); }, 2});
+  // The gpt model's composites: layer norm and the causal masked softmax of attention.
+  c.push_back({"layer_norm", {Op::reduce_mean, Op::rsqrt}, {U({3, 8}, -2, 2), U({8}, 0.5, 1.5), U({8})},
+               [](const auto& x) { return layer_norm(x[0], x[1], x[2]); }, 4});
+  c.push_back({"masked_softmax_causal_4d", {Op::select, Op::greater_equal, Op::concat}, {U({2, 2, 5, 5}, -2, 2)},
+               [](const auto& x) { return masked_softmax(x[0], causal_mask(x[0].graph(), 5)); }, 2});
   c.push_back({"log_softmax_axis0", {Op::log}, {U({3, 5}, -2, 2)}, [](const auto& x) { return log_softmax(x[0], 0); }, 2});
   c.push_back({"cross_entropy", {Op::one_hot}, {U({4, 5}, -2, 2), Labels({4}, 5)},
                [](const auto& x) { return sparse_softmax_cross_entropy(x[0], x[1]); }, 2});
