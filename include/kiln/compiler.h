@@ -27,6 +27,10 @@ struct CompileOptions {
   std::string name = "graph";
   // Time every kernel and library call; a table goes to stderr when the executable goes.
   bool profile = false;
+  // Translation units the generated code is cut into and compiled side by side (one
+  // compiler each, then one link); 0: one per core this process may use. The code and the
+  // cache key are the same whatever the number.
+  int compile_jobs = 0;
 };
 
 // `options` with what it leaves unset taken from the environment: cache.dir from
@@ -44,6 +48,7 @@ struct CompileReport {
   int kernels = 0;           // fused loops generated
   int library_calls = 0;     // oneDNN calls
   int fallback_ops = 0;      // ops run by the interpreter's kernels
+  int compile_units = 0;     // translation units compiled (0 on a cache hit)
   int64_t arena_bytes = 0;       // peak intermediate memory with planning
   int64_t unplanned_bytes = 0;   // the same without buffer reuse
   std::string compiler;          // the compiler command used

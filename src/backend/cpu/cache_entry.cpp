@@ -13,6 +13,8 @@ cache::KeyIngredients cache_key_ingredients(const std::string& canonical_text, P
   const CpuFeatures& cpu = cpu_features();
   std::string flags;
   for (const auto& f : tc.flags) flags += (flags.empty() ? "" : " ") + f;
+  flags += " | link:";
+  for (const auto& f : tc.link_flags) flags += " " + f;
   cache::KeyIngredients k;
   k.add("cache_format", "1");
   k.add("kiln_version", KILN_VERSION);

@@ -1,5 +1,6 @@
 #include "backend/cpu/codegen.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "backend/cpu/abi.h"
@@ -28,46 +29,88 @@ std::string elementwise_kernel(const Schedule& s, const Step& st, const std::str
     outs << out_decl(s, st.roots[j], out);
     stores << "      " << out << "[i] = " << ExprEmitter::store(n.dtype, values[j]) << ";\n";
   }
-  k << "static void " << name << "(void** B) {\n" << em.pointer_decls() << outs.str();
+  k << "KILN_KERNEL void " << name << "(void** B) {\n" << em.pointer_decls() << outs.str();
   k << "#pragma omp parallel for simd if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
   k << "  for (int64_t i = 0; i < " << count << "; ++i) {\n" << body.str() << stores.str() << "  }\n}\n\n";
   return k.str();
 }
 
+// The pooling rows only where there is pooling: on AVX-512 machines they include
+// <immintrin.h>, whose parsing alone costs more than compiling most steps.
+std::string prelude(bool split, bool pool) {
+  return std::string(split ? "#define KILN_KERNEL __attribute__((visibility(\"hidden\")))\n" : "#define KILN_KERNEL static\n") +
+         kPrelude + (pool ? kPreludePool : "") + "\n";
+}
+
 }  // namespace
 
-std::string generate_source(const Schedule& s) {
-  std::ostringstream kernels, step;
+GeneratedSource generate_source(const Schedule& s) {
+  GeneratedSource out;
+  std::ostringstream decls, step;
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const Step& st = s.steps[i];
     const std::string name = "k" + std::to_string(i);
+    std::string kernel;
     switch (st.kind) {
-      case StepKind::elementwise:
-        kernels << elementwise_kernel(s, st, name);
-        step << "  " << name << "(B);\n";
-        break;
-      case StepKind::reduce:
-        kernels << reduce_kernel(s, st, name);
-        step << "  " << name << "(B);\n";
-        break;
+      case StepKind::elementwise: kernel = elementwise_kernel(s, st, name); break;
+      case StepKind::reduce: kernel = reduce_kernel(s, st, name); break;
       case StepKind::pool:
-        kernels << pool_kernel(s, st, name);
-        step << "  " << name << "(B);\n";
+        kernel = pool_kernel(s, st, name);
+        out.pool = true;
         break;
       case StepKind::library: step << library_call(s, st, i); break;
       case StepKind::fallback:
         step << "  rt->fallback(host, " << i << ", B);  // " << op_name(s.graph.node(st.node()).op) << "\n";
         break;
     }
+    if (!kernel.empty()) {
+      out.kernels.push_back(std::move(kernel));
+      decls << "KILN_KERNEL void " << name << "(void** B);\n";
+      step << "  " << name << "(B);\n";
+    }
     step << "  if (rt->tick) rt->tick(host, " << i << ");\n";
   }
-  std::ostringstream tu;
-  tu << kPrelude << kPreludePool << "\n" << kernels.str();
-  tu << "extern \"C\" int kiln_abi_version() { return " << kAbiVersion << "; }\n\n";
-  tu << "extern \"C\" void kiln_step(const Runtime* rt, void* host, void** B) {\n"
-     << "  (void)rt;\n  (void)host;\n"
-     << step.str() << "}\n";
-  return tu.str();
+  std::ostringstream entry;
+  entry << decls.str() << "\n";
+  entry << "extern \"C\" int kiln_abi_version() { return " << kAbiVersion << "; }\n\n";
+  entry << "extern \"C\" void kiln_step(const Runtime* rt, void* host, void** B) {\n"
+        << "  (void)rt;\n  (void)host;\n"
+        << step.str() << "}\n";
+  out.entry = entry.str();
+  return out;
+}
+
+std::string GeneratedSource::text() const {
+  std::string tu = prelude(false, pool);
+  for (const auto& k : kernels) tu += k;
+  return tu + entry;
+}
+
+std::vector<std::string> GeneratedSource::units(int n, const std::string& entry_extra) const {
+  const size_t count = std::max<size_t>(1, std::min<size_t>(n < 1 ? 1 : static_cast<size_t>(n), kernels.size() + 1));
+  if (count == 1) return {text() + entry_extra};
+  // Largest kernel first into the lightest unit (source size stands in for compile time);
+  // ties go to the lower unit, so the cut depends only on the code and n.
+  std::vector<size_t> order(kernels.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return kernels[a].size() > kernels[b].size(); });
+  std::vector<size_t> load(count, 0);
+  std::vector<std::vector<size_t>> members(count);
+  load[0] = entry.size();
+  for (size_t k : order) {
+    const size_t to = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[to] += kernels[k].size();
+    members[to].push_back(k);
+  }
+  std::vector<std::string> out;
+  for (size_t u = 0; u < count; ++u) {
+    std::sort(members[u].begin(), members[u].end());
+    std::string tu = prelude(true, pool);
+    for (size_t k : members[u]) tu += kernels[k];
+    if (u == 0) tu += entry + entry_extra;
+    out.push_back(std::move(tu));
+  }
+  return out;
 }
 
 }  // namespace kiln::cpu

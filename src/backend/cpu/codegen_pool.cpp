@@ -67,7 +67,7 @@ std::string gradient_direct(const Schedule& s, const Node& n, ValueId id, const 
   const std::string zero = ExprEmitter::store(n.dtype, "0.0f");
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(dyn.shape) << " -> " << shape_str(n.shape)
-    << " (windows written whole)\nstatic void " << name << "(void** B) {\n";
+    << " (windows written whole)\nKILN_KERNEL void " << name << "(void** B) {\n";
   if (max) k << pointer(s.graph.node(n.inputs[0]).dtype, "x", s.buffer_of[n.inputs[0]], true);
   k << pointer(dyn.dtype, "dy", s.buffer_of[dy_id], true) << pointer(n.dtype, "dx", s.buffer_of[id], false);
   open_outputs(k, g, numel(n.shape));
@@ -119,7 +119,7 @@ std::string maxpool2x2(const Schedule& s, const Node& n, ValueId id, const std::
   const int64_t plane = g.h * g.w;
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(xn.shape) << " <-> " << shape_str(small.shape)
-    << " (2x2 rows)\nstatic void " << name << "(void** B) {\n";
+    << " (2x2 rows)\nKILN_KERNEL void " << name << "(void** B) {\n";
   k << pointer(n.dtype, "x", s.buffer_of[n.inputs[0]], true);
   if (grad) k << pointer(n.dtype, "dy", s.buffer_of[n.inputs[1]], true) << pointer(n.dtype, "dx", s.buffer_of[id], false);
   else k << pointer(n.dtype, "y", s.buffer_of[id], false);
@@ -148,7 +148,7 @@ std::string forward(const Schedule& s, const Node& n, ValueId id, const std::str
   const bool max = n.op == Op::max_pool2d;
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(xn.shape) << " -> " << shape_str(n.shape)
-    << "\nstatic void " << name << "(void** B) {\n";
+    << "\nKILN_KERNEL void " << name << "(void** B) {\n";
   k << pointer(xn.dtype, "x", s.buffer_of[n.inputs[0]], true) << pointer(n.dtype, "y", s.buffer_of[id], false);
   open_outputs(k, g, numel(xn.shape));
   k << "    const auto* __restrict xp = x + p * " << g.h * g.w << ";\n";
@@ -178,7 +178,7 @@ std::string gradient(const Schedule& s, const Node& n, ValueId id, const std::st
   const bool scratch = overlapping(g);
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(dyn.shape) << " -> " << shape_str(n.shape)
-    << "\nstatic void " << name << "(void** B) {\n";
+    << "\nKILN_KERNEL void " << name << "(void** B) {\n";
   if (max) k << pointer(s.graph.node(n.inputs[0]).dtype, "x", s.buffer_of[n.inputs[0]], true);
   k << pointer(dyn.dtype, "dy", s.buffer_of[dy_id], true) << pointer(n.dtype, "dx", s.buffer_of[id], false);
   const std::string par = "if (" + num(numel(n.shape)) + " > " + num(kParallelThreshold) + ")";

@@ -6,7 +6,7 @@
 
 namespace kiln::cpu {
 
-// The C++ of a kernel `static void <name>(void** B)` computing the pooling step st.
+// The C++ of a kernel `KILN_KERNEL void <name>(void** B)` computing the pooling step st.
 std::string pool_kernel(const Schedule& s, const Step& st, const std::string& name);
 
 }  // namespace kiln::cpu

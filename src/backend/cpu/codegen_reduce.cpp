@@ -46,7 +46,7 @@ void suffix_loops(std::ostringstream& k, const Reduction& r, const std::string& 
 // walked row by row, so the inner loop is contiguous and vectorises.
 void prefix_loops(std::ostringstream& k, const Reduction& r, const std::string& par) {
   k << par << "  for (int64_t jb = 0; jb < " << r.O << "; jb += 64) {\n";
-  k << "    const int64_t je = std::min<int64_t>(" << r.O << ", jb + 64);\n    double acc[64];\n";
+  k << "    const int64_t je = km::min<int64_t>(" << r.O << ", jb + 64);\n    double acc[64];\n";
   k << "    for (int64_t j = jb; j < je; ++j) acc[j - jb] = " << r.init << ";\n";
   k << "    for (int64_t r = 0; r < " << r.K << "; ++r)\n      for (int64_t j = jb; j < je; ++j) {\n";
   k << "      const int64_t i = r * " << r.O << " + j;\n" << r.body;
@@ -138,7 +138,7 @@ std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& 
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(r.in_shape) << " -> " << shape_str(n.shape)
     << "\n";
-  k << "static void " << name << "(void** B) {\n" << em.pointer_decls() << out_decl(s, st.node());
+  k << "KILN_KERNEL void " << name << "(void** B) {\n" << em.pointer_decls() << out_decl(s, st.node());
   const std::string par = "#pragma omp parallel for if (" + std::to_string(r.O * r.K) + " > " +
                           std::to_string(kParallelThreshold) + ") schedule(static)\n";
   const bool suffix = red_axes.empty() || kept_axes.empty() || kept_axes.back() < red_axes.front();

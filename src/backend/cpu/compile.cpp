@@ -11,6 +11,8 @@
 #include "backend/cpu/schedule.h"
 #include "cache/session.h"
 #include "kiln/compiler.h"
+#include "kiln/cpu_features.h"
+#include "kiln/error.h"
 #include "kiln/text.h"
 #include "passes/passes.h"
 
@@ -54,6 +56,9 @@ std::string profile_title(const Graph& g, const CompileOptions& options) {
 }  // namespace
 
 std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& options, CompileReport* out) {
+  if (options.compile_jobs < 0)
+    KILN_THROW(ConfigError) << "[compile_jobs] " << options.compile_jobs
+                            << " is not a number of compiler runs: give 1 or more, or 0 for one per core";
   CompileReport local;
   CompileReport& report = out ? *out : local;
   Stopwatch clock;
@@ -67,7 +72,8 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
 
   // Generated every time (about a millisecond): the source is part of the key, so a kiln
   // whose code generator changed never loads another kiln's object.
-  const std::string source = cpu::generate_source(schedule);
+  const cpu::GeneratedSource generated = cpu::generate_source(schedule);
+  const std::string source = generated.text();
   report.codegen_seconds = clock.lap();
 
   const cpu::Toolchain& tc = cpu::host_toolchain();
@@ -76,15 +82,18 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
   // The object carries what it was built for; every load checks it.
   const cpu::ObjectIdentity built_for = cpu::identity_of(key.key(), key.get("graph"), schedule);
   const std::string identity = built_for.to_string();
-  const std::string object_source = source + cpu::identity_source(built_for);
-  dumps.write(key.key(), object_source);
+  const std::string identity_code = cpu::identity_source(built_for);
+  dumps.write(key.key(), source + identity_code);
 
   std::optional<cache::Session> cache;
   if (options.cache.enabled()) cache.emplace(options.cache, key);
   std::unique_ptr<cpu::SharedObject> object = cache ? cpu::load_cached(*cache, identity, report) : nullptr;
   if (!object) {
     cpu::HostBuildTimes times;
-    object = cpu::build_shared_object(object_source, identity, tc, times, [&](const std::string& so_path) {
+    // The key covers the step as one text; how it is cut into units changes no code.
+    const auto units = generated.units(options.compile_jobs > 0 ? options.compile_jobs : cpu_features().cores, identity_code);
+    report.compile_units = static_cast<int>(units.size());
+    object = cpu::build_shared_object(units, identity, tc, times, [&](const std::string& so_path) {
       report.compile_seconds = times.compile_seconds;
       report.load_seconds = times.load_seconds;
       if (cache) cache->publish(so_path, cpu::entry_metadata(report, g, options.policy, source.size()));

@@ -40,7 +40,7 @@ struct BuildDir {
 
 }  // namespace
 
-std::unique_ptr<SharedObject> build_shared_object(const std::string& source, const std::string& identity,
+std::unique_ptr<SharedObject> build_shared_object(const std::vector<std::string>& units, const std::string& identity,
                                                   const Toolchain& tc, HostBuildTimes& times,
                                                   const std::function<void(const std::string&)>& publish) {
   const fs::path root = temp_root();
@@ -49,15 +49,18 @@ std::unique_ptr<SharedObject> build_shared_object(const std::string& source, con
     KILN_THROW(ConfigError) << "[TMPDIR] cannot create a build directory in " << root << ": " << std::strerror(errno)
                             << "; set TMPDIR to a writable directory";
   const BuildDir dir{tmpl};
-  const fs::path src = dir.path / "step.cpp", so = dir.path / "step.so";
-  {
+  std::vector<std::string> sources;
+  for (size_t i = 0; i < units.size(); ++i) {
+    const fs::path src = dir.path / (i == 0 ? std::string("step.cpp") : "step" + std::to_string(i) + ".cpp");
     std::ofstream out(src);
-    out << source;
+    out << units[i];
     out.close();
     if (!out) KILN_THROW(SystemError) << "[compiler] cannot write " << src;
+    sources.push_back(src.string());
   }
+  const fs::path so = dir.path / "step.so";
   auto t = Clock::now();
-  compile_shared_object(tc, src.string(), so.string());
+  compile_shared_object(tc, sources, so.string());
   times.compile_seconds = since(t);
   t = Clock::now();
   auto object = std::make_unique<SharedObject>(so.string(), identity);

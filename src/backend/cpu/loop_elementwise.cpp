@@ -61,7 +61,7 @@ std::string loop_neg(LoopOp& op) { return op.rounded("(-" + op.in(0) + ")"); }
 
 std::string loop_abs(LoopOp& op) {
   const std::string x = op.in(0);
-  return op.is_float() ? "std::fabs(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")";
+  return op.is_float() ? "km::fabs(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")";
 }
 
 std::string loop_sign(LoopOp& op) {
@@ -70,14 +70,14 @@ std::string loop_sign(LoopOp& op) {
                        : "static_cast<int64_t>(" + x + " > 0 ? 1 : (" + x + " < 0 ? -1 : 0))";
 }
 
-std::string loop_exp(LoopOp& op) { return call(op, "std::exp"); }
-std::string loop_log(LoopOp& op) { return call(op, "std::log"); }
-std::string loop_sqrt(LoopOp& op) { return call(op, "std::sqrt"); }
-std::string loop_rsqrt(LoopOp& op) { return op.rounded("(1.0f / std::sqrt(" + op.in(0) + "))"); }
-std::string loop_tanh(LoopOp& op) { return call(op, "std::tanh"); }
-std::string loop_sigmoid(LoopOp& op) { return op.rounded("(1.0f / (1.0f + std::exp(-" + op.in(0) + ")))"); }
-std::string loop_erf(LoopOp& op) { return call(op, "std::erf"); }
-std::string loop_cos(LoopOp& op) { return call(op, "std::cos"); }
+std::string loop_exp(LoopOp& op) { return call(op, "km::exp"); }
+std::string loop_log(LoopOp& op) { return call(op, "km::log"); }
+std::string loop_sqrt(LoopOp& op) { return call(op, "km::sqrt"); }
+std::string loop_rsqrt(LoopOp& op) { return op.rounded("(1.0f / km::sqrt(" + op.in(0) + "))"); }
+std::string loop_tanh(LoopOp& op) { return call(op, "km::tanh"); }
+std::string loop_sigmoid(LoopOp& op) { return op.rounded("(1.0f / (1.0f + km::exp(-" + op.in(0) + ")))"); }
+std::string loop_erf(LoopOp& op) { return call(op, "km::erf"); }
+std::string loop_cos(LoopOp& op) { return call(op, "km::cos"); }
 
 std::string loop_relu(LoopOp& op) {
   const std::string x = op.in(0);
@@ -87,7 +87,7 @@ std::string loop_relu(LoopOp& op) {
 
 std::string loop_gelu(LoopOp& op) {
   const std::string x = op.in(0);
-  return op.rounded("(0.5f * " + x + " * (1.0f + std::erf(" + x + " * 0.70710678118654752f)))");
+  return op.rounded("(0.5f * " + x + " * (1.0f + km::erf(" + x + " * 0.70710678118654752f)))");
 }
 
 std::string loop_add(LoopOp& op) { return infix(op, "+"); }
@@ -117,8 +117,8 @@ std::string loop_minimum(LoopOp& op) {
 std::string loop_pow(LoopOp& op) {
   const std::string a = op.in(0), b = op.in(1);
   return op.is_float()
-             ? op.rounded("std::pow(" + a + ", " + b + ")")
-             : "static_cast<int64_t>(std::pow(static_cast<double>(" + a + "), static_cast<double>(" + b + ")))";
+             ? op.rounded("km::pow(" + a + ", " + b + ")")
+             : "static_cast<int64_t>(km::pow(static_cast<double>(" + a + "), static_cast<double>(" + b + ")))";
 }
 
 std::string loop_equal(LoopOp& op) { return compare(op, "=="); }

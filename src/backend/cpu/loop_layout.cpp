@@ -46,7 +46,7 @@ std::string loop_pad(LoopOp& op) {
   const std::string v = gathered(op, [&](size_t a, const std::string& c) {
     const std::string k = "(" + c + " - " + std::to_string(low[a]) + ")";
     inside += " && " + k + " >= 0 && " + k + " < " + std::to_string(is[a]);
-    return "std::min<int64_t>(std::max<int64_t>(" + k + ", 0), " + std::to_string(is[a] - 1) + ") * " +
+    return "km::min<int64_t>(km::max<int64_t>(" + k + ", 0), " + std::to_string(is[a] - 1) + ") * " +
            std::to_string(ist[a]);
   });
   return "((" + inside + ") ? " + v + " : " + zero + ")";
@@ -68,7 +68,7 @@ std::string loop_gather(LoopOp& op) {
   const int64_t rows = ps[0], d = numel(ps) / rows;
   const std::string D = std::to_string(d), last = std::to_string(rows - 1);
   const std::string k = "static_cast<int64_t>(" + op.in_at(1, "(" + op.idx + " / " + D + ")") + ")";
-  const std::string row = "std::min<int64_t>(std::max<int64_t>(" + k + ", 0), " + last + ")";
+  const std::string row = "km::min<int64_t>(km::max<int64_t>(" + k + ", 0), " + last + ")";
   const std::string v = op.in_at(0, "(" + row + " * " + D + " + " + op.idx + " % " + D + ")");
   return "((" + k + " >= 0 && " + k + " <= " + last + ") ? " + v + " : " + zero + ")";
 }

@@ -38,10 +38,15 @@ struct Outcome {
   KILN_THROW(SystemError) << "[compiler] " << what << ": " << std::strerror(err);
 }
 
-// Runs argv (no shell) in a process group of its own, with stdin from /dev/null and
-// stdout+stderr captured. Past `timeout` seconds the whole group (the driver and the
-// cc1plus/as/ld it started) is killed with SIGKILL.
-Outcome run_limited(const std::vector<std::string>& args, double timeout) {
+struct Running {
+  pid_t pid = 0;
+  int fd = -1;  // read end of its stdout+stderr; -1 once closed
+  Outcome outcome;
+};
+
+// Starts argv (no shell) in a process group of its own, with stdin from /dev/null and
+// stdout+stderr into a pipe. A spawn failure is an Outcome with status 127 and no pid.
+Running spawn(const std::vector<std::string>& args) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) os_error("cannot create a pipe", errno);
   posix_spawn_file_actions_t fa;
@@ -59,45 +64,81 @@ Outcome run_limited(const std::vector<std::string>& args, double timeout) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  Running r;
+  const int rc = ::posix_spawnp(&r.pid, argv[0], &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   ::close(fds[1]);
   if (rc != 0) {
     ::close(fds[0]);
-    Outcome o;
-    o.status = 127;
-    o.output = "cannot execute '" + args[0] + "': " + std::strerror(rc);
-    return o;
+    r.pid = 0;
+    r.outcome.status = 127;
+    r.outcome.output = "cannot execute '" + args[0] + "': " + std::strerror(rc);
+    return r;
   }
-  Outcome o;
+  r.fd = fds[0];
+  return r;
+}
+
+// Runs every command at once (each as spawn() starts it) and collects their output until
+// all are done. Past `timeout` seconds every group still running (the driver and the
+// cc1plus/as/ld it started) is killed with SIGKILL.
+std::vector<Outcome> run_limited_all(const std::vector<std::vector<std::string>>& commands, double timeout) {
+  std::vector<Running> runs;
+  runs.reserve(commands.size());
+  for (const auto& c : commands) runs.push_back(spawn(c));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
   char buf[4096];
   for (;;) {
+    std::vector<pollfd> polls;
+    std::vector<Running*> owners;
+    for (auto& r : runs)
+      if (r.fd >= 0) {
+        polls.push_back({r.fd, POLLIN, 0});
+        owners.push_back(&r);
+      }
+    if (polls.empty()) break;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      o.timed_out = true;
-      break;
+    if (left.count() <= 0) break;  // the groups still open are killed below
+    const int n = ::poll(polls.data(), polls.size(), static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (n <= 0) continue;  // EINTR or nothing yet
+    for (size_t i = 0; i < polls.size(); ++i) {
+      if (!polls[i].revents) continue;
+      Running& r = *owners[i];
+      const ssize_t got = ::read(r.fd, buf, sizeof buf);
+      if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (got <= 0) {  // every writer closed: the group is done
+        ::close(r.fd);
+        r.fd = -1;
+        continue;
+      }
+      std::string& out = r.outcome.output;
+      if (out.size() < kOutputKept) out.append(buf, std::min(static_cast<size_t>(got), kOutputKept - out.size()));
     }
-    pollfd p{fds[0], POLLIN, 0};
-    const int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) continue;
-    const ssize_t r = ::read(fds[0], buf, sizeof buf);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (r <= 0) break;  // every writer closed: the group is done
-    if (o.output.size() < kOutputKept) o.output.append(buf, std::min(static_cast<size_t>(r), kOutputKept - o.output.size()));
   }
-  ::close(fds[0]);
-  if (o.timed_out) ::killpg(pid, SIGKILL);
-  int st = 0;
-  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  std::vector<Outcome> outcomes;
+  for (auto& r : runs) {
+    if (r.pid == 0) {
+      outcomes.push_back(r.outcome);
+      continue;
+    }
+    if (r.fd >= 0) {
+      ::close(r.fd);
+      r.outcome.timed_out = true;
+      ::killpg(r.pid, SIGKILL);
+    }
+    int st = 0;
+    while (::waitpid(r.pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    Outcome& o = r.outcome;
+    if (!o.timed_out) o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (!o.timed_out && WIFSIGNALED(st)) o.output += "\n(killed by signal " + std::to_string(WTERMSIG(st)) + ")";
+    outcomes.push_back(std::move(o));
   }
-  if (!o.timed_out) o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  if (!o.timed_out && WIFSIGNALED(st)) o.output += "\n(killed by signal " + std::to_string(WTERMSIG(st)) + ")";
-  return o;
+  return outcomes;
 }
+
+Outcome run_limited(const std::vector<std::string>& args, double timeout) { return run_limited_all({args}, timeout)[0]; }
 
 // The first lines of a tool's output, enough to say what went wrong.
 std::string excerpt(const std::string& out, size_t max_lines, size_t max_chars) {
@@ -161,24 +202,59 @@ const Toolchain& host_toolchain() {
     tc.identity = o.output.substr(0, o.output.find('\n'));
     // -ffp-contract=off: no fused multiply-adds the interpreter does not do, so compiled
     // steps match the oracle to the bit where the operation order is the same.
-    tc.flags = {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-fPIC", "-shared", "-w"};
+    tc.flags = {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-fPIC", "-w"};
+    tc.link_flags = {"-shared", "-fopenmp"};
   });
   if (!error.empty()) throw SystemError(error);
   return tc;
 }
 
-void compile_shared_object(const Toolchain& tc, const std::string& source_path, const std::string& so_path) {
-  std::vector<std::string> args{tc.cxx};
-  args.insert(args.end(), tc.flags.begin(), tc.flags.end());
-  args.insert(args.end(), {"-o", so_path, source_path});
-  const Outcome o = run_limited(args, tc.timeout_seconds);
+namespace {
+
+// Throws the error for a run that timed out or failed; `what` names what it was doing.
+void check(const Toolchain& tc, const Outcome& o, const std::string& what) {
   if (o.timed_out)
-    KILN_THROW(SystemError) << "[compiler] '" << tc.cxx << "' did not finish compiling " << source_path << " within "
+    KILN_THROW(SystemError) << "[compiler] '" << tc.cxx << "' did not finish " << what << " within "
                             << seconds_text(tc.timeout_seconds)
                             << " s; it and its children were killed (KILN_CXX_TIMEOUT sets the limit in seconds)";
   if (o.status != 0)
-    KILN_THROW(SystemError) << "[compiler] '" << tc.cxx << "' failed (exit " << o.status << ") on " << source_path
-                            << ":\n" << o.output.substr(0, 4000);
+    KILN_THROW(SystemError) << "[compiler] '" << tc.cxx << "' failed (exit " << o.status << ") " << what << ":\n"
+                            << o.output.substr(0, 4000);
+}
+
+std::vector<std::string> with(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::vector<std::string> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  return all;
+}
+
+}  // namespace
+
+void compile_shared_object(const Toolchain& tc, const std::string& source_path, const std::string& so_path) {
+  compile_shared_object(tc, std::vector<std::string>{source_path}, so_path);
+}
+
+void compile_shared_object(const Toolchain& tc, const std::vector<std::string>& source_paths,
+                           const std::string& so_path) {
+  if (source_paths.empty()) KILN_THROW(InternalError) << "[compiler] no source to compile into " << so_path;
+  if (source_paths.size() == 1) {  // one run: compile and link
+    const auto args = with(with({tc.cxx}, tc.flags), with(tc.link_flags, {"-o", so_path, source_paths[0]}));
+    check(tc, run_limited(args, tc.timeout_seconds), "compiling " + source_paths[0]);
+    return;
+  }
+  // Every unit at once (the time limit covers them together), then one link.
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::vector<std::string>> compiles;
+  std::vector<std::string> objects;
+  for (const auto& src : source_paths) {
+    objects.push_back(src + ".o");
+    compiles.push_back(with(with({tc.cxx}, tc.flags), {"-c", "-o", objects.back(), src}));
+  }
+  const std::vector<Outcome> outcomes = run_limited_all(compiles, tc.timeout_seconds);
+  for (size_t i = 0; i < outcomes.size(); ++i) check(tc, outcomes[i], "compiling " + source_paths[i]);
+  const double left = tc.timeout_seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto link = with(with({tc.cxx}, tc.link_flags), with({"-o", so_path}, objects));
+  check(tc, run_limited(link, std::max(left, 1.0)), "linking " + so_path);
 }
 
 }  // namespace kiln::cpu

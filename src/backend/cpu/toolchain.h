@@ -8,7 +8,8 @@ namespace kiln::cpu {
 struct Toolchain {
   std::string cxx;                 // KILN_CXX, or "c++"
   std::string identity;            // first line of `cxx --version`
-  std::vector<std::string> flags;  // for a shared object tuned to this CPU
+  std::vector<std::string> flags;       // compiling, for a shared object tuned to this CPU
+  std::vector<std::string> link_flags;  // linking objects into the shared object
   double timeout_seconds = 600;    // KILN_CXX_TIMEOUT: the longest one compile may run
 };
 
@@ -20,5 +21,9 @@ const Toolchain& host_toolchain();
 // Compiles source_path into the shared object so_path; throws SystemError carrying the
 // compiler's output on failure, or saying it ran out of time (the group is killed).
 void compile_shared_object(const Toolchain& tc, const std::string& source_path, const std::string& so_path);
+// The same for several translation units: all compiled at once (one compiler each, to
+// <source>.o), then linked; one unit is compiled and linked in a single run. The time
+// limit covers the whole build.
+void compile_shared_object(const Toolchain& tc, const std::vector<std::string>& source_paths, const std::string& so_path);
 
 }  // namespace kiln::cpu

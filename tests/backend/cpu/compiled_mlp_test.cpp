@@ -7,20 +7,12 @@
 #include "kiln/optimizer.h"
 #include "support/backend_compare.h"
 #include "support/test_arrays.h"
+#include "support/training_graphs.h"
 
 namespace kiln {
 namespace {
 
-Graph mlp_training_step() {
-  Graph g;
-  const Tensor x = placeholder(g, "features", DType::f32, {256, 784});
-  const Tensor labels = placeholder(g, "labels", DType::i32, {256});
-  const Tensor logits = mlp_model({1024, 1024}, 10, 1)(x);
-  const Tensor loss = reduce_mean(sparse_softmax_cross_entropy(logits, labels));
-  make_momentum(0.05, 0.9)->minimize(loss);
-  g.add_output("loss", loss.id());
-  return g;
-}
+Graph mlp_training_step() { return testkit::mlp_training_step(256); }
 
 Feeds mlp_batch() {
   testkit::TestRng rng(7);

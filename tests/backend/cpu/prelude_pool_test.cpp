@@ -17,6 +17,7 @@ namespace {
 
 const char* const kProgram = R"(
 #include <cstdio>
+#include <cstring>
 #include <vector>
 // Rows of n outputs whose windows run through every arrangement of four taps from
 // {0, -0, 1, -1, inf, NaN} (6^4 windows, so every tie and every NaN position), rows of
