@@ -5,6 +5,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "kiln/config.h"
 #include "kiln/data.h"
@@ -43,6 +44,9 @@ class TrainCommand {
   void train(Estimator& est, const Data& data);
   int report_interrupted();
   void report_final(Estimator& est, const Data& data);
+  // Data-parallel jobs (kiln::World): ranks > 0 stay silent; the final record's world part.
+  void mute_output();
+  void add_world_record(nlohmann::json& record, const CompileSummary& cs) const;
   std::string run_label(const ParsedRunConfig& parsed) const;  // "mlp fast1|step|0.9"
   template <class... Args>
   void say(const char* fmt, Args... args) const;
