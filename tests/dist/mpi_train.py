@@ -18,6 +18,10 @@ DATA = "/usr/share/datasets/fashion-mnist"
 COMMON = ["--train-limit", "4096", "--test-limit", "2000", "--batch-size", "64", "--log-every", "1",
           "--seed", "3", "--learning-rate", "0.05", "--optimizer", "momentum", "--quiet"]
 REL_TOL = 1e-5
+# A resumed run starts from weights that differ from the uninterrupted run's in their last
+# bits (another summation order before the checkpoint); over 20 more steps that has been
+# seen to grow to 1.1e-5. A wrong batch or a lost optimizer slot differs by 1e-2 and more.
+RESUME_REL_TOL = 1e-4
 
 
 class Failure(Exception):
@@ -61,14 +65,14 @@ def final(recs):
     return fin[0]
 
 
-def same_losses(a, b, what, steps=None):
+def same_losses(a, b, what, steps=None, tol=REL_TOL):
     steps = steps or sorted(set(a) | set(b))
     for s in steps:
         if s not in a or s not in b:
             raise Failure(f"{what}: step {s} missing ({'first' if s not in a else 'second'} run)")
         x, y = a[s], b[s]
-        if abs(x - y) > REL_TOL * max(abs(x), abs(y)):
-            raise Failure(f"{what}: step {s}: loss {x!r} vs {y!r}, beyond a relative {REL_TOL}")
+        if abs(x - y) > tol * max(abs(x), abs(y)):
+            raise Failure(f"{what}: step {s}: loss {x!r} vs {y!r}, beyond a relative {tol}")
     return len(steps)
 
 
@@ -232,7 +236,8 @@ def resume_across_sizes(kiln, work):
         if final(b)["resumed_from_step"] != 20:
             raise Failure(f"{first} -> {second} ranks: resumed from {final(b)['resumed_from_step']}, not 20")
         joined = {**losses(a), **losses(b)}
-        same_losses(losses(whole), joined, f"{first} then {second} ranks vs 1 rank throughout", list(range(1, 41)))
+        same_losses(losses(whole), joined, f"{first} then {second} ranks vs 1 rank throughout", list(range(1, 41)),
+                    RESUME_REL_TOL)
         print(f"{first} ranks to step 20, then {second} to 40: every loss matches the uninterrupted run")
 
 
