@@ -1,6 +1,7 @@
 #include "train/data_parallel.h"
 
 #include <cstring>
+#include <utility>
 
 #include "kiln/error.h"
 #include "kiln/world.h"
@@ -38,6 +39,9 @@ Array rows_of(const Array& a, int64_t begin, int64_t rows) {
   return out;
 }
 
+// The share of rank r of n in b rows: [r*b/n, (r+1)*b/n).
+std::pair<int64_t, int64_t> share_of(int64_t b, int64_t r, int64_t n) { return {r * b / n, (r + 1) * b / n}; }
+
 class RankShard final : public data::BatchSource {
  public:
   explicit RankShard(std::unique_ptr<data::BatchSource> inner) : inner_(std::move(inner)) {}
@@ -49,9 +53,9 @@ class RankShard final : public data::BatchSource {
     if (b % n != 0)
       KILN_THROW(ConfigError) << "[batch_size] the global batch of " << b << " examples does not split evenly over "
                               << n << " ranks; give a batch size that is a multiple of " << n;
-    const int64_t share = b / n, begin = share * world.rank();
-    out.features = rows_of(global_.features, begin, share);
-    out.labels = global_.labels.empty() ? Array() : rows_of(global_.labels, begin, share);
+    const auto [begin, end] = share_of(b, world.rank(), n);
+    out.features = rows_of(global_.features, begin, end - begin);
+    out.labels = global_.labels.empty() ? Array() : rows_of(global_.labels, begin, end - begin);
     return true;
   }
   void skip(int64_t batches) override { inner_->skip(batches); }
@@ -74,6 +78,16 @@ bool on_any_rank(bool mine) {
   double any = mine ? 1 : 0;
   world.all_reduce_sum(&any, 1);
   return any > 0;
+}
+
+bool take_rank_rows(data::Batch& batch) {
+  const World& world = World::get();
+  if (!world.distributed()) return true;
+  const auto [begin, end] = share_of(batch.features.shape().at(0), world.rank(), world.size());
+  if (end == begin) return false;
+  batch.features = rows_of(batch.features, begin, end - begin);
+  if (!batch.labels.empty()) batch.labels = rows_of(batch.labels, begin, end - begin);
+  return true;
 }
 
 void sum_over_ranks(std::vector<double>& sums) {

@@ -23,6 +23,10 @@ void broadcast_variables(Variables& vars);
 // [rank * B/N, (rank+1) * B/N). ConfigError when N does not divide a batch's size B.
 std::unique_ptr<data::BatchSource> rank_shard(std::unique_ptr<data::BatchSource> source);
 
+// Evaluation: `batch` becomes this rank's rows of it, rows [rank*B/N, (rank+1)*B/N) rounded
+// down (any B: an evaluation's last batch is smaller). False when that share is empty.
+bool take_rank_rows(data::Batch& batch);
+
 // True on every rank when `mine` is true on any (a stop request, an interrupt), so that
 // all ranks stop after the same step. `mine` itself in a world of one.
 bool on_any_rank(bool mine);

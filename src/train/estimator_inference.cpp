@@ -57,15 +57,14 @@ Feeds feeds_of(data::Batch& b) {
 
 namespace {
 // Adds every rank's sums up. Each rank must know every metric's name, so each must have
-// evaluated at least one batch: otherwise every rank fails alike, saying so.
+// evaluated some rows: otherwise every rank fails alike, saying so.
 void reduce_evaluation(double& loss_sum, std::map<std::string, std::pair<double, double>>& sums, int64_t& examples) {
   const World& world = World::get();
   std::vector<double> seen{examples > 0 ? 1.0 : 0.0};
   sum_over_ranks(seen);
   if (seen[0] != world.size())
-    KILN_THROW(DataError) << "[evaluate] the input has fewer batches than the job's " << world.size()
-                          << " ranks (each rank evaluates whole batches): use a smaller evaluation batch or run"
-                             " fewer ranks";
+    KILN_THROW(DataError) << "[evaluate] the input's batches have fewer examples than the job's " << world.size()
+                          << " ranks, so some ranks evaluate nothing: evaluate more examples or run fewer ranks";
   std::vector<double> v{loss_sum, static_cast<double>(examples)};
   for (const auto& [m, tc] : sums) v.insert(v.end(), {tc.first, tc.second});
   sum_over_ranks(v);
@@ -89,11 +88,11 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps) {
   std::map<std::string, std::pair<double, double>> sums;  // metric -> (total, count)
   double loss_sum = 0;
   data::Batch batch;
-  // In a data-parallel job rank r evaluates batches r, r+N, r+2N, ...; the sums are added
-  // up over the ranks below.
+  // In a data-parallel job each rank evaluates its share of the rows of every batch; the
+  // sums are added up over the ranks below.
   const World& world = World::get();
   for (int64_t n = 0; (steps <= 0 || n < steps) && source->next(batch); ++n) {
-    if (n % world.size() != world.rank()) continue;
+    if (!take_rank_rows(batch)) continue;
     BuiltGraph& b = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::eval, batch, {});
     check_fits(*b.graph, vars);
     const int64_t size = batch.features.shape()[0];

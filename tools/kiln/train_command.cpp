@@ -123,8 +123,8 @@ int TrainCommand::run() {
                                " (or --metrics-out FILE for records without one)";
   check_train_paths(data_dir_, config_.model_dir);
   if (batch_size_ % world.size() != 0)
-    KILN_THROW(ConfigError) << "[batch_size] '" << batch_size_ << "' is the global batch, split evenly over the job's "
-                            << world.size() << " ranks: give a multiple of " << world.size();
+    KILN_THROW(ConfigError) << "[batch_size] '" << batch_size_ << "' does not split evenly over the job's "
+                            << world.size() << " ranks (it is the global batch): give a multiple of " << world.size();
   if (dry_run_) {
     std::printf("%s%s", banner().c_str(), describe(config_, est->parsed_config(), steps_).c_str());
     std::printf("configuration is valid (dry run: nothing trained)\n");
