@@ -175,6 +175,10 @@ struct TrainStats {
   bool interrupted = false;     // stopped by options.interrupt
   bool stopped_by_hook = false;
   std::optional<AccelerateStats> accelerate;  // set when accelerate_train_mode is on
+  // Data parallelism (kiln::World): time in collectives during the step loop (including
+  // waits for slower ranks; evaluations inside the loop too) and gradient bytes reduced.
+  double collective_seconds = 0;
+  int64_t bytes_reduced = 0;
   double steps_per_second() const { return train_seconds > 0 ? steps / train_seconds : 0; }
 };
 

@@ -14,7 +14,8 @@ namespace kiln {
 
 // For programs that own main() (the `kiln` command): call first thing, before any other
 // thread exists (threads inherit the mask). Blocks SIGINT for the whole process and starts
-// the watcher. A SIGINT while nothing catches interrupts ends the process the usual way
+// the watcher. SIGUSR1 counts as SIGINT there: mpirun forwards it to every rank of a
+// data-parallel job, while its own Ctrl-C terminates them. A SIGINT while nothing catches interrupts ends the process the usual way
 // (killed by SIGINT). Calling it again does nothing. Child processes inherit the blocked
 // mask: whoever starts one (the host compiler) unblocks SIGINT in it.
 void route_interrupts_to_watcher();

@@ -16,7 +16,8 @@ enum class Op : uint8_t {
 enum class OpFamily : uint8_t {
   Source, Cast, Unary, Binary, Compare, Select, Reduce, Reshape, Transpose, BroadcastTo,
   Slice, Pad, Concat, MatMul, Dense, Conv2D, Conv2DBias, Conv2DBackwardInput, Conv2DBackwardFilter, Pool2D,
-  Pool2DGrad, AvgPool2DGrad, OneHot, Gather, ScatterAdd, ArgMax, Assign
+  Pool2DGrad, AvgPool2DGrad, OneHot, Gather, ScatterAdd, ArgMax, Assign,
+  Collective
 };
 
 

@@ -90,9 +90,12 @@
   /* gather's gradient: updates [..., D] summed into `rows` rows at their indices */                \
   X(scatter_add, 2, ScatterAdd, true, false, Follow, "rows")                                         \
   X(argmax, 1, ArgMax, false, false, None, "axis")                                                   \
-  X(assign, 2, Assign, false, false, None, "")
+  X(assign, 2, Assign, false, false, None, "")                                                       \
+  /* the elementwise sum of the input over the ranks of a data-parallel job (src/dist/):          \
+     inserted by minimize on each gradient when world_size > 1; world_size is checked at run */   \
+  X(all_reduce, 1, Collective, false, false, Keep, "world_size")
 
-#define KILN_OP_COUNT 56
+#define KILN_OP_COUNT 57
 
 // For X-macro users that need a piece only where a true/false column is true, e.g. a
 // declaration for fusible ops only: KILN_OP_CHOOSE(fusible, <if true>, <if false>).

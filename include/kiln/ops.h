@@ -155,6 +155,10 @@ Tensor gather(const Tensor& params, const Tensor& indices);
 Tensor scatter_add(const Tensor& updates, const Tensor& indices, int64_t rows);
 Tensor argmax(const Tensor& x, int64_t axis = -1);
 
+// Data parallelism: the elementwise sum of x over the `world_size` ranks of the job
+// (kiln::World); runs only in a world of that size. minimize() inserts it.
+Tensor all_reduce(const Tensor& x, int64_t world_size);
+
 // State
 Tensor assign(const Tensor& var, const Tensor& value);
 // The step counter: an i64 scalar variable named "global_step" (created once per graph).

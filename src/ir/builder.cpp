@@ -239,6 +239,9 @@ Tensor scatter_add(const Tensor& updates, const Tensor& indices, int64_t rows) {
   return make(same_graph(updates, indices, "scatter_add"), Op::scatter_add, {updates.id(), indices.id()},
               {{"rows", rows}});
 }
+Tensor all_reduce(const Tensor& x, int64_t world_size) {
+  return make(x.graph(), Op::all_reduce, {x.id()}, {{"world_size", world_size}});
+}
 Tensor argmax(const Tensor& x, int64_t axis) { return make(x.graph(), Op::argmax, {x.id()}, {{"axis", axis}}); }
 
 Tensor assign(const Tensor& var, const Tensor& value) {

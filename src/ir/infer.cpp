@@ -398,6 +398,15 @@ void assign(Ctx& c) {
   c.n.shape = var.shape;
 }
 
+// The same tensor, summed over the ranks (float16 and bfloat16 summed in float32).
+void collective(Ctx& c) {
+  const DType t = c.in(0).dtype;
+  if (t == DType::boolean) c.fail() << "reduces numbers across ranks, got " << dtype_name(t);
+  if (c.n.attrs.i("world_size") < 1) c.fail() << "world_size must be >= 1, got " << c.n.attrs.i("world_size");
+  c.n.shape = c.in(0).shape;
+  c.n.dtype = t;
+}
+
 void cast(Ctx& c) {
   c.n.dtype = parse_dtype(c.n.attrs.s("dtype"));
   c.n.shape = c.in(0).shape;
@@ -461,6 +470,7 @@ void infer(const Graph& g, Node& n) {
     case OpFamily::ScatterAdd: return scatter_add(c);
     case OpFamily::ArgMax: return argmax(c);
     case OpFamily::Assign: return assign(c);
+    case OpFamily::Collective: return collective(c);
   }
 }
 

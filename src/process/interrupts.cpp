@@ -25,6 +25,15 @@ sigset_t sigint_only() {
   return set;
 }
 
+// What the watcher takes: SIGINT, and SIGUSR1, which mpirun forwards to every rank of a
+// data-parallel job (its own Ctrl-C terminates the ranks): `kill -USR1 <mpirun>` is the
+// job's Ctrl-C.
+sigset_t watched() {
+  sigset_t set = sigint_only();
+  sigaddset(&set, SIGUSR1);
+  return set;
+}
+
 // Dies of SIGINT, as an uncaught Ctrl-C would: the shell then sees "killed by SIGINT".
 [[noreturn]] void die_of_sigint() {
   std::signal(SIGINT, SIG_DFL);
@@ -46,7 +55,7 @@ void on_sigint() {
 extern "C" void sigint_handler(int) { on_sigint(); }
 
 void watch_forever() {
-  const sigset_t set = sigint_only();
+  const sigset_t set = watched();
   for (;;) {
     int sig = 0;
     if (sigwait(&set, &sig) == 0) on_sigint();
@@ -111,7 +120,7 @@ void route_interrupts_to_watcher() {
   // Undo an inherited SIG_IGN (a background job of a script): Ctrl-C and `kill -INT` must
   // still stop a training run at a step boundary.
   std::signal(SIGINT, SIG_DFL);
-  const sigset_t set = sigint_only();
+  const sigset_t set = watched();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread(watch_forever).detach();
 }

@@ -9,7 +9,9 @@
 
 #include "kiln/error.h"
 #include "kiln/optimizer.h"
+#include "kiln/world.h"
 #include "train/accelerated_step.h"
+#include "train/data_parallel.h"
 #include "train/estimator_state.h"
 #include "train/run_settings.h"
 #include "train/step_progress.h"
@@ -54,7 +56,8 @@ void check_train_arguments(const InputFn& input_fn, int64_t max_steps, const Hoo
 std::optional<CheckpointDir> prepared_model_dir(const RunConfig& config) {
   if (config.model_dir.empty()) return std::nullopt;
   CheckpointDir dir(config.model_dir, config.keep_checkpoint_max);
-  dir.prepare();
+  // In a data-parallel job rank 0 alone writes (and locks) the directory; every rank reads it.
+  if (World::get().rank() == 0) dir.prepare();
   return dir;
 }
 
@@ -125,7 +128,8 @@ class StepLoop {
         step(batch, rv, st);
         rv.seconds += now_seconds() - t;
         if (accelerated_) ctx.phase = accelerated_->last_phase();  // the phase this step ran in
-        if (interrupt_ && interrupt_->load()) {
+        // Ctrl-C on any rank stops every rank after this same step (rank 0 checkpoints).
+        if (interrupt_ && on_any_rank(interrupt_->load())) {
           st.interrupted = true;
           break;
         }
@@ -180,7 +184,8 @@ HookList Estimator::with_builtin_hooks(const HookList& hooks, const std::optiona
   if (options_.log && config_.log_step_count_steps > 0)
     all.push_back(std::make_shared<LoggingHook>(config_.log_step_count_steps, *options_.log));
   if (summaries) all.push_back(std::move(summaries));
-  if (dir) all.push_back(std::make_shared<CheckpointSaverHook>(*dir, config_.save_checkpoints_steps));
+  if (dir && World::get().rank() == 0)
+    all.push_back(std::make_shared<CheckpointSaverHook>(*dir, config_.save_checkpoints_steps));
   return all;
 }
 
@@ -208,6 +213,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   // low-precision executable is built now too, so the switch never waits for a compile.
   std::unique_ptr<data::BatchSource> source = input_fn();
   if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
+  source = rank_shard(std::move(source));  // input_fn gives global batches; a rank trains on its share
   source->skip(st.start_step);  // one batch per step: continue where the run stopped
   data::Batch batch;
   if (!source->next(batch)) KILN_THROW(DataError) << "[input_fn] the input yields no batches";
@@ -221,6 +227,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   }
   adopt_state(s_->vars, *built.graph, low ? low->graph.get() : nullptr, restored, dir, options_.log,
               options_.run_settings, st);
+  broadcast_variables(s_->vars);  // every rank starts from rank 0's state
   st.compile_seconds = s_->compile_seconds - compile_before;
   std::optional<AcceleratedStep> accelerated;
   if (accel) {
@@ -232,7 +239,8 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   }
 
   // The loop, with the built-in hooks around the user's.
-  std::optional<SummaryWriter> summaries = open_summaries(config_);
+  std::optional<SummaryWriter> summaries =
+      World::get().rank() == 0 ? open_summaries(config_) : std::optional<SummaryWriter>();
   std::shared_ptr<SummaryHook> summary_hook;
   if (summaries) {
     summaries->write(start_record(config_, params_, options_.backend, st, max_steps));
@@ -253,9 +261,14 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   };
   for (auto& h : all) h->begin(ctx);
   const double t0 = now_seconds();
+  const World& world = World::get();
+  const double collective_before = world.collective_seconds();
+  const int64_t reduced_before = world.bytes_reduced();
   if (acc) acc->start(t0);
   StepLoop(s_->vars, *built.exec, acc, options_.interrupt, config_.iterations_per_loop)
       .run(*source, batch, all, ctx, st);
+  st.collective_seconds = world.collective_seconds() - collective_before;
+  st.bytes_reduced = world.bytes_reduced() - reduced_before;
   st.stopped_by_hook = ctx.stop_requested() && !st.interrupted;
   st.train_seconds = now_seconds() - t0;
   if (acc) acc->finish();

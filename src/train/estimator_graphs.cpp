@@ -5,6 +5,7 @@
 #include "kiln/error.h"
 #include "kiln/optimizer.h"
 #include "kiln/precision.h"
+#include "train/data_parallel.h"
 #include "train/estimator_state.h"
 
 namespace kiln {
@@ -37,13 +38,15 @@ void name_if_free(Graph& g, const Tensor& t, const std::string& name) {
 }
 
 // The outputs of each mode; `ctx` starts the messages ("[model_fn] train mode: ").
-void add_loss_output(Graph& g, const EstimatorSpec& spec, const std::string& ctx) {
+// A training graph reports the loss averaged over the ranks (the 1-rank loss of the global
+// batch), so every rank's hooks, loss split and NaN guard decide on the same number.
+void add_loss_output(Graph& g, const EstimatorSpec& spec, const std::string& ctx, bool averaged) {
   if (!spec.loss.valid()) KILN_THROW(ConfigError) << ctx << "the spec has no loss";
   if (spec.loss.rank() != 0 || !is_float(spec.loss.dtype()))
     KILN_THROW(ConfigError) << ctx << "the loss must be a float scalar, not " << dtype_name(spec.loss.dtype())
                             << shape_str(spec.loss.shape());
   name_if_free(g, spec.loss, "loss");
-  g.add_output("loss", spec.loss.id());
+  g.add_output("loss", averaged ? averaged_over_ranks(spec.loss).id() : spec.loss.id());
 }
 
 void add_train_outputs(Graph& g, const EstimatorSpec& spec, const std::string& ctx,
@@ -116,7 +119,7 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Para
     KILN_THROW(ConfigError) << "[input_fn] " << mode_name(mode) << " needs labels, but the input's batches have none";
   const EstimatorSpec spec = model_fn(x, y, mode, params);
   const std::string ctx = std::string("[model_fn] ") + std::string(mode_name(mode)) + " mode: ";
-  if (mode != ModeKeys::predict) add_loss_output(g, spec, ctx);
+  if (mode != ModeKeys::predict) add_loss_output(g, spec, ctx, mode == ModeKeys::train);
   if (mode == ModeKeys::train) add_train_outputs(g, spec, ctx, fetches, guarded);
   else if (mode == ModeKeys::eval) add_eval_outputs(g, spec, ctx, b);
   else add_predict_outputs(g, spec, ctx, batch.features.shape()[0], b);

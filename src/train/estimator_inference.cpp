@@ -6,6 +6,8 @@
 
 #include "kiln/error.h"
 #include "kiln/estimator.h"
+#include "kiln/world.h"
+#include "train/data_parallel.h"
 #include "train/estimator_state.h"
 #include "train/summary_hook.h"
 
@@ -25,7 +27,7 @@ Variables& Estimator::state_for_inference(const char* what) {
 
 void Estimator::record_evaluation(const Evaluation& ev) const {
   // Evaluating checkpoints in a directory one may only read is allowed; it is said, not failed.
-  if (config_.model_dir.empty() || config_.save_summary_steps <= 0) return;
+  if (config_.model_dir.empty() || config_.save_summary_steps <= 0 || World::get().rank() != 0) return;
   if (::access(config_.model_dir.c_str(), W_OK) != 0) {
     if (options_.log)
       *options_.log << "summaries: '" << config_.model_dir << "' is not writable; this evaluation is not recorded\n";
@@ -53,6 +55,29 @@ Feeds feeds_of(data::Batch& b) {
 }
 }  // namespace
 
+namespace {
+// Adds every rank's sums up. Each rank must know every metric's name, so each must have
+// evaluated some rows: otherwise every rank fails alike, saying so.
+void reduce_evaluation(double& loss_sum, std::map<std::string, std::pair<double, double>>& sums, int64_t& examples) {
+  const World& world = World::get();
+  std::vector<double> seen{examples > 0 ? 1.0 : 0.0};
+  sum_over_ranks(seen);
+  if (seen[0] != world.size())
+    KILN_THROW(DataError) << "[evaluate] the input's batches have fewer examples than the job's " << world.size()
+                          << " ranks, so some ranks evaluate nothing: evaluate more examples or run fewer ranks";
+  std::vector<double> v{loss_sum, static_cast<double>(examples)};
+  for (const auto& [m, tc] : sums) v.insert(v.end(), {tc.first, tc.second});
+  sum_over_ranks(v);
+  loss_sum = v[0];
+  examples = static_cast<int64_t>(v[1]);
+  size_t i = 2;
+  for (auto& [m, tc] : sums) {
+    tc.first = v[i++];
+    tc.second = v[i++];
+  }
+}
+}  // namespace
+
 Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps) {
   const double t0 = now_seconds(), c0 = s_->compile_seconds;
   Variables& vars = state_for_inference("evaluate");
@@ -63,7 +88,11 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps) {
   std::map<std::string, std::pair<double, double>> sums;  // metric -> (total, count)
   double loss_sum = 0;
   data::Batch batch;
+  // In a data-parallel job each rank evaluates its share of the rows of every batch; the
+  // sums are added up over the ranks below.
+  const World& world = World::get();
   for (int64_t n = 0; (steps <= 0 || n < steps) && source->next(batch); ++n) {
+    if (!take_rank_rows(batch)) continue;
     BuiltGraph& b = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::eval, batch, {});
     check_fits(*b.graph, vars);
     const int64_t size = batch.features.shape()[0];
@@ -76,6 +105,7 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps) {
     }
     ev.examples += size;
   }
+  if (world.distributed()) reduce_evaluation(loss_sum, sums, ev.examples);
   if (ev.examples == 0) KILN_THROW(DataError) << "[evaluate] the input yields no batches";
   ev.metrics["loss"] = loss_sum / static_cast<double>(ev.examples);
   for (const auto& [m, tc] : sums) ev.metrics[m] = tc.second > 0 ? tc.first / tc.second : 0;

@@ -4,6 +4,7 @@
 
 #include "kiln/autodiff.h"
 #include "kiln/error.h"
+#include "train/data_parallel.h"
 
 namespace kiln {
 namespace {
@@ -192,12 +193,15 @@ TrainOp Optimizer::minimize(const Tensor& loss, std::vector<Tensor> vars) {
   if (vars.empty()) KILN_THROW(GraphError) << "[" << name() << "] the graph has no float variables to train";
   const std::optional<Tensor> scale = loss_scale_of(g);
   std::vector<Tensor> grads;
+  // Data parallelism: every gradient is averaged over the ranks before any use, so the
+  // finite-gradient flag and the updates are the same on every rank.
   if (!scale) {
-    grads = grad(loss, vars);
+    grads = averaged_over_ranks(grad(loss, vars));
   } else {
     grads = grad(loss * (loss.dtype() == DType::f32 ? *scale : cast(*scale, loss.dtype())), vars);
     const Tensor inverse = 1.0 / *scale;
     for (Tensor& gr : grads) gr = gr * (gr.dtype() == DType::f32 ? inverse : cast(inverse, gr.dtype()));
+    grads = averaged_over_ranks(std::move(grads));
     grads_finite_ = all_finite(g, grads);
   }
   if (clip_norm_ > 0) grads = clip_by_global_norm(grads, clip_norm_);

@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 // Lowest first. Folders on one level must not include each other.
 const std::map<std::string, int> kLayerLevel = {
     {"ir", 0},     {"process", 0},  // the graph IR; the host process's tuning
+    {"dist", 1},                     // the MPI world: rank, size, collectives
     {"autodiff", 1},                 // VJP rules, grad()
     {"passes", 2},                   // graph-to-graph passes and precision policies
     {"cache", 3},                    // the persistent compile cache (bytes and files)
@@ -42,7 +43,7 @@ const std::map<std::string, std::string> kPublicHeaderLayer = {
     {"process.h", "process"},   {"interrupts.h", "process"},   {"autodiff.h", "autodiff"}, {"precision_policy.h", "passes"},
     {"cache_settings.h", "cache"}, {"compile_cache.h", "cache"},
     {"runtime.h", "backend"},   {"backend.h", "backend"},  {"compiler.h", "backend"},
-    {"cpu_features.h", "backend"},
+    {"cpu_features.h", "backend"}, {"world.h", "dist"},
     {"data.h", "data"},         {"text_data.h", "data"},
     {"checkpoint.h", "train"},  {"config.h", "train"},     {"estimator.h", "train"},
     {"hooks.h", "train"},       {"optimizer.h", "train"},  {"precision.h", "train"},

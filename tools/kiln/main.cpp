@@ -12,6 +12,7 @@
 #include "kiln/error.h"
 #include "kiln/interrupts.h"
 #include "kiln/process.h"
+#include "kiln/world.h"
 
 // CLI-private headers, beside this file.
 #include "cache_command.h"
@@ -28,7 +29,7 @@ void report(const std::exception& e) {
   // On a terminal the live progress line may still be open: end it first.
   if (::isatty(STDOUT_FILENO) == 1) std::fputs("\n", stdout);
   std::fflush(stdout);
-  std::cerr << "kiln: error: " << (g_command ? kiln::cli::with_option_names(e.what(), *g_command) : e.what()) << "\n";
+  std::cerr << "kiln: " << kiln::World::get().prefix() << "error: " << (g_command ? kiln::cli::with_option_names(e.what(), *g_command) : e.what()) << "\n";
 }
 
 // Output that could not be written (a full disk behind a redirection) fails the command,
@@ -45,9 +46,7 @@ int with_output_checked(int status) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
-  kiln::tune_process(argv);  // heap thresholds, short OpenMP spin waits (may re-exec)
-  kiln::route_interrupts_to_watcher();  // before any other thread exists
+static int run_command(int argc, char** argv) {
   CLI::App app{"kiln: a graph compiler and training runtime for neural networks on CPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
@@ -103,4 +102,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  kiln::tune_process(argv);  // heap thresholds, short OpenMP spin waits (may re-exec)
+  kiln::route_interrupts_to_watcher();  // before any other thread exists (MPI's too)
+  // Under mpirun: join the job now (MPI_Init), after the re-exec and with SIGINT blocked.
+  kiln::World& world = kiln::World::get();
+  const int status = run_command(argc, argv);
+  // A failing rank ends the whole job at once: the others may be waiting for it in a
+  // collective. mpirun then stops every rank and names this one.
+  if (status != 0 && status != 130) world.abort(status);
+  return status;
 }

@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -19,6 +22,7 @@
 #include "kiln/optimizer_params.h"
 #include "kiln/summary.h"
 #include "kiln/text_data.h"
+#include "kiln/world.h"
 
 // CLI-private headers, beside this file (not under the public kiln/ prefix).
 #include "accelerate_summary.h"
@@ -104,6 +108,8 @@ TrainCommand::~TrainCommand() = default;
 
 int TrainCommand::run() {
   config_.random_seed = static_cast<uint64_t>(seed_);
+  const World& world = World::get();
+  if (world.rank() != 0) mute_output();
   if (is_gpt()) {
     GptShape check = gpt_;
     check.vocabulary = 1;  // known once the text is read
@@ -131,12 +137,16 @@ int TrainCommand::run() {
   } else {
     check_train_paths(data_dir_, config_.model_dir);
   }
+  if (batch_size_ % world.size() != 0)
+    KILN_THROW(ConfigError) << "[batch_size] '" << batch_size_ << "' does not split evenly over the job's "
+                            << world.size() << " ranks (it is the global batch): give a multiple of " << world.size();
   if (dry_run_) {
     std::printf("%s%s", banner().c_str(), describe(config_, est->parsed_config(), steps_).c_str());
     std::printf("configuration is valid (dry run: nothing trained)\n");
     return 0;
   }
   if (config_.num_threads > 0) omp_set_num_threads(config_.num_threads);
+  else if (world.distributed()) omp_set_num_threads(world.default_threads());  // the host's cores shared
   metrics_ = std::make_unique<MetricsWriter>(metrics_out_);
   if (!report_out_.empty()) {
     check_report_path(report_out_);
@@ -146,7 +156,9 @@ int TrainCommand::run() {
   if (is_gpt()) est = make_estimator();  // again: the run settings now hold the text's vocabulary
   // One run per model directory, for the whole run: training, evaluations and the report
   // (taken once the data is known good, so bad data leaves no directory behind).
-  const auto model_dir_lock = config_.model_dir.empty() ? nullptr : ModelDirLock::acquire(config_.model_dir);
+  // In a data-parallel job, rank 0 holds it for the job (it alone writes there).
+  const auto model_dir_lock =
+      config_.model_dir.empty() || world.rank() != 0 ? nullptr : ModelDirLock::acquire(config_.model_dir);
   train(*est, data);
   const int status = totals_.st.interrupted ? report_interrupted() : (report_final(*est, data), 0);
   if (!report_out_.empty()) write_run_report(metrics_->records(), run_label(est->parsed_config()), report_out_);
@@ -386,6 +398,53 @@ int TrainCommand::report_interrupted() {
   return 130;
 }
 
+void TrainCommand::mute_output() {
+  // Ranks other than 0 print only errors (on stderr, prefixed by their rank) and write no
+  // metrics or report: rank 0 speaks for the job.
+  quiet_ = true;
+  metrics_out_.clear();
+  report_out_.clear();
+  if (!std::freopen("/dev/null", "w", stdout))
+    KILN_THROW(Error) << "[mpi] " << World::get().prefix() << "cannot silence standard output: " << std::strerror(errno);
+}
+
+void TrainCommand::add_world_record(nlohmann::json& record, const CompileSummary& cs) const {
+  World& world = World::get();
+  record["world_size"] = world.size();
+  if (!world.distributed()) return;
+  // One value of every rank (every rank takes part): what each compiled, loaded, switched.
+  const auto by_rank = [&world](double mine) {
+    std::vector<double> all(static_cast<size_t>(world.size()), 0.0);
+    all[static_cast<size_t>(world.rank())] = mine;
+    world.all_reduce_sum(all.data(), static_cast<int64_t>(all.size()));
+    return all;
+  };
+  const std::vector<double> hits = by_rank(cs.cache_hits), graphs = by_rank(cs.graphs);
+  const TrainStats& st = totals_.st;
+  const std::vector<double> switches =
+      by_rank(st.accelerate && st.accelerate->switch_step ? static_cast<double>(*st.accelerate->switch_step) : -1);
+  nlohmann::json per_rank = nlohmann::json::array(), switch_steps = nlohmann::json::array();
+  for (size_t r = 0; r < hits.size(); ++r) {
+    per_rank.push_back({{"rank", r}, {"graphs", static_cast<int64_t>(graphs[r])}, {"cache_hits", static_cast<int64_t>(hits[r])}});
+    switch_steps.push_back(switches[r] < 0 ? nlohmann::json() : nlohmann::json(static_cast<int64_t>(switches[r])));
+  }
+  const double share = st.train_seconds > 0 ? st.collective_seconds / st.train_seconds : 0.0;
+  const int64_t per_step = st.steps > 0 ? st.bytes_reduced / st.steps : 0;
+  record["data_parallel"] = {{"world_size", world.size()},
+                             {"threads_per_rank", omp_get_max_threads()},
+                             {"collective_seconds", st.collective_seconds},
+                             {"collective_share_of_train", share},
+                             {"bytes_reduced", st.bytes_reduced},
+                             {"bytes_reduced_per_step", per_step},
+                             {"all_reduce_calls", world.all_reduce_calls()},
+                             {"compile_by_rank", per_rank},
+                             {"switch_step_by_rank", switch_steps}};
+  std::printf("data parallel: %d ranks x %d threads; %.2fs in collectives (%.0f%% of training), %lld bytes reduced"
+              " per step\n",
+              world.size(), omp_get_max_threads(), st.collective_seconds, 100 * share,
+              static_cast<long long>(per_step));
+}
+
 void TrainCommand::report_final(Estimator& est, const Data& data) {
   const Evaluation ev = est.evaluate(data.test_input);
   count_evaluation(ev);
@@ -447,6 +506,7 @@ void TrainCommand::report_final(Estimator& est, const Data& data) {
     record["gpt"] = {{"layers", gpt_.layers}, {"heads", gpt_.heads}, {"width", gpt_.width}, {"context", gpt_.context},
                      {"vocabulary", text_vocabulary_.size()}, {"eval_split", eval_split_}};
   if (st.accelerate) record["accelerate"] = accel.to_json();
+  add_world_record(record, cs);
   if (cs.interpreter_fallbacks > 0) {
     // What ran, not what was asked for.
     record["backend"] = cs.interpreter_fallbacks == cs.graphs ? "interp" : "cpu+interp";

@@ -52,6 +52,9 @@ class TrainCommand {
   void train(Estimator& est, const Data& data);
   int report_interrupted();
   void report_final(Estimator& est, const Data& data);
+  // Data-parallel jobs (kiln::World): ranks > 0 stay silent; the final record's world part.
+  void mute_output();
+  void add_world_record(nlohmann::json& record, const CompileSummary& cs) const;
   std::string run_label(const ParsedRunConfig& parsed) const;  // "mlp fast1|step|0.9"
   nlohmann::json optimizer_record() const;                     // the final record's "params"
   template <class... Args>

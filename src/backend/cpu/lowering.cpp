@@ -24,6 +24,8 @@ constexpr Lowering lowering_by(OpFamily family, bool fusible) {
     case OpFamily::Assign: return Lowering::update;
     // A scatter sums rows in index order: the interpreter's kernel, run in place.
     case OpFamily::ScatterAdd: return Lowering::fallback;
+    // The runtime's MPI call on the step's buffer (src/backend/interp/all_reduce.cpp).
+    case OpFamily::Collective: return Lowering::fallback;
     case OpFamily::Concat:
     case OpFamily::ArgMax:
     // Families whose ops are fusible; an entry marked otherwise runs the interpreter's kernel.

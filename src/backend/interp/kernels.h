@@ -72,6 +72,10 @@ class BroadcastIndex {
   std::vector<int64_t> in_strides_;  // per output axis; 0 where broadcast
 };
 
+// all_reduce of a float32/int32/int64 buffer: `in` copied to `out` (they may be the same)
+// and summed there over the ranks. False for other types (interp_all_reduce handles them).
+bool all_reduce_in_place(const Node& n, const void* in, void* out);
+
 // Kernels that no graph node dispatches to (sources and state are handled by the
 // interpreter itself) throw this.
 [[noreturn]] void not_a_kernel(const Node& n);

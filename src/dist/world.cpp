@@ -1,0 +1,140 @@
+#include "kiln/world.h"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include <omp.h>
+
+#include "kiln/error.h"
+
+namespace kiln {
+namespace {
+
+double seconds_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  return *end == '\0' && n > 0 ? static_cast<int>(n) : fallback;
+}
+
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<size_t>(len));
+}
+
+MPI_Datatype mpi_type(DType t) {
+  switch (t) {
+    case DType::f32: return MPI_FLOAT;
+    case DType::i32: return MPI_INT32_T;
+    case DType::i64: return MPI_INT64_T;
+    case DType::f16:
+    case DType::bf16:
+    case DType::boolean: break;
+  }
+  KILN_THROW(GraphError) << "[all_reduce] " << dtype_name(t) << " is not reduced across ranks; valid: f32, i32, i64";
+}
+
+void finalize_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+}  // namespace
+
+bool launched_by_mpi() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") || std::getenv("PMI_SIZE");
+}
+
+World& World::get() {
+  static World world;
+  return world;
+}
+
+World::World() {
+  if (!launched_by_mpi()) return;
+  // Only the thread that calls the step (the caller of collectives) talks to MPI.
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    KILN_THROW(Error) << "[mpi] MPI_Init failed";
+  mpi_ = true;
+  std::atexit(finalize_at_exit);
+  // Errors come back as codes, turned into kiln errors that name the rank; the job then
+  // ends through abort() (kiln's error path), never by hanging in a collective.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  local_size_ = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", env_int("MPI_LOCALNRANKS", 1));
+}
+
+std::string World::prefix() const { return size_ > 1 ? "rank " + std::to_string(rank_) + ": " : ""; }
+
+void World::all_reduce_sum(void* data, int64_t count, DType dtype) {
+  if (!mpi_ || size_ == 1 || count == 0) return;
+  const MPI_Datatype type = mpi_type(dtype);
+  const double t0 = seconds_now();
+  // MPI counts are int: reduce in pieces below 2^30 elements.
+  auto* p = static_cast<std::byte*>(data);
+  const int64_t piece = int64_t{1} << 30;
+  for (int64_t done = 0; done < count; done += piece) {
+    const int n = static_cast<int>(std::min(piece, count - done));
+    const int rc = MPI_Allreduce(MPI_IN_PLACE, p + done * static_cast<int64_t>(dtype_size(dtype)), n, type, MPI_SUM, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+      KILN_THROW(Error) << "[all_reduce] " << prefix() << "the sum over " << size_
+                        << " ranks failed (another rank may have died): " << mpi_error_text(rc);
+  }
+  collective_seconds_ += seconds_now() - t0;
+  bytes_reduced_ += count * static_cast<int64_t>(dtype_size(dtype));
+  ++all_reduce_calls_;
+}
+
+void World::all_reduce_sum(double* data, int64_t count) {
+  if (!mpi_ || size_ == 1 || count == 0) return;
+  const double t0 = seconds_now();
+  const int rc = MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS)
+    KILN_THROW(Error) << "[all_reduce] " << prefix() << "the sum over " << size_
+                      << " ranks failed (another rank may have died): " << mpi_error_text(rc);
+  collective_seconds_ += seconds_now() - t0;
+}
+
+void World::broadcast(void* data, int64_t bytes, int root) {
+  if (!mpi_ || size_ == 1 || bytes == 0) return;
+  const double t0 = seconds_now();
+  auto* p = static_cast<std::byte*>(data);
+  const int64_t piece = int64_t{1} << 30;
+  for (int64_t done = 0; done < bytes; done += piece) {
+    const int n = static_cast<int>(std::min(piece, bytes - done));
+    const int rc = MPI_Bcast(p + done, n, MPI_BYTE, root, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+      KILN_THROW(Error) << "[broadcast] " << prefix() << "receiving rank " << root
+                        << "'s values failed (another rank may have died): " << mpi_error_text(rc);
+  }
+  collective_seconds_ += seconds_now() - t0;
+}
+
+void World::abort(int status) {
+  if (!mpi_ || size_ == 1) return;
+  MPI_Abort(MPI_COMM_WORLD, status);
+}
+
+int World::default_threads() const {
+  const int usable = omp_get_num_procs();  // honours the CPU affinity mpirun binds a rank to
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const int shared = static_cast<int>(std::max<long>(1, online / std::max(1, local_size_)));
+  return std::max(1, std::min(usable, shared));
+}
+
+}  // namespace kiln

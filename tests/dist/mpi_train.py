@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Data-parallel `kiln train` under a real `mpirun -np 2` (issue 15), one scenario per ctest test.
+
+usage: mpi_train.py KILN_BINARY WORK_DIR SCENARIO
+Scenarios: parity_interp, parity_cpu, accelerate, kill_rank, interrupt, shared_cache, resume_across_sizes.
+Exit 0 = pass, 1 = fail (with the reason), 77 = skipped (no data set or no mpirun).
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+DATA = "/usr/share/datasets/fashion-mnist"
+# Small and quick, yet the real data and the real models: every step's loss is compared.
+COMMON = ["--train-limit", "4096", "--test-limit", "2000", "--batch-size", "64", "--log-every", "1",
+          "--seed", "3", "--learning-rate", "0.05", "--optimizer", "momentum", "--quiet"]
+REL_TOL = 1e-5
+# A resumed run starts from weights that differ from the uninterrupted run's in their last
+# bits (another summation order before the checkpoint); over 20 more steps that has been
+# seen to grow to 1.1e-5. A wrong batch or a lost optimizer slot differs by 1e-2 and more.
+RESUME_REL_TOL = 1e-4
+
+
+class Failure(Exception):
+    pass
+
+
+def env():
+    e = dict(os.environ)
+    # CI runs as root; Open MPI refuses that without both variables.
+    e["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    e["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    return e
+
+
+def mpirun(n):
+    return ["mpirun", "--oversubscribe", "-np", str(n)]
+
+
+def run(kiln, args, n=1, expect=0, timeout=600):
+    cmd = (mpirun(n) if n > 1 else []) + [kiln, "train"] + args
+    p = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=timeout)
+    if expect is not None and p.returncode != expect:
+        raise Failure(f"{' '.join(cmd)}\nexited {p.returncode}, expected {expect}\n"
+                      f"stdout:\n{p.stdout[-3000:]}\nstderr:\n{p.stderr[-3000:]}")
+    return p
+
+
+def records(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def losses(recs):
+    return {r["step"]: r["loss"] for r in recs if r.get("event", "progress") == "progress" and "loss" in r}
+
+
+def final(recs):
+    fin = [r for r in recs if r.get("event") == "final"]
+    if len(fin) != 1:
+        raise Failure(f"expected one final record, got {len(fin)}")
+    return fin[0]
+
+
+def same_losses(a, b, what, steps=None, tol=REL_TOL):
+    steps = steps or sorted(set(a) | set(b))
+    for s in steps:
+        if s not in a or s not in b:
+            raise Failure(f"{what}: step {s} missing ({'first' if s not in a else 'second'} run)")
+        x, y = a[s], b[s]
+        if abs(x - y) > tol * max(abs(x), abs(y)):
+            raise Failure(f"{what}: step {s}: loss {x!r} vs {y!r}, beyond a relative {tol}")
+    return len(steps)
+
+
+def train(kiln, work, name, n, extra):
+    out = os.path.join(work, name + ".jsonl")
+    if os.path.exists(out):
+        os.remove(out)
+    p = run(kiln, COMMON + extra + ["--metrics-out", out], n=n)
+    return records(out), p
+
+
+def parity(kiln, work, backend):
+    extra = ["--steps", "50", "--backend", backend]
+    one, _ = train(kiln, work, f"one-{backend}", 1, extra)
+    two, p = train(kiln, work, f"two-{backend}", 2, extra)
+    n = same_losses(losses(one), losses(two), f"{backend}: 1 rank vs 2 ranks", list(range(1, 51)))
+    f1, f2 = final(one), final(two)
+    if f1["test_accuracy"] != f2["test_accuracy"]:
+        raise Failure(f"test accuracy {f1['test_accuracy']} (1 rank) vs {f2['test_accuracy']} (2 ranks)")
+    if f2.get("world_size") != 2 or f1.get("world_size") != 1:
+        raise Failure(f"world_size {f1.get('world_size')} / {f2.get('world_size')}, expected 1 / 2")
+    dp = f2["data_parallel"]
+    if dp["bytes_reduced_per_step"] <= 0 or dp["collective_seconds"] <= 0:
+        raise Failure(f"no collective recorded: {dp}")
+    if p.stdout.count("done:") != 1:
+        raise Failure(f"expected one summary (rank 0's) on stdout, got:\n{p.stdout}")
+    print(f"{backend}: {n} losses agree to {REL_TOL}; test accuracy {f2['test_accuracy']}; "
+          f"{dp['bytes_reduced_per_step']} bytes reduced per step")
+
+
+def accelerate(kiln, work):
+    extra = ["--steps", "60", "--backend", "interp", "--accelerate-train-mode", "fast1|loss|1.5",
+             "--final-loss", "1.0"]
+    two, _ = train(kiln, work, "accelerate-two", 2, extra)
+    one, _ = train(kiln, work, "accelerate-one", 1, extra)
+    switches = final(two)["data_parallel"]["switch_step_by_rank"]
+    if len(switches) != 2 or switches[0] != switches[1] or switches[0] is None:
+        raise Failure(f"the ranks switched at steps {switches}; expected one step on both")
+    one_switch = [r["step"] for r in one if r.get("event") == "precision_switch"]
+    if one_switch != [switches[0]]:
+        raise Failure(f"2 ranks switched at {switches[0]}, 1 rank at {one_switch}")
+    print(f"both ranks switched at step {switches[0]}, as the 1-rank run did")
+
+
+def rank_pids(mpirun_pid):
+    """{rank: pid} of the processes mpirun started."""
+    out = {}
+    for pid in subprocess.run(["pgrep", "-P", str(mpirun_pid)], capture_output=True, text=True).stdout.split():
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                for item in f.read().split(b"\0"):
+                    if item.startswith(b"OMPI_COMM_WORLD_RANK="):
+                        out[int(item.split(b"=", 1)[1])] = int(pid)
+        except OSError:
+            pass
+    return out
+
+
+def start_until_checkpoint(kiln, args, model):
+    """A 2-rank job, running in the background, once its first checkpoint exists."""
+    p = subprocess.Popen(mpirun(2) + [kiln, "train"] + args, env=env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while not (os.path.isdir(model) and any(f.startswith("ckpt-") for f in os.listdir(model))):
+        if p.poll() is not None or time.time() > deadline:
+            if p.poll() is None:
+                p.kill()
+            _, err = p.communicate()
+            raise Failure(f"no checkpoint appeared (exit {p.returncode}): {err[-2000:]}")
+        time.sleep(0.2)
+    return p
+
+
+def kill_rank(kiln, work):
+    model = os.path.join(work, "kill-model")
+    shutil.rmtree(model, ignore_errors=True)
+    args = COMMON + ["--steps", "100000", "--backend", "interp", "--model-dir", model,
+                     "--save-checkpoints-steps", "5"]
+    p = start_until_checkpoint(kiln, args, model)
+    try:
+        pids = rank_pids(p.pid)
+        if 1 not in pids:
+            raise Failure(f"rank 1 not found among mpirun's children: {pids}")
+        os.kill(pids[1], signal.SIGKILL)
+        killed = time.time()
+        try:
+            _, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise Failure("the job still runs 30 s after rank 1 was killed: it hangs")
+        took = time.time() - killed
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    if p.returncode == 0:
+        raise Failure("the job exited 0 after a rank was killed")
+    if "rank 1" not in err:
+        raise Failure(f"the error does not name rank 1:\n{err[-2000:]}")
+    if took > 10:
+        raise Failure(f"the job took {took:.1f} s to end after rank 1 died")
+    print(f"killed rank 1: job ended in {took:.1f} s, exit {p.returncode}, naming rank 1")
+    steps_saved = sorted(int(f[5:-5]) for f in os.listdir(model) if f.startswith("ckpt-") and f.endswith(".kiln"))
+    target = steps_saved[-1] + 5
+    r = run(kiln, [a for a in args if a != "--quiet"] + ["--steps", str(target)], n=2)
+    if f"resumed from checkpoint at step {steps_saved[-1]}" not in r.stdout:
+        raise Failure(f"the next run did not resume from step {steps_saved[-1]}:\n{r.stdout[-2000:]}")
+    print(f"the next run resumed from step {steps_saved[-1]}")
+
+
+def interrupt(kiln, work):
+    """kill -USR1 <mpirun> (forwarded to every rank): all stop after one step, rank 0 saves, exit 130."""
+    model = os.path.join(work, "interrupt-model")
+    shutil.rmtree(model, ignore_errors=True)
+    args = [a for a in COMMON if a != "--quiet"] + ["--steps", "100000", "--backend", "interp", "--model-dir", model,
+                                                    "--save-checkpoints-steps", "5"]
+    p = start_until_checkpoint(kiln, args, model)
+    try:
+        p.send_signal(signal.SIGUSR1)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise Failure("the job still runs 60 s after SIGUSR1")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    if p.returncode != 130:
+        raise Failure(f"exit {p.returncode}, expected 130\nstdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}")
+    lines = [l for l in out.splitlines() if l.startswith("interrupted at step ")]
+    if len(lines) != 1 or "checkpoint saved" not in lines[0]:
+        raise Failure(f"expected one 'interrupted at step N; checkpoint saved' line (rank 0's):\n{out[-2000:]}")
+    step = int(lines[0].split()[3].rstrip(";"))
+    if not os.path.exists(os.path.join(model, f"ckpt-{step:012d}.kiln")):
+        raise Failure(f"no checkpoint of step {step} in {sorted(os.listdir(model))}")
+    print(f"SIGUSR1: both ranks stopped at step {step}, rank 0 saved it, exit 130")
+
+
+def shared_cache(kiln, work):
+    cache = os.path.join(work, "shared-cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    two, _ = train(kiln, work, "cache-two", 2, ["--steps", "3", "--backend", "cpu",
+                                                 "--graph-compiler-cache-dir", cache])
+    by_rank = final(two)["data_parallel"]["compile_by_rank"]
+    graphs = {r["graphs"] for r in by_rank}
+    if len(graphs) != 1:
+        raise Failure(f"the ranks built different numbers of graphs: {by_rank}")
+    compiles = sum(r["graphs"] - r["cache_hits"] for r in by_rank)
+    if compiles != graphs.pop():
+        raise Failure(f"{compiles} compiles for {by_rank[0]['graphs']} graphs on 2 ranks: {by_rank}")
+    print(f"2 ranks, empty cache: {compiles} compiles for {by_rank[0]['graphs']} graphs; by rank {by_rank}")
+
+
+def resume_across_sizes(kiln, work):
+    base = ["--backend", "interp", "--save-checkpoints-steps", "10"]
+    whole, _ = train(kiln, work, "whole", 1, base + ["--steps", "40"])
+    for first, second in ((2, 1), (1, 2)):
+        model = os.path.join(work, f"resume-{first}-{second}")
+        shutil.rmtree(model, ignore_errors=True)
+        a, _ = train(kiln, work, f"resume-{first}-{second}-a", first, base + ["--steps", "20", "--model-dir", model])
+        b, _ = train(kiln, work, f"resume-{first}-{second}-b", second, base + ["--steps", "40", "--model-dir", model])
+        if final(b)["resumed_from_step"] != 20:
+            raise Failure(f"{first} -> {second} ranks: resumed from {final(b)['resumed_from_step']}, not 20")
+        joined = {**losses(a), **losses(b)}
+        same_losses(losses(whole), joined, f"{first} then {second} ranks vs 1 rank throughout", list(range(1, 41)),
+                    RESUME_REL_TOL)
+        print(f"{first} ranks to step 20, then {second} to 40: every loss matches the uninterrupted run")
+
+
+def main():
+    kiln, work, scenario = sys.argv[1:4]
+    if not os.path.exists(os.path.join(DATA, "train-images-idx3-ubyte.gz")):
+        print("skipped: dataset-fashion-mnist is not installed (scripts/install-deps installs it)")
+        return 77
+    if not shutil.which("mpirun"):
+        print("mpirun was not found: install openmpi-bin (scripts/install-deps)", file=sys.stderr)
+        return 1
+    os.makedirs(work, exist_ok=True)
+    scenarios = {
+        "parity_interp": lambda: parity(kiln, work, "interp"),
+        "parity_cpu": lambda: parity(kiln, work, "cpu"),
+        "accelerate": lambda: accelerate(kiln, work),
+        "kill_rank": lambda: kill_rank(kiln, work),
+        "shared_cache": lambda: shared_cache(kiln, work),
+        "interrupt": lambda: interrupt(kiln, work),
+        "resume_across_sizes": lambda: resume_across_sizes(kiln, work),
+    }
+    try:
+        scenarios[scenario]()
+    except Failure as e:
+        print(f"FAIL {scenario}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
