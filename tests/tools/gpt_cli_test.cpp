@@ -37,7 +37,9 @@ class GptCli : public ::testing::Test {
   std::string train_args(int steps, const std::string& model_dir, const std::string& metrics) const {
     return "train --model gpt --backend interp --data " + (dir_ / "text.txt").string() +
            " --layers 1 --heads 2 --width 16 --context 8 --batch-size 8 --optimizer adam --learning-rate 0.01"
-           " --log-every 0 --eval-every 10 --steps " + std::to_string(steps) +
+           // one schedule for every run (the cosine decay ends at --steps unless told), so a
+           // resumed run can end where a straight one does
+           " --decay-steps 30 --log-every 0 --eval-every 10 --steps " + std::to_string(steps) +
            (model_dir.empty() ? "" : " --model-dir " + model_dir) + " --metrics-out " + metrics;
   }
   fs::path dir_;

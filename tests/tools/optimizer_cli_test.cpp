@@ -29,6 +29,12 @@ TEST(OptimizerCli, DryRunDescribesTheResolvedOptimizer) {
       {"--optimizer adam --learning-rate-schedule cosine --decay-steps 500 --steps 100",
        "adam lr 0.05 (cosine 0.05 to 0 at step 500), betas"},
       {"--optimizer sgd --warmup-steps 5", "sgd lr 0.05 (constant, warm-up 5 steps),"},
+      // gpt's recipe, and its warm-up shrunk to a tenth of a run shorter than it
+      {"--model gpt", "adamw lr 0.001 (cosine 0.001 to 0.0001 at step 2000, warm-up 100 steps), weight decay 0.1, "
+                      "betas 0.9/0.99, clip 1"},
+      {"--model gpt --steps 50", "(cosine 0.001 to 0.0001 at step 50, warm-up 5 steps)"},
+      {"--model gpt --optimizer adam", "adam lr 0.001 (cosine 0.001 to 0.0001 at step 2000, warm-up 100 steps), betas "
+                                       "0.9/0.999, clip 1"},
   };
   for (const auto& [args, description] : cases) {
     const Result r = run_kiln(std::string("train --dry-run ") + args);
@@ -47,6 +53,7 @@ TEST(OptimizerCli, OptionsThatWouldDoNothingAreErrorsNamingTheOption) {
       {"--final-learning-rate 0.001", "[--final-learning-rate] applies to the cosine schedule only"},
       {"--learning-rate-schedule cosine --warmup-steps 200 --steps 100", "[--decay-steps]"},
       {"--learning-rate-schedule cosine --final-learning-rate 1", "[--final-learning-rate]"},
+      {"--model gpt --steps 50 --warmup-steps 60", "[--decay-steps] '50' must come after the end of the warm-up"},
   };
   for (const auto& [args, message] : invalid) {
     const Result r = run_kiln(std::string("train --dry-run ") + args);

@@ -69,6 +69,11 @@ OptimizerSettings OptimizerOptions::resolve(const OptimizerSettings& recipe, int
   check_applies(final_learning_rate_.has_value(), cosine, "--final-learning-rate",
                 "the cosine schedule only; the schedule is constant");
   if (final_learning_rate_) s.schedule.final_rate = *final_learning_rate_;
+  // A short run of a recipe with a warm-up (gpt's 100 steps, --steps 20): the recipe's
+  // warm-up shrinks to a tenth of the run rather than outlast it. A warm-up the user gave
+  // stays as given (and validate() says when it leaves no room for the decay).
+  if (cosine && !warmup_steps_ && s.schedule.warmup_steps >= s.schedule.decay_steps)
+    s.schedule.warmup_steps = s.schedule.decay_steps / 10;
   if (momentum_) s.momentum = *momentum_;
   if (beta1_) s.beta1 = *beta1_;
   if (beta2_) s.beta2 = *beta2_;

@@ -16,7 +16,8 @@ class OptimizerOptions {
  public:
   void add_to(CLI::App& cmd);
   // The model's recipe with the given options applied; a cosine schedule without
-  // --decay-steps decays to `steps` (the run's --steps). validate()d.
+  // --decay-steps decays to `steps` (the run's --steps), and a recipe's warm-up that
+  // would not end before the decay does shrinks to a tenth of it. validate()d.
   OptimizerSettings resolve(const OptimizerSettings& recipe, int64_t steps) const;
 
  private:
