@@ -56,7 +56,7 @@ def main():
     p.add_argument("--build", default=os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build")))
     a = p.parse_args()
     print(f"gpt defaults (4 layers, 4 heads, width 128, context 64, batch 32), AdamW 1e-3 warm-up 100 + cosine to "
-          f"1e-4 at step 2000, clip 1, {a.steps} steps; "
+          f"1e-4 at step {a.steps}, clip 1, {a.steps} steps; "
           f"ISA: {isa()}; {os.cpu_count()} CPUs")
     print("| precision | kiln steps/s | PyTorch steps/s | kiln/PyTorch | kiln val loss | PyTorch val loss | kiln compile s |")
     print("|---|---:|---:|---:|---:|---:|---:|")
