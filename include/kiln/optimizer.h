@@ -107,6 +107,11 @@ struct OptimizerSettings {
   double weight_decay = 0;  // adamw only: any other optimizer rejects a non-zero decay
   double clip_norm = 0;     // > 0: clip gradients by global norm (every optimizer)
 
+  // The defaults above for optimizer `name` at `learning_rate` (AdamW: decay 0.01, as in
+  // PyTorch); not validated.
+  static OptimizerSettings of(const std::string& name, double learning_rate);
+  // adam or adamw: beta1, beta2 and epsilon apply.
+  bool uses_adam_moments() const { return name == "adam" || name == "adamw"; }
   // ConfigError naming the setting that is out of range or does not apply.
   void validate() const;
   // One line for logs: "adamw lr 0.001 (cosine 0.001 to 0.0001 at step 2000, warm-up 100 steps),

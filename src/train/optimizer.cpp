@@ -253,11 +253,7 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerSettings& s) {
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const std::string& name, double lr) {
-  OptimizerSettings s;
-  s.name = name;
-  s.learning_rate = lr;
-  if (name == "adamw") s.weight_decay = 0.01;
-  return make_optimizer(s);
+  return make_optimizer(OptimizerSettings::of(name, lr));
 }
 
 }  // namespace kiln

@@ -13,9 +13,15 @@ void check_fraction(const char* field, double v) {
   if (!(v >= 0 && v < 1)) KILN_THROW(ConfigError) << "[" << field << "] '" << v << "' must be a number in [0, 1)";
 }
 
-bool is_adam(const std::string& name) { return name == "adam" || name == "adamw"; }
-
 }  // namespace
+
+OptimizerSettings OptimizerSettings::of(const std::string& name, double learning_rate) {
+  OptimizerSettings s;
+  s.name = name;
+  s.learning_rate = learning_rate;
+  if (name == "adamw") s.weight_decay = 0.01;
+  return s;
+}
 
 void OptimizerSettings::validate() const {
   const std::vector<std::string> names = optimizer_names();
@@ -42,7 +48,7 @@ std::string OptimizerSettings::describe() const {
   if (!schedule.is_constant()) out << " (" << schedule.describe(learning_rate) << ")";
   if (name == "momentum") out << ", momentum " << momentum;
   if (name == "adamw") out << ", weight decay " << weight_decay;
-  if (is_adam(name)) out << ", betas " << beta1 << "/" << beta2;
+  if (uses_adam_moments()) out << ", betas " << beta1 << "/" << beta2;
   if (clip_norm > 0) out << ", clip " << clip_norm;
   return out.str();
 }

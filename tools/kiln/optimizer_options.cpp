@@ -45,15 +45,11 @@ OptimizerSettings OptimizerOptions::resolve(const OptimizerSettings& recipe, int
   if (name_ && *name_ != recipe.name) {
     // Another optimizer than the recipe's: its own defaults, not the recipe's tuning of
     // a different one (the schedule and clipping carry over).
-    OptimizerSettings fresh;
-    fresh.name = *name_;
-    fresh.learning_rate = recipe.learning_rate;
-    fresh.schedule = recipe.schedule;
-    fresh.clip_norm = recipe.clip_norm;
-    if (*name_ == "adamw") fresh.weight_decay = 0.01;
-    s = fresh;
+    s = OptimizerSettings::of(*name_, recipe.learning_rate);
+    s.schedule = recipe.schedule;
+    s.clip_norm = recipe.clip_norm;
   }
-  const bool adam = s.name == "adam" || s.name == "adamw";
+  const bool adam = s.uses_adam_moments();
   const std::string which = " only; the optimizer is '" + s.name + "'";
   check_applies(momentum_.has_value(), s.name == "momentum", "--momentum", "the momentum optimizer" + which);
   check_applies(beta1_.has_value(), adam, "--beta1", "adam and adamw" + which);

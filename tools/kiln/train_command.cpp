@@ -197,7 +197,7 @@ nlohmann::json TrainCommand::optimizer_record() const {
     r["final_learning_rate"] = o.schedule.final_rate;
   }
   if (o.name == "momentum") r["momentum"] = o.momentum;
-  if (o.name == "adam" || o.name == "adamw") {
+  if (o.uses_adam_moments()) {
     r["beta1"] = o.beta1;
     r["beta2"] = o.beta2;
     r["epsilon"] = o.epsilon;
