@@ -69,6 +69,12 @@ struct AccelerateTrainMode {
 std::string_view low_type_name(AccelerateTrainMode::LowType t);
 std::string_view split_name(AccelerateTrainMode::Split s);
 
+struct CpuFeatures;
+// One line saying why the low phase of `mode` runs slower than the original precision
+// with the CPU backend on a CPU with these features (and what to use instead), or "" when
+// it can run faster. The Estimator prints it when training starts.
+std::string accelerate_hardware_note(const AccelerateTrainMode& mode, const CpuFeatures& cpu);
+
 // The seed's ExperimentalConfig plus the options kiln adds. Every field is optional.
 struct ExperimentalConfig {
   // Non-empty: compiled graphs are cached in (and loaded from) this directory, which kiln

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/checkpoint.h"
+#include "kiln/config.h"
+#include "kiln/cpu_features.h"
 #include "support/run_kiln.h"
 #include "support/temp_files.h"
 
@@ -45,6 +47,13 @@ TEST(AccelerateCli, ReportsThePhaseTheSwitchAndTheTimePerPhase) {
       << r.output;
   EXPECT_TRUE(contains(r.output, "accelerate: mixed_bfloat16 17 steps in")) << r.output;
   EXPECT_TRUE(contains(r.output, "saved against") || contains(r.output, "lost against")) << r.output;
+  // Once, at start-up, where this CPU has no bfloat16 arithmetic.
+  const std::string note =
+      kiln::accelerate_hardware_note(kiln::AccelerateTrainMode::parse("fast1|step|0.57"), kiln::cpu_features());
+  if (note.empty())
+    EXPECT_FALSE(contains(r.output, "kiln: note: accelerate_train_mode")) << r.output;
+  else
+    EXPECT_TRUE(contains(r.output, "kiln: note: " + note + "\n")) << r.output;
   const auto recs = records(m);
   int switches = 0;
   for (const auto& rec : recs)
