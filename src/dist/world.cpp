@@ -57,7 +57,9 @@ void leave_job_at_exit(int status, void*) {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  if (status != 0 && status != 130) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size > 1 && status != 0 && status != 130) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     std::fprintf(stderr, "kiln: rank %d: error: exiting with status %d; ending every rank of the job\n", rank, status);
