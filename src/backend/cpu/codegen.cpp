@@ -1,6 +1,7 @@
 #include "backend/cpu/codegen.h"
 
 #include <algorithm>
+#include <memory>
 #include <sstream>
 
 #include "backend/cpu/abi.h"
@@ -12,14 +13,39 @@
 namespace kiln::cpu {
 namespace {
 
+// The row width of a row loop for a step of this shape, or 0 for one flat loop: rows of
+// the last axis when it fills at least a vector and there are rows enough to share.
+int64_t row_width(const Shape& shape) {
+  if (shape.size() < 2) return 0;
+  const int64_t w = shape.back(), count = numel(shape);
+  return w >= 8 && count / w >= 16 ? w : 0;
+}
+
 // One loop computing every root of the step; all stores come after all loads of an
 // iteration, so a root may overwrite (in place) a value another root still reads.
+// Where the roots read other elements than their own (broadcasts, transposes, slices,
+// pads), the loop runs over rows of the last axis, so that most of the index arithmetic
+// is done once per row and the loads within a row are contiguous (ExprEmitter::coordinate).
 std::string elementwise_kernel(const Schedule& s, const Step& st, const std::string& name) {
+  const Shape& shape = s.graph.node(st.node()).shape;
+  const int64_t count = numel(shape);
+  auto emit = [&](int64_t width, std::ostringstream& body, std::vector<std::string>& values) {
+    auto em = std::make_unique<ExprEmitter>(s, body);
+    em->split_rows(width);
+    for (ValueId r : st.roots) values.push_back(em->value(r, "i", true));
+    return em;
+  };
   std::ostringstream body;
-  ExprEmitter em(s, body);
   std::vector<std::string> values;
-  for (ValueId r : st.roots) values.push_back(em.value(r, "i", true));
-  const int64_t count = numel(s.graph.node(st.node()).shape);
+  auto em = emit(0, body, values);
+  int64_t width = row_width(shape);
+  if (width > 0 && em->computed_coordinates()) {
+    body.str("");
+    values.clear();
+    em = emit(width, body, values);
+  } else {
+    width = 0;
+  }
   std::ostringstream k, outs, stores;
   for (size_t j = 0; j < st.roots.size(); ++j) {
     const Node& n = s.graph.node(st.roots[j]);
@@ -29,9 +55,18 @@ std::string elementwise_kernel(const Schedule& s, const Step& st, const std::str
     outs << out_decl(s, st.roots[j], out);
     stores << "      " << out << "[i] = " << ExprEmitter::store(n.dtype, values[j]) << ";\n";
   }
-  k << "KILN_KERNEL void " << name << "(void** B) {\n" << em.pointer_decls() << outs.str();
-  k << "#pragma omp parallel for simd if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
-  k << "  for (int64_t i = 0; i < " << count << "; ++i) {\n" << body.str() << stores.str() << "  }\n}\n\n";
+  k << "KILN_KERNEL void " << name << "(void** B) {\n" << em->pointer_decls() << outs.str();
+  if (width == 0) {
+    k << "#pragma omp parallel for simd if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
+    k << "  for (int64_t i = 0; i < " << count << "; ++i) {\n" << body.str() << stores.str() << "  }\n}\n\n";
+    return k.str();
+  }
+  k << "#pragma omp parallel for if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
+  k << "  for (int64_t r = 0; r < " << count / width << "; ++r) {\n";
+  k << "#pragma omp simd\n";
+  k << "    for (int64_t j = 0; j < " << width << "; ++j) {\n";
+  k << "      const int64_t i = r * " << width << " + j;\n";
+  k << body.str() << stores.str() << "    }\n  }\n}\n\n";
   return k.str();
 }
 

@@ -87,6 +87,37 @@ std::string ExprEmitter::pointer_decl(DType t, const std::string& name, int buff
 
 std::string ExprEmitter::pointer_decls() const { return decls_; }
 
+std::string ExprEmitter::coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count,
+                                    bool outermost) const {
+  ++coordinates_;
+  const int64_t w = row_width_;
+  if (w > 0 && idx == "i") {
+    // i = r*w + j with 0 <= j < w.
+    if (stride % w == 0) {
+      // j never carries into i / stride: the coordinate is the row's alone.
+      const std::string q = stride == w ? "r" : "(r / " + std::to_string(stride / w) + ")";
+      return outermost ? q : "(" + q + " % " + std::to_string(size) + ")";
+    }
+    const auto j_over = [](int64_t k) {
+      return k == 1 ? std::string("j") : "static_cast<int64_t>(static_cast<uint32_t>(j) / " + std::to_string(k) + "u)";
+    };
+    if (!outermost && stride * size < w && w % (stride * size) == 0) {
+      // The coordinate cycles within a row: the same at j as at i.
+      return "static_cast<int64_t>(static_cast<uint32_t>(" + j_over(stride) + ") % " + std::to_string(size) + "u)";
+    }
+    if (w % stride == 0 && (outermost || (stride * size) % w == 0)) {
+      // i / stride = r*(w/stride) + j/stride, and the row's part is a multiple of w/stride,
+      // which divides size: adding j/stride < w/stride never wraps around size.
+      const int64_t per_row = w / stride;
+      const std::string jpart = j_over(stride);
+      if (!outermost && size == per_row) return jpart;
+      const std::string rpart = per_row == 1 ? "r" : "r * " + std::to_string(per_row);
+      return "(" + (outermost ? rpart : "(" + rpart + ") % " + std::to_string(size)) + " + " + jpart + ")";
+    }
+  }
+  return kiln::cpu::coordinate(idx, stride, size, count, outermost);
+}
+
 std::string ExprEmitter::broadcast_index(const std::string& idx, const Shape& from, const Shape& to) {
   if (from == to) return idx;
   if (numel(to) == 1) return "0";

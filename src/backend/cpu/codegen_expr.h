@@ -25,6 +25,18 @@ class ExprEmitter {
   // (a new local when it takes arithmetic).
   std::string broadcast_index(const std::string& idx, const Shape& from, const Shape& to);
 
+  // Coordinate (idx / stride) % size of a linear index below `count` (no modulo when
+  // `outermost`). In a row loop (split_rows) a coordinate of the loop's own index "i" is
+  // written in r and j where it can be: a function of the row alone (hoisted out of the
+  // inner loop) or the row's part plus a function of j, so that the loads it indexes are
+  // contiguous vector loads instead of gathers.
+  std::string coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count, bool outermost) const;
+
+  // The loop runs as rows of `width` elements: i = r * width + j, j in [0, width).
+  void split_rows(int64_t width) { row_width_ = width; }
+  // Whether the emitted code computed any coordinate (so a row loop may pay off).
+  bool computed_coordinates() const { return coordinates_ > 0; }
+
   // Declares a local `const int64_t` holding `expr`; returns its name.
   std::string declare_index(const std::string& expr);
 
@@ -45,6 +57,8 @@ class ExprEmitter {
   const Schedule& s_;
   std::ostringstream& body_;
   int counter_ = 0;
+  int64_t row_width_ = 0;  // 0: one flat loop over i
+  mutable int coordinates_ = 0;
   std::string decls_;
   std::vector<int> declared_;
   std::vector<int> widened_;  // 16-bit buffers copied to float32 arrays before the loop

@@ -13,7 +13,7 @@ std::string gathered(LoopOp& op, Term term) {
   if (numel(op.input(0).shape) == 0) return "static_cast<" + op.value_type() + ">(0)";  // padding of nothing
   const auto ost = strides_of(os);
   std::string e = "0";
-  for (size_t a = 0; a < os.size(); ++a) e += " + " + term(a, coordinate(op.idx, ost[a], os[a], numel(os), false));
+  for (size_t a = 0; a < os.size(); ++a) e += " + " + term(a, op.em.coordinate(op.idx, ost[a], os[a], numel(os), false));
   return op.in_at(0, op.em.declare_index(e));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -46,6 +47,22 @@ std::string StepProfile::report(const Schedule& s, const std::string& title, siz
                   total > 0 ? 100.0 * seconds_[k] / total : 0.0, what.c_str());
     out << line;
   }
+  // The same time grouped by kind and op, so that many small steps of one kind show up.
+  std::map<std::pair<std::string, std::string>, std::pair<double, int>> groups;
+  for (size_t k = 0; k < seconds_.size(); ++k) {
+    auto& g = groups[{kind_name(s.steps[k].kind), std::string(op_name(s.graph.node(s.steps[k].node()).op))}];
+    g.first += seconds_[k];
+    ++g.second;
+  }
+  std::vector<std::pair<double, std::string>> rows;
+  for (const auto& [key, g] : groups) {
+    std::snprintf(line, sizeof line, "  %-7s %7.3f  %4.1f%%  %s (%d steps)\n", key.first.c_str(), 1e3 * g.first / runs,
+                  total > 0 ? 100.0 * g.first / total : 0.0, key.second.c_str(), g.second);
+    rows.emplace_back(g.first, line);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  out << "  by kind and op:\n  kind     ms/run  share  op\n";
+  for (size_t i = 0; i < std::min(top, rows.size()); ++i) out << rows[i].second;
   return out.str();
 }
 

@@ -202,7 +202,11 @@ const Toolchain& host_toolchain() {
     tc.identity = o.output.substr(0, o.output.find('\n'));
     // -ffp-contract=off: no fused multiply-adds the interpreter does not do, so compiled
     // steps match the oracle to the bit where the operation order is the same.
-    tc.flags = {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-fPIC", "-w"};
+    // -fno-trapping-math: kiln never reads floating-point exception flags, and without it
+    // GCC keeps a branch for every float comparison, so loops with a select (ReLU, the
+    // clamps of the prelude's exp and erf) do not vectorize. Values are unchanged.
+    tc.flags = {"-std=c++17",      "-O3",    "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math",
+                "-ffp-contract=off", "-fwrapv", "-fPIC",         "-w"};
     tc.link_flags = {"-shared", "-fopenmp"};
   });
   if (!error.empty()) throw SystemError(error);

@@ -1,0 +1,79 @@
+// Elementwise steps that read other elements than their own (broadcasts, transposes,
+// slices, pads, head splits and merges) run as rows of the last axis with the index
+// arithmetic written per row (codegen.cpp, ExprEmitter::coordinate). Every form of
+// coordinate the row loop rewrites must read exactly what the interpreter reads.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "backend/cpu/codegen.h"
+#include "kiln/ops.h"
+#include "passes/passes.h"
+#include "support/backend_compare.h"
+#include "support/test_arrays.h"
+
+namespace kiln {
+namespace {
+
+Array counting(Shape shape, float scale) {
+  Array a(DType::f32, shape);
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = scale * static_cast<float>(i % 997) - 3.0f;
+  return a;
+}
+
+std::string source_of(const Graph& g) { return cpu::generate_source(cpu::make_schedule(passes::lower(g, {}))).text(); }
+
+int occurrences(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// One output per form; each is its own step (outputs are not fused into each other).
+Graph row_loop_graph(Feeds& feeds) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {64, 24});
+  const Tensor b = placeholder(g, "b", DType::f32, {24});
+  const Tensor c = placeholder(g, "c", DType::f32, {64, 1});
+  const Tensor wide = placeholder(g, "wide", DType::f32, {64, 48});
+  const Tensor heads = placeholder(g, "heads", DType::f32, {8, 16, 4, 8});
+  const Tensor qkv = placeholder(g, "qkv", DType::f32, {128, 96});
+  feeds = {{"x", counting({64, 24}, 0.5f)},      {"b", counting({24}, 0.25f)},
+           {"c", counting({64, 1}, 0.125f)},     {"wide", counting({64, 48}, 0.75f)},
+           {"heads", counting({8, 16, 4, 8}, 1.5f)}, {"qkv", counting({128, 96}, 0.375f)}};
+  g.add_output("bias", (x + b).id());                                      // j
+  g.add_output("column", (x * c).id());                                    // r
+  g.add_output("transposed", (transpose(x, {1, 0}) + 1.0).id());           // j * 24 + r
+  g.add_output("sliced", (slice(wide, {2, 8}, {62, 32}) * 2.0).id());      // r + 2, j + 8
+  g.add_output("padded", (pad(x, {1, 3}, {2, 5}) + 0.5).id());             // clamped, masked
+  // Merge heads: [8,16,4,8] -> [8,4,16,8]... -> rows of 32 = 4 heads x 8.
+  g.add_output("merged", (reshape(transpose(heads, {0, 2, 1, 3}), {8, 4, 128}) - 1.0).id());
+  g.add_output("merged_wide", (reshape(heads, {8, 16, 32}) + reshape(transpose(transpose(heads, {0, 2, 1, 3}), {0, 2, 1, 3}), {8, 16, 32})).id());
+  // Split heads out of a fused projection: [128,96] -> k = columns 32..63 -> [8,16,4,8] -> [8,4,16,8].
+  g.add_output("split", (transpose(reshape(slice(qkv, {0, 32}, {128, 64}), {8, 16, 4, 8}), {0, 2, 1, 3}) * 3.0).id());
+  return g;
+}
+
+TEST(RowLoops, EveryRewrittenCoordinateReadsWhatTheInterpreterReads) {
+  Feeds feeds;
+  const Graph g = row_loop_graph(feeds);
+  const auto r = testkit::run_both(g, feeds, {}, PrecisionPolicy::original, 2);
+  testkit::expect_same(r, [](const std::string&) { return testkit::Tolerance{0, 0}; });
+}
+
+TEST(RowLoops, StepsThatGatherRunAsRowsAndPlainOnesAsOneLoop) {
+  Feeds feeds;
+  const std::string src = source_of(row_loop_graph(feeds));
+  EXPECT_GE(occurrences(src, "for (int64_t r = 0;"), 7) << src;
+  // A bias add reads its bias contiguously (at j), not by a computed gather.
+  EXPECT_NE(src.find(" = j * 1;"), std::string::npos) << src;
+  Graph plain;
+  const Tensor a = placeholder(plain, "a", DType::f32, {64, 24});
+  plain.add_output("y", (exp(a) * a).id());
+  const std::string flat = source_of(plain);
+  EXPECT_EQ(occurrences(flat, "for (int64_t r = 0;"), 0) << flat;
+  EXPECT_EQ(occurrences(flat, "for (int64_t i = 0;"), 1) << flat;
+}
+
+}  // namespace
+}  // namespace kiln
