@@ -13,6 +13,9 @@
 
 namespace kiln {
 
+// PyTorch DDP's bucket_cap_mb default: the MLP's 7.5 MB of gradients in one bucket.
+inline constexpr int64_t kDefaultAllReduceBucketBytes = int64_t{25} << 20;
+
 struct CompileOptions {
   PrecisionPolicy policy = PrecisionPolicy::original;
   // The persistent compile cache (kiln/compile_cache.h): off when cache.dir is empty.
@@ -31,6 +34,10 @@ struct CompileOptions {
   // compiler each, then one link); 0: one per core this process may use. The code and the
   // cache key are the same whatever the number.
   int compile_jobs = 0;
+  // Data-parallel jobs: the gradients' all_reduce nodes are summed in buckets of at most
+  // this many bytes, one MPI call each (passes::bucket_all_reduces); 0 = one call per
+  // gradient. RunConfig::all_reduce_bucket_bytes sets it for training.
+  int64_t all_reduce_bucket_bytes = kDefaultAllReduceBucketBytes;
 };
 
 // `options` with what it leaves unset taken from the environment: cache.dir from

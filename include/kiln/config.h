@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "kiln/cache_settings.h"
+#include "kiln/compiler.h"  // kDefaultAllReduceBucketBytes
 #include "kiln/dtype.h"
 #include "kiln/error.h"  // ConfigError, thrown by everything here
 #include "kiln/precision.h"
@@ -130,6 +131,11 @@ struct RunConfig {
   int64_t save_summary_steps = 100;
   // Threads for kernels (>= 0); 0 = one per available core.
   int num_threads = 0;
+  // Data-parallel jobs (mpirun, kiln/world.h): gradients are summed over the ranks in
+  // buckets of at most this many bytes, one MPI_Allreduce each, like Horovod's tensor
+  // fusion and PyTorch DDP's bucket_cap_mb (>= 0; 0 = one call per gradient). Default
+  // 25 MiB. Changes no value: a sum over ranks is the same in any bucket.
+  int64_t all_reduce_bucket_bytes = kDefaultAllReduceBucketBytes;
   // Unset: the run picks a seed and logs it.
   std::optional<uint64_t> random_seed{};
 

@@ -176,9 +176,11 @@ struct TrainStats {
   bool stopped_by_hook = false;
   std::optional<AccelerateStats> accelerate;  // set when accelerate_train_mode is on
   // Data parallelism (kiln::World): time in collectives during the step loop (including
-  // waits for slower ranks; evaluations inside the loop too) and gradient bytes reduced.
+  // waits for slower ranks; evaluations inside the loop too), gradient bytes reduced and
+  // MPI_Allreduce calls made (gradient buckets, the loss, the per-step stop agreement).
   double collective_seconds = 0;
   int64_t bytes_reduced = 0;
+  int64_t all_reduce_calls = 0;
   double steps_per_second() const { return train_seconds > 0 ? steps / train_seconds : 0; }
 };
 

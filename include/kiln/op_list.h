@@ -93,7 +93,7 @@
   X(assign, 2, Assign, false, false, None, "")                                                       \
   /* the elementwise sum of the input over the ranks of a data-parallel job (src/dist/):          \
      inserted by minimize on each gradient when world_size > 1; world_size is checked at run */   \
-  X(all_reduce, 1, Collective, false, false, Keep, "world_size")
+  X(all_reduce, -1, Collective, false, false, Keep, "world_size")
 
 #define KILN_OP_COUNT 57
 

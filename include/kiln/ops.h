@@ -158,6 +158,9 @@ Tensor argmax(const Tensor& x, int64_t axis = -1);
 // Data parallelism: the elementwise sum of x over the `world_size` ranks of the job
 // (kiln::World); runs only in a world of that size. minimize() inserts it.
 Tensor all_reduce(const Tensor& x, int64_t world_size);
+// Several tensors of one type in one collective (a bucket): their elements, flattened and
+// concatenated in order, summed over the ranks. Built by passes::bucket_all_reduces.
+Tensor all_reduce(const std::vector<Tensor>& xs, int64_t world_size);
 
 // State
 Tensor assign(const Tensor& var, const Tensor& value);

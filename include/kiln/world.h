@@ -43,7 +43,8 @@ class World {
   // this host (at least 1).
   int default_threads() const;
 
-  // Time spent in collectives and bytes reduced by all_reduce_sum, since start.
+  // Since start: time spent in collectives, bytes reduced by the typed all_reduce_sum
+  // (gradients, the loss), and MPI_Allreduce calls made by both all_reduce_sums.
   double collective_seconds() const { return collective_seconds_; }
   int64_t bytes_reduced() const { return bytes_reduced_; }
   int64_t all_reduce_calls() const { return all_reduce_calls_; }

@@ -25,6 +25,9 @@ if not any(k in _os.environ for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KILN
 from . import _core  # noqa: E402
 
 _core.tune_heap()
+from . import distributed as _distributed  # noqa: E402
+
+_distributed._install()  # under mpirun: an uncaught exception ends every rank, naming its own
 from ._dtypes import DType, as_dtype, bfloat16, bool, float16, float32, int32, int64  # noqa: A004
 from ._graph import (  # noqa: F401
     Tensor, TensorShape, abs, add, argmax, argmin, cast, clip_by_value, concat, constant, convert_to_tensor, cos,
@@ -35,7 +38,7 @@ from ._graph import (  # noqa: F401
 )
 from ._log import set_log_function
 from ._variables import get_variable
-from . import data, estimator, initializers, layers, logging, losses, metrics, nn, train  # noqa: E402
+from . import data, distributed, estimator, initializers, layers, logging, losses, metrics, nn, train  # noqa: E402
 from .config import ExperimentalConfig, NPURunConfig, RunConfig
 from .estimator import Estimator, EstimatorSpec, ModeKeys, NPUEstimator
 from .train import TellMeStepOrLossHook

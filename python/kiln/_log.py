@@ -1,6 +1,13 @@
 """Where kiln's lines go: the Estimator's progress and resume lines and LoggingTensorHook's.
-Printed to stdout unless kiln.set_log_function() says otherwise (None: silent)."""
+Printed to stdout unless kiln.set_log_function() says otherwise (None: silent). In a
+data-parallel job (mpirun) only rank 0 logs, as `kiln train` does; the other ranks print
+only errors."""
 import sys
+import warnings
+
+from . import _core
+
+_QUIET_RANK = _core.world_rank() != 0
 
 
 def _print(line):
@@ -19,5 +26,12 @@ def set_log_function(fn):
 
 
 def emit(line):
-    if _sink[0] is not None:
+    if _sink[0] is not None and not _QUIET_RANK:
         _sink[0](line)
+
+
+def warn(message, stacklevel):
+    """warnings.warn for kiln's own warnings (rank 0's alone in a data-parallel job);
+    stacklevel counts from the caller of warn()."""
+    if not _QUIET_RANK:
+        warnings.warn(message, stacklevel=stacklevel + 1)

@@ -3,9 +3,8 @@ TensorFlow's keyword arguments. Values are checked by kiln's C++ RunConfig::vali
 a bad one raises kiln.ConfigError (a ValueError) whose message starts with the option,
 e.g. "[accelerate_train_mode] ratio '0.95' is out of range 0.2..0.9 for split 'step'"."""
 import numbers
-import warnings
 
-from . import _core
+from . import _core, _log
 from ._graph import unsupported
 
 # NPU options that mean nothing on a CPU: accepted, ignored, with a warning.
@@ -22,7 +21,7 @@ def _warn_ignored(options, where):
         if k not in _NPU_ONLY:
             raise TypeError("%s() got an unexpected keyword argument '%s'" % (where, k))
         if options[k] is not None:
-            warnings.warn("[%s] is ignored: it has no meaning on a CPU" % k, stacklevel=3)
+            _log.warn("[%s] is ignored: it has no meaning on a CPU" % k, stacklevel=3)
 
 
 def _text(name, v):
@@ -78,13 +77,15 @@ class RunConfig:
     precision_mode, precision_mode_v2, iterations_per_loop, model_dir,
     save_checkpoints_steps, keep_checkpoint_max, log_step_count_steps, save_summary_steps,
     random_seed (= tf_random_seed: variable initialisation and Dataset.shuffle's default
-    seed), num_threads (kiln: kernel threads, 0 = one per core). NPU-only options such as
-    session_config are accepted and ignored with a warning."""
+    seed), num_threads (kiln: kernel threads, 0 = one per core), all_reduce_bucket_size
+    (kiln, under mpirun: the gradients are summed over the ranks in buckets of at most this
+    many bytes, '25M' or a number, one MPI call each; 0 = one call per gradient; default
+    25M). NPU-only options such as session_config are accepted and ignored with a warning."""
 
     def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=100, save_checkpoints_steps=None,
                  save_checkpoints_secs=None, keep_checkpoint_max=5, keep_checkpoint_every_n_hours=None,
                  log_step_count_steps=100, experimental_config=None, precision_mode=None, precision_mode_v2=None,
-                 iterations_per_loop=1, random_seed=None, num_threads=0, **npu_only):
+                 iterations_per_loop=1, random_seed=None, num_threads=0, all_reduce_bucket_size=None, **npu_only):
         _warn_ignored(npu_only, "RunConfig")
         if save_checkpoints_secs is not None:
             unsupported("RunConfig(save_checkpoints_secs=...)", "kiln checkpoints by steps: use save_checkpoints_steps")
@@ -106,6 +107,7 @@ class RunConfig:
         self.precision_mode_v2 = precision_mode_v2
         self.iterations_per_loop = iterations_per_loop
         self.num_threads = num_threads
+        self.all_reduce_bucket_size = all_reduce_bucket_size
         self._to_cpp()  # every check now, so a bad option fails where it is written
 
     @property
@@ -118,7 +120,8 @@ class RunConfig:
                     save_checkpoints_steps=self.save_checkpoints_steps, keep_checkpoint_max=self.keep_checkpoint_max,
                     log_step_count_steps=self.log_step_count_steps, experimental_config=self.experimental_config,
                     precision_mode=self.precision_mode, precision_mode_v2=self.precision_mode_v2,
-                    iterations_per_loop=self.iterations_per_loop, num_threads=self.num_threads)
+                    iterations_per_loop=self.iterations_per_loop, num_threads=self.num_threads,
+                    all_reduce_bucket_size=self.all_reduce_bucket_size)
         if "tf_random_seed" in kwargs:
             kwargs["random_seed"] = kwargs.pop("tf_random_seed")
         args.update(kwargs)
@@ -136,6 +139,14 @@ class RunConfig:
         c.log_step_count_steps = _int("log_step_count_steps", self.log_step_count_steps)
         c.save_summary_steps = _int("save_summary_steps", self.save_summary_steps)
         c.num_threads = _int("num_threads", self.num_threads)
+        size = self.all_reduce_bucket_size
+        if size is not None:
+            size = (_core.parse_byte_size(size, "all_reduce_bucket_size") if isinstance(size, str)
+                    else _int("all_reduce_bucket_size", size))
+            if size < 0:
+                raise _core.ConfigError("[all_reduce_bucket_size] '%d' is invalid; valid: a size >= 0 bytes, e.g. '25M'"
+                                        " (0 = one MPI call per gradient)" % size)
+            c.all_reduce_bucket_bytes = size
         if self.random_seed is not None:
             seed = _int("random_seed", self.random_seed)
             if seed < 0:

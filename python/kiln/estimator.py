@@ -7,7 +7,6 @@ Python input or a Python hook runs.
 """
 import inspect
 import threading
-import warnings
 import weakref
 
 import numpy as np
@@ -57,7 +56,7 @@ class EstimatorSpec:
         if scaffold is not None:
             unsupported("EstimatorSpec(scaffold=...)", "kiln initialises and saves variables itself")
         if export_outputs:
-            warnings.warn("[EstimatorSpec] export_outputs is ignored: kiln has no SavedModel export", stacklevel=2)
+            _log.warn("[EstimatorSpec] export_outputs is ignored: kiln has no SavedModel export", stacklevel=2)
         self.mode, self.predictions, self.loss, self.train_op = mode, predictions, loss, train_op
         self.eval_metric_ops = dict(eval_metric_ops or {})
         self.training_hooks = list(training_hooks or [])
@@ -256,6 +255,9 @@ class Estimator:
             self._runner = None
         self.last_train_stats = stats
         if stats["interrupted"]:
+            # Every rank stopped after the same step; rank 0 saved it. Wait for that before
+            # the KeyboardInterrupt may end the job (kiln.distributed's excepthook).
+            _core.world_barrier()
             where = (" and saved a checkpoint in '%s'" % self.model_dir) if self.model_dir else ""
             raise KeyboardInterrupt("kiln: training stopped at step %d after Ctrl-C%s" % (stats["global_step"], where))
         return self

@@ -32,11 +32,13 @@ void bind_config(py::module_& m) {
       .def_readwrite("log_step_count_steps", &RunConfig::log_step_count_steps)
       .def_readwrite("save_summary_steps", &RunConfig::save_summary_steps)
       .def_readwrite("num_threads", &RunConfig::num_threads)
+      .def_readwrite("all_reduce_bucket_bytes", &RunConfig::all_reduce_bucket_bytes)
       .def_readwrite("random_seed", &RunConfig::random_seed)
       .def("validate", [](const RunConfig& c) { c.validate(); })
       .def("describe", [](const RunConfig& c, int64_t max_steps) { return describe(c, max_steps); });
 
-  m.def("parse_byte_size", [](const std::string& text) { return parse_byte_size(text); });
+  m.def("parse_byte_size", [](const std::string& text, const std::string& option) { return parse_byte_size(text, option); },
+        py::arg("text"), py::arg("option") = "cache_size_cap_bytes");
 }
 
 }  // namespace kiln::python

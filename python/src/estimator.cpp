@@ -20,6 +20,7 @@
 #include "kiln/estimator.h"
 #include "kiln/interrupts.h"
 #include "kiln/process.h"
+#include "kiln/world.h"
 #include "module.h"
 #include "numpy_array.h"
 #include "tensor.h"
@@ -124,6 +125,11 @@ py::dict stats_dict(const TrainStats& st) {
   d["final_loss"] = st.final_loss;
   d["interrupted"] = st.interrupted;
   d["stopped_by_hook"] = st.stopped_by_hook;
+  // Data parallelism: as in `kiln train`'s final record (zeros in a world of one).
+  d["world_size"] = World::get().size();
+  d["collective_seconds"] = st.collective_seconds;
+  d["bytes_reduced"] = st.bytes_reduced;
+  d["all_reduce_calls"] = st.all_reduce_calls;
   if (st.accelerate) {
     const AccelerateStats& a = *st.accelerate;
     py::dict ad;

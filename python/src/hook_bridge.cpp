@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "kiln/checkpoint.h"
+#include "kiln/world.h"
 #include "numpy_array.h"
 
 namespace py = pybind11;
@@ -54,6 +55,7 @@ py::list HookBridge::losses() const {
 void HookBridge::save_checkpoint(const std::string& dir, int64_t keep, bool lock) const {
   const RunContext& ctx = context();
   if (!ctx.variables) throw std::runtime_error("[CheckpointSaverHook] no training state to save");
+  if (World::get().rank() != 0) return;  // a data-parallel job's checkpoints are rank 0's
   Checkpoint c;
   c.step = ctx.global_step;
   c.variables = *ctx.variables;

@@ -4,6 +4,7 @@
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "kiln's C++ graph compiler and training runtime (use the kiln package, not this module)";
+  kiln::python::bind_world(m);  // first: under mpirun, join the job before anything else
   kiln::python::bind_errors(m);
   kiln::python::bind_tensor(m);
   kiln::python::bind_ops(m);

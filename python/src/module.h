@@ -10,5 +10,6 @@ void bind_ops(pybind11::module_& m);
 void bind_config(pybind11::module_& m);
 void bind_data(pybind11::module_& m);
 void bind_estimator(pybind11::module_& m);
+void bind_world(pybind11::module_& m);
 
 }  // namespace kiln::python

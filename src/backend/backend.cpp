@@ -23,9 +23,12 @@ std::string default_backend() { return backend_names().front(); }
 
 std::unique_ptr<Executable> make_executable(const Graph& g, const BackendOptions& options) {
   if (options.backend == "interp") {
-    // The interpreter runs the policy's casts too: it is the oracle for every policy.
-    if (options.compile.policy == PrecisionPolicy::original) return make_interpreter(g);
-    return make_interpreter(passes::lower(g, {.policy = options.compile.policy}));
+    // The interpreter runs the policy's casts too: it is the oracle for every policy. It
+    // reduces in the same buckets as the compiled step (one MPI call per bucket).
+    if (options.compile.policy == PrecisionPolicy::original)
+      return make_interpreter(passes::bucket_all_reduces(g, options.compile.all_reduce_bucket_bytes));
+    return make_interpreter(passes::lower(
+        g, {.policy = options.compile.policy, .all_reduce_bucket_bytes = options.compile.all_reduce_bucket_bytes}));
   }
   if (options.backend == "cpu") {
     try {

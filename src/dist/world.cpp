@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -46,10 +47,26 @@ MPI_Datatype mpi_type(DType t) {
   KILN_THROW(GraphError) << "[all_reduce] " << dtype_name(t) << " is not reduced across ranks; valid: f32, i32, i64";
 }
 
-void finalize_at_exit() {
+// At exit (glibc's on_exit, which passes the status): a clean exit leaves the job with
+// MPI_Finalize, which waits for every rank. A failing one ends the job instead, since the
+// other ranks may be waiting for this one in a collective and would never reach their own
+// MPI_Finalize: `sys.exit(1)` in a Python script on one rank, or any exit(n != 0). 130 is
+// the interrupt that every rank agreed on after the same step (data_parallel.h,
+// on_any_rank): all leave together, once rank 0 has saved its checkpoint.
+void leave_job_at_exit(int status, void*) {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size > 1 && status != 0 && status != 130) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "kiln: rank %d: error: exiting with status %d; ending every rank of the job\n", rank, status);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, status);
+  }
+  MPI_Finalize();
 }
 
 }  // namespace
@@ -65,12 +82,13 @@ World& World::get() {
 
 World::World() {
   if (!launched_by_mpi()) return;
-  // Only the thread that calls the step (the caller of collectives) talks to MPI.
+  // One thread at a time talks to MPI: the one running the step loop (in Python, the
+  // thread that calls train(), not necessarily the one that imported kiln).
   int provided = 0;
-  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
     KILN_THROW(Error) << "[mpi] MPI_Init failed";
   mpi_ = true;
-  std::atexit(finalize_at_exit);
+  ::on_exit(leave_job_at_exit, nullptr);
   // Errors come back as codes, turned into kiln errors that name the rank; the job then
   // ends through abort() (kiln's error path), never by hanging in a collective.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -91,13 +109,13 @@ void World::all_reduce_sum(void* data, int64_t count, DType dtype) {
   for (int64_t done = 0; done < count; done += piece) {
     const int n = static_cast<int>(std::min(piece, count - done));
     const int rc = MPI_Allreduce(MPI_IN_PLACE, p + done * static_cast<int64_t>(dtype_size(dtype)), n, type, MPI_SUM, MPI_COMM_WORLD);
+    ++all_reduce_calls_;
     if (rc != MPI_SUCCESS)
       KILN_THROW(Error) << "[all_reduce] " << prefix() << "the sum over " << size_
                         << " ranks failed (another rank may have died): " << mpi_error_text(rc);
   }
   collective_seconds_ += seconds_now() - t0;
   bytes_reduced_ += count * static_cast<int64_t>(dtype_size(dtype));
-  ++all_reduce_calls_;
 }
 
 void World::all_reduce_sum(double* data, int64_t count) {
@@ -108,6 +126,7 @@ void World::all_reduce_sum(double* data, int64_t count) {
     KILN_THROW(Error) << "[all_reduce] " << prefix() << "the sum over " << size_
                       << " ranks failed (another rank may have died): " << mpi_error_text(rc);
   collective_seconds_ += seconds_now() - t0;
+  ++all_reduce_calls_;
 }
 
 void World::broadcast(void* data, int64_t bytes, int root) {

@@ -14,6 +14,18 @@ Graph& same_graph(const Tensor& a, const Tensor& b, const char* op) {
   return a.graph();
 }
 
+// An op of one or more inputs (concat, a bucket's all_reduce): all of one graph.
+Tensor variadic(Op op, const std::vector<Tensor>& xs, Attrs attrs) {
+  const std::string name(op_name(op));
+  if (xs.empty()) KILN_THROW(GraphError) << "[" << name << "] needs at least one input";
+  std::vector<ValueId> ids;
+  for (const Tensor& x : xs) {
+    same_graph(xs[0], x, name.c_str());
+    ids.push_back(x.id());
+  }
+  return make(xs[0].graph(), op, ids, std::move(attrs));
+}
+
 Tensor unary(Op op, const Tensor& x) {
   KILN_CHECK(x.valid()) << op_name(op) << ": uninitialised Tensor";
   return make(x.graph(), op, {x.id()});
@@ -167,15 +179,7 @@ Tensor slice(const Tensor& x, std::vector<int64_t> begin, std::vector<int64_t> e
 Tensor pad(const Tensor& x, std::vector<int64_t> low, std::vector<int64_t> high) {
   return make(x.graph(), Op::pad, {x.id()}, {{"low", low}, {"high", high}});
 }
-Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
-  if (xs.empty()) KILN_THROW(GraphError) << "[concat] needs at least one input";
-  std::vector<ValueId> ids;
-  for (const Tensor& x : xs) {
-    same_graph(xs[0], x, "concat");
-    ids.push_back(x.id());
-  }
-  return make(xs[0].graph(), Op::concat, ids, {{"axis", axis}});
-}
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis) { return variadic(Op::concat, xs, {{"axis", axis}}); }
 
 Tensor sum_to(const Tensor& x, Shape shape) {
   if (x.shape() == shape) return x;
@@ -241,6 +245,9 @@ Tensor scatter_add(const Tensor& updates, const Tensor& indices, int64_t rows) {
 }
 Tensor all_reduce(const Tensor& x, int64_t world_size) {
   return make(x.graph(), Op::all_reduce, {x.id()}, {{"world_size", world_size}});
+}
+Tensor all_reduce(const std::vector<Tensor>& xs, int64_t world_size) {
+  return variadic(Op::all_reduce, xs, {{"world_size", world_size}});
 }
 Tensor argmax(const Tensor& x, int64_t axis) { return make(x.graph(), Op::argmax, {x.id()}, {{"axis", axis}}); }
 

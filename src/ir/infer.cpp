@@ -398,13 +398,26 @@ void assign(Ctx& c) {
   c.n.shape = var.shape;
 }
 
-// The same tensor, summed over the ranks (float16 and bfloat16 summed in float32).
+// One input: the same tensor, summed over the ranks (float16 and bfloat16 summed in
+// float32). Several (a bucket, passes::bucket_all_reduces): the inputs flattened one after
+// another into one vector, summed over the ranks by one call; all of one type.
 void collective(Ctx& c) {
   const DType t = c.in(0).dtype;
   if (t == DType::boolean) c.fail() << "reduces numbers across ranks, got " << dtype_name(t);
   if (c.n.attrs.i("world_size") < 1) c.fail() << "world_size must be >= 1, got " << c.n.attrs.i("world_size");
-  c.n.shape = c.in(0).shape;
   c.n.dtype = t;
+  if (c.n.inputs.size() == 1) {
+    c.n.shape = c.in(0).shape;
+    return;
+  }
+  int64_t total = 0;
+  for (size_t i = 0; i < c.n.inputs.size(); ++i) {
+    if (c.in(i).dtype != t)
+      c.fail() << "a bucket holds one type: input " << i << " is " << dtype_name(c.in(i).dtype) << ", input 0 "
+               << dtype_name(t);
+    total += numel(c.in(i).shape);
+  }
+  c.n.shape = {total};
 }
 
 void cast(Ctx& c) {

@@ -49,6 +49,16 @@ Graph fuse_epilogues(const Graph& g);
 // activations of a CNN's backward. The pooling gradient must have no other use.
 Graph fuse_relu_masks(const Graph& g);
 
+// Gradient bucketing for data-parallel training: consecutive float32/int32/int64
+// all_reduce nodes of one type become one all_reduce of several inputs (one MPI call, its
+// result a flat vector), cut back into the original tensors with slice + reshape. A
+// bucket holds at most `bucket_bytes` bytes (a larger tensor goes alone) and never a node
+// that depends on one of its own members; buckets are formed in node order and emitted once
+// all their inputs exist, consumers waiting for them. 0 leaves the graph unchanged (one
+// call per all_reduce). Every rank compiles the same graph, so all issue the same calls in
+// the same order.
+Graph bucket_all_reduces(const Graph& g, int64_t bucket_bytes);
+
 struct LowerOptions {
   PrecisionPolicy policy = PrecisionPolicy::original;
   // Non-empty: write the IR after each pass to <dump_dir>/<index>-<pass>.kir, the input as
@@ -56,10 +66,12 @@ struct LowerOptions {
   std::string dump_dir{};
   // If set, called with the same index, pass name and graph as the dump.
   std::function<void(int index, const char* pass, const Graph& g)> after_pass{};
+  // bucket_all_reduces' bucket size in bytes; 0 = one MPI call per all_reduce.
+  int64_t all_reduce_bucket_bytes = 0;
 };
 
 // The single ordered list of passes: verify -> precision -> simplify -> CSE -> epilogues
-// -> ReLU masks -> DCE.
+// -> ReLU masks -> DCE -> all_reduce buckets.
 // The verifier runs after every pass in debug builds.
 Graph lower(const Graph& g, const LowerOptions& options);
 

@@ -44,6 +44,7 @@ Graph lower(const Graph& input, const LowerOptions& options) {
   step("epilogues", fuse_epilogues);
   step("relu_masks", fuse_relu_masks);
   step("dce", dce);
+  step("all_reduce_buckets", [&](const Graph& x) { return bucket_all_reduces(x, options.all_reduce_bucket_bytes); });
   return g;
 }
 

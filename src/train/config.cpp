@@ -79,6 +79,7 @@ ParsedRunConfig RunConfig::validate() const {
   check_at_least("log_step_count_steps", log_step_count_steps, 0, " (0 = off)");
   check_at_least("save_summary_steps", save_summary_steps, 0, " (0 = off)");
   check_at_least("num_threads", num_threads, 0, " (0 = one per core)");
+  check_at_least("all_reduce_bucket_bytes", all_reduce_bucket_bytes, 0, " (0 = one MPI call per gradient)");
   ParsedRunConfig parsed{.accelerate_train_mode = validate_experimental(experimental_config)};
   if (parsed.accelerate_train_mode) check_accelerate_base(*this);
   return parsed;

@@ -77,6 +77,10 @@ std::string describe(const RunConfig& cfg, const ParsedRunConfig& parsed, int64_
   os << "log:                      " << every(cfg.log_step_count_steps, "off") << "\n"
      << "threads:                  " << (cfg.num_threads == 0 ? "auto (one per core)" : std::to_string(cfg.num_threads))
      << "\n"
+     << "all_reduce buckets:       "
+     << (cfg.all_reduce_bucket_bytes == 0 ? "none (one MPI call per gradient)"
+                                          : format_byte_size(cfg.all_reduce_bucket_bytes) + " per MPI call")
+     << " (data-parallel jobs)\n"
      << "random_seed:              "
      << (cfg.random_seed ? std::to_string(*cfg.random_seed) : "unset (chosen at run time)") << "\n";
   return os.str();

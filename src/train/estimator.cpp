@@ -267,12 +267,13 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   const double t0 = now_seconds();
   const World& world = World::get();
   const double collective_before = world.collective_seconds();
-  const int64_t reduced_before = world.bytes_reduced();
+  const int64_t reduced_before = world.bytes_reduced(), calls_before = world.all_reduce_calls();
   if (acc) acc->start(t0);
   StepLoop(s_->vars, *built.exec, acc, options_.interrupt, config_.iterations_per_loop)
       .run(*source, batch, all, ctx, st);
   st.collective_seconds = world.collective_seconds() - collective_before;
   st.bytes_reduced = world.bytes_reduced() - reduced_before;
+  st.all_reduce_calls = world.all_reduce_calls() - calls_before;
   st.stopped_by_hook = ctx.stop_requested() && !st.interrupted;
   st.train_seconds = now_seconds() - t0;
   if (acc) acc->finish();

@@ -54,7 +54,9 @@ BackendOptions Estimator::backend_options() const {
   b.backend = options_.backend;
   // The edge: the environment's defaults are read here, once per Estimator call.
   b.compile = with_environment_defaults(
-      {.policy = effective_policy(config_), .cache = config_.experimental_config.cache_settings()});
+      {.policy = effective_policy(config_),
+       .cache = config_.experimental_config.cache_settings(),
+       .all_reduce_bucket_bytes = config_.all_reduce_bucket_bytes});
   return b;
 }
 

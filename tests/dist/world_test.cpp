@@ -37,6 +37,22 @@ TEST(AllReduceOp, InfersTheInputAndRejectsWhatCannotBeSummed) {
   EXPECT_THROW(all_reduce(b, 2), GraphError);
 }
 
+TEST(AllReduceOp, ABucketIsItsInputsFlattenedOneAfterAnother) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {2, 3});
+  const Tensor y = placeholder(g, "y", DType::f32, {});
+  const Tensor r = all_reduce({x, y}, 2);
+  EXPECT_EQ(r.shape(), (Shape{7}));
+  EXPECT_EQ(r.dtype(), DType::f32);
+  const Tensor i = placeholder(g, "i", DType::i32, {2});
+  try {
+    all_reduce({x, i}, 2);
+    FAIL() << "a bucket mixed float32 and int32";
+  } catch (const GraphError& e) {
+    EXPECT_NE(std::string(e.what()).find("a bucket holds one type: input 1 is i32"), std::string::npos) << e.what();
+  }
+}
+
 TEST(AllReduceOp, RefusesToRunInAJobOfAnotherSize) {
   if (launched_by_mpi()) GTEST_SKIP() << "this test runs outside mpirun";
   Graph g;

@@ -77,3 +77,16 @@ def test_seed_keywords_are_kept():
 def test_unsupported_tf_options_say_so():
     with pytest.raises(NotImplementedError, match="save_checkpoints_secs"):
         kiln.RunConfig(save_checkpoints_secs=600)
+
+
+def test_all_reduce_bucket_size_is_checked_where_it_is_written():
+    assert kiln.RunConfig(all_reduce_bucket_size="4M")._to_cpp().all_reduce_bucket_bytes == 4 << 20
+    assert kiln.RunConfig(all_reduce_bucket_size=0)._to_cpp().all_reduce_bucket_bytes == 0
+    assert kiln.RunConfig()._to_cpp().all_reduce_bucket_bytes == 25 << 20
+    assert kiln.RunConfig(all_reduce_bucket_size=1000).replace(num_threads=1).all_reduce_bucket_size == 1000
+    with pytest.raises(kiln.ConfigError, match=r"^\[all_reduce_bucket_size\] '-1' is invalid"):
+        kiln.RunConfig(all_reduce_bucket_size=-1)
+    with pytest.raises(kiln.ConfigError, match=r"^\[all_reduce_bucket_size\].*lots"):
+        kiln.RunConfig(all_reduce_bucket_size="lots")
+    with pytest.raises(TypeError, match="all_reduce_bucket_size"):
+        kiln.RunConfig(all_reduce_bucket_size=2.5)

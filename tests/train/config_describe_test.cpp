@@ -69,6 +69,9 @@ TEST(Describe, CacheCheckpointsThreadsSeed) {
   EXPECT_TRUE(has(d, "every 1000 steps, keep all")) << d;
   EXPECT_TRUE(has(d, "threads:                  2")) << d;
   EXPECT_TRUE(has(d, "random_seed:              7")) << d;
+  EXPECT_TRUE(has(d, "all_reduce buckets:       25 MiB per MPI call (data-parallel jobs)")) << d;
+  cfg.all_reduce_bucket_bytes = 0;
+  EXPECT_TRUE(has(describe(cfg, 100), "all_reduce buckets:       none (one MPI call per gradient)")) << d;
 }
 
 TEST(Describe, InvalidConfigThrows) {

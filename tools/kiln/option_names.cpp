@@ -11,7 +11,8 @@ const std::map<std::string, std::string>& renamed() {
                                                            {"random_seed", "--seed"},
                                                            {"num_threads", "--threads"},
                                                            {"cache_size_cap_bytes", "--cache-size-cap"},
-                                                           {"cache_strict", "--cache-strict"}};
+                                                           {"cache_strict", "--cache-strict"},
+                                                           {"all_reduce_bucket_bytes", "--all-reduce-bucket-size"}};
   return names;
 }
 

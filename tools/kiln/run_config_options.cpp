@@ -5,6 +5,25 @@
 #include "kiln/error.h"
 
 namespace kiln {
+namespace {
+
+// A size in bytes: "2G", "512M", 1048576 (parse_byte_size; errors name the option).
+CLI::Option* byte_size_option(CLI::App& app, const std::string& name, int64_t& bytes, const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          name,
+          [&bytes, name](const std::string& text) {
+            try {
+              bytes = parse_byte_size(text, name);
+            } catch (const ConfigError& e) {
+              throw CLI::ValidationError(e.what());
+            }
+          },
+          help)
+      ->type_name("SIZE");
+}
+
+}  // namespace
 
 void add_run_config_options(CLI::App& app, RunConfig& cfg) {
   ExperimentalConfig& x = cfg.experimental_config;
@@ -35,18 +54,9 @@ void add_run_config_options(CLI::App& app, RunConfig& cfg) {
   opt(app.add_option("--graph-compiler-cache-dir", x.graph_compiler_cache_dir,
                      "Cache compiled graphs in this directory (created if missing); empty = no cache")
           ->type_name("DIR"));
-  opt(app.add_option_function<std::string>(
-             "--cache-size-cap",
-             [&x](const std::string& text) {
-               try {
-                 x.cache_size_cap_bytes = parse_byte_size(text, "--cache-size-cap");
-               } catch (const ConfigError& e) {
-                 throw CLI::ValidationError(e.what());
-               }
-             },
-             "Largest total size of the compile cache before old entries are evicted, in bytes or "
-             "with a K/M/G/T suffix (default 2G)")
-          ->type_name("SIZE"));
+  opt(byte_size_option(app, "--cache-size-cap", x.cache_size_cap_bytes,
+                       "Largest total size of the compile cache before old entries are evicted, in bytes or "
+                       "with a K/M/G/T suffix (default 2G)"));
   opt(app.add_flag("--cache-strict", x.cache_strict,
                    "Fail the run when the compile cache cannot be used (default: warn and compile)"));
   opt(app.add_option("--iterations-per-loop", cfg.iterations_per_loop,
@@ -66,6 +76,10 @@ void add_run_config_options(CLI::App& app, RunConfig& cfg) {
           ->capture_default_str());
   opt(app.add_option("--threads", cfg.num_threads, "Threads for kernels; 0 = one per core")
           ->capture_default_str());
+  opt(byte_size_option(app, "--all-reduce-bucket-size", cfg.all_reduce_bucket_bytes,
+                       "Data-parallel jobs (mpirun): sum the gradients over the ranks in buckets of at most this "
+                       "many bytes, one MPI call each, in bytes or with a K/M/G suffix; 0 = one call per gradient "
+                       "(default 25M)"));
 }
 
 }  // namespace kiln

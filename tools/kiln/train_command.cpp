@@ -140,6 +140,9 @@ int TrainCommand::run() {
   if (batch_size_ % world.size() != 0)
     KILN_THROW(ConfigError) << "[batch_size] '" << batch_size_ << "' does not split evenly over the job's "
                             << world.size() << " ranks (it is the global batch): give a multiple of " << world.size();
+  if (cmd_->count("--all-reduce-bucket-size") > 0 && !world.distributed())
+    KILN_THROW(ConfigError) << "[all_reduce_bucket_bytes] sizes the gradient sums of a data-parallel job, and this "
+                               "process is alone; run it under mpirun -np N (N >= 2), or leave the option out";
   if (dry_run_) {
     std::printf("%s%s", banner().c_str(), describe(config_, est->parsed_config(), steps_).c_str());
     std::printf("configuration is valid (dry run: nothing trained)\n");
@@ -430,19 +433,21 @@ void TrainCommand::add_world_record(nlohmann::json& record, const CompileSummary
   }
   const double share = st.train_seconds > 0 ? st.collective_seconds / st.train_seconds : 0.0;
   const int64_t per_step = st.steps > 0 ? st.bytes_reduced / st.steps : 0;
+  const double calls_per_step = st.steps > 0 ? static_cast<double>(st.all_reduce_calls) / static_cast<double>(st.steps) : 0;
   record["data_parallel"] = {{"world_size", world.size()},
                              {"threads_per_rank", omp_get_max_threads()},
                              {"collective_seconds", st.collective_seconds},
                              {"collective_share_of_train", share},
                              {"bytes_reduced", st.bytes_reduced},
                              {"bytes_reduced_per_step", per_step},
-                             {"all_reduce_calls", world.all_reduce_calls()},
+                             {"all_reduce_calls", st.all_reduce_calls},
+                             {"all_reduce_calls_per_step", calls_per_step},
                              {"compile_by_rank", per_rank},
                              {"switch_step_by_rank", switch_steps}};
   std::printf("data parallel: %d ranks x %d threads; %.2fs in collectives (%.0f%% of training), %lld bytes reduced"
-              " per step\n",
+              " per step in %.1f MPI_Allreduce calls\n",
               world.size(), omp_get_max_threads(), st.collective_seconds, 100 * share,
-              static_cast<long long>(per_step));
+              static_cast<long long>(per_step), calls_per_step);
 }
 
 void TrainCommand::report_final(Estimator& est, const Data& data) {

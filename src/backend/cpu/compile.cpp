@@ -65,7 +65,9 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
   cpu::CompileDumps dumps(options);
 
   const std::string canonical = canonicalise(g);
-  const Graph lowered = passes::lower(parse_graph(canonical), {.policy = options.policy, .after_pass = dumps.pass_recorder()});
+  const Graph lowered = passes::lower(parse_graph(canonical), {.policy = options.policy,
+                                                               .after_pass = dumps.pass_recorder(),
+                                                               .all_reduce_bucket_bytes = options.all_reduce_bucket_bytes});
   cpu::Schedule schedule = cpu::make_schedule(lowered);
   report.passes_seconds = clock.lap();
   describe_schedule(schedule, report);

@@ -97,10 +97,13 @@ class CompiledExecutable final : public Executable {
     auto* self = static_cast<CompiledExecutable*>(host);
     const Schedule& s = self->schedule_;
     const Node& n = s.graph.node(s.steps[step].node());
-    // The collective sums the step's own buffer: no copies through Arrays.
-    if (n.op == Op::all_reduce &&
-        interp::all_reduce_in_place(n, buffers[s.buffer_of[n.inputs[0]]], buffers[s.buffer_of[s.steps[step].node()]]))
-      return;
+    // The collective sums the step's own buffer: no copies through Arrays (a bucket packs
+    // its inputs into it first).
+    if (n.op == Op::all_reduce) {
+      std::vector<const void*> ins;
+      for (ValueId x : n.inputs) ins.push_back(buffers[s.buffer_of[x]]);
+      if (interp::all_reduce_in_place(s.graph, n, ins, buffers[s.buffer_of[s.steps[step].node()]])) return;
+    }
     std::vector<Array> ins;
     std::vector<const Array*> ptrs;
     for (ValueId x : n.inputs) {

@@ -1,5 +1,6 @@
-// The collective: the input's sum over the ranks of the job, by kiln::World (MPI). The CPU
-// backend reduces its step buffer in place through all_reduce_in_place (Lowering::fallback).
+// The collective: the input's sum over the ranks of the job, by kiln::World (MPI); with
+// several inputs (a bucket), their elements one after another, summed by one call. The CPU
+// backend reduces its step buffers in place through all_reduce_in_place (Lowering::fallback).
 #include <cstring>
 #include <vector>
 
@@ -24,26 +25,39 @@ bool mpi_sums(DType t) { return t == DType::f32 || t == DType::i32 || t == DType
 
 }  // namespace
 
-bool all_reduce_in_place(const Node& n, const void* in, void* out) {
+bool all_reduce_in_place(const Graph& g, const Node& n, std::span<const void* const> ins, void* out) {
   if (!mpi_sums(n.dtype)) return false;
   World& world = world_of(n);
-  const int64_t count = numel(n.shape);
-  if (in != out) std::memmove(out, in, static_cast<size_t>(count) * dtype_size(n.dtype));
-  world.all_reduce_sum(out, count, n.dtype);
+  auto* at = static_cast<std::byte*>(out);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const size_t bytes = static_cast<size_t>(numel(g.node(n.inputs[i]).shape)) * dtype_size(n.dtype);
+    if (ins[i] != at) std::memmove(at, ins[i], bytes);
+    at += bytes;
+  }
+  world.all_reduce_sum(out, numel(n.shape), n.dtype);
   return true;
 }
 
 Array interp_all_reduce(const Node& n, Inputs in) {
+  Array out = Array::uninitialized(n.dtype, n.shape);
   if (mpi_sums(n.dtype)) {
-    Array out = Array::uninitialized(n.dtype, n.shape);
-    all_reduce_in_place(n, in[0]->bytes(), out.bytes());
+    World& world = world_of(n);
+    std::byte* at = out.bytes();
+    for (const Array* x : in) {
+      std::memcpy(at, x->bytes(), x->nbytes());
+      at += x->nbytes();
+    }
+    world.all_reduce_sum(out.bytes(), out.numel(), n.dtype);
     return out;
   }
   // float16, bfloat16: MPI has no such types; summed in float32, rounded once.
   World& world = world_of(n);
-  std::vector<float> sum = in[0]->to_floats();
+  std::vector<float> sum;
+  for (const Array* x : in) {
+    const std::vector<float> f = x->to_floats();
+    sum.insert(sum.end(), f.begin(), f.end());
+  }
   world.all_reduce_sum(sum.data(), static_cast<int64_t>(sum.size()), DType::f32);
-  Array out(n.dtype, n.shape);
   for (int64_t i = 0; i < out.numel(); ++i) out.set(i, sum[static_cast<size_t>(i)]);
   return out;
 }

@@ -72,9 +72,10 @@ class BroadcastIndex {
   std::vector<int64_t> in_strides_;  // per output axis; 0 where broadcast
 };
 
-// all_reduce of a float32/int32/int64 buffer: `in` copied to `out` (they may be the same)
-// and summed there over the ranks. False for other types (interp_all_reduce handles them).
-bool all_reduce_in_place(const Node& n, const void* in, void* out);
+// all_reduce of float32/int32/int64 buffers: the inputs copied one after another into
+// `out` (a single input may be `out` itself) and summed there over the ranks by one MPI
+// call. False for other types (interp_all_reduce handles them).
+bool all_reduce_in_place(const Graph& g, const Node& n, std::span<const void* const> ins, void* out);
 
 // Kernels that no graph node dispatches to (sources and state are handled by the
 // interpreter itself) throw this.

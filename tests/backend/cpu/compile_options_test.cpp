@@ -57,7 +57,8 @@ TEST(CompileOptions, DumpIrAndCodeDirectories) {
     ++files;
     EXPECT_NO_THROW(parse_graph(read(e.path()))) << e.path();
   }
-  EXPECT_EQ(files, 7u) << "input + one file per pass (precision, simplify, cse, epilogues, relu_masks, dce)";
+  EXPECT_EQ(files, 8u)
+      << "input + one file per pass (precision, simplify, cse, epilogues, relu_masks, dce, all_reduce_buckets)";
   EXPECT_NE(read(graph_ir / "1-precision.kir").find("bf16"), std::string::npos);
   const fs::path code = only_entry(code_dir);
   EXPECT_EQ(code.filename().string(), graph_ir.filename().string() + ".cpp");
@@ -91,6 +92,26 @@ TEST(CompileOptions, DumpsAreOnePerGraphAndWrittenOnACacheHit) {
   EXPECT_TRUE(fs::exists(ir_dir / ("graph-" + a.cache_key) / "0-input.kir"));
   EXPECT_NE(read(code_dir / ("graph-" + a.cache_key + ".cpp")).find("kiln_step"), std::string::npos);
   for (const auto& d : {ir_dir, code_dir, cache}) fs::remove_all(d);
+}
+
+// The bucket size changes the compiled step (one MPI call or several), so it changes the
+// cache key: through the generated source, which the key covers. (world_size 1: a graph
+// this process can build; the pass buckets it as it would a job's.)
+TEST(CompileOptions, TheAllReduceBucketSizeIsInTheCacheKey) {
+  Graph g;
+  const Tensor a = placeholder(g, "a", DType::f32, {64});
+  const Tensor b = placeholder(g, "b", DType::f32, {32});
+  g.add_output("ra", (all_reduce(a, 1) * 0.5).id());
+  g.add_output("rb", (all_reduce(b, 1) * 0.5).id());
+  const fs::path cache = fresh_dir("bucket-cache");
+  CompileReport per_gradient, bucketed;
+  compile_cpu(g, {.cache = {.dir = cache.string()}, .all_reduce_bucket_bytes = 0}, &per_gradient);
+  compile_cpu(g, {.cache = {.dir = cache.string()}}, &bucketed);
+  EXPECT_EQ(per_gradient.fallback_ops, 2);  // two MPI calls
+  EXPECT_EQ(bucketed.fallback_ops, 1);      // one
+  EXPECT_EQ(bucketed.cache, CacheOutcome::miss);
+  EXPECT_NE(per_gradient.cache_key, bucketed.cache_key);
+  fs::remove_all(cache);
 }
 
 // An unwritable dump directory is the user's error, said clearly: not a crash, and not a

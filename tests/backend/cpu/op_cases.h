@@ -328,6 +328,8 @@ inline std::vector<Case> reduce_layout_cases() {
   c.push_back({"argmax_float", {Op::argmax}, {Grid({3, 4, 5}, 0)}, [](const auto& x) { return argmax(x[0], 1); }});
   // In a world of one rank the collective is a copy (tests/dist/mpi_train.py runs 2 ranks).
   c.push_back({"all_reduce_one_rank", {Op::all_reduce}, {U({3, 4})}, [](const auto& x) { return all_reduce(x[0], 1); }});
+  c.push_back({"all_reduce_bucket_one_rank", {Op::all_reduce}, {U({3, 4}), U({5}), U({})},
+               [](const auto& x) { return all_reduce({x[0], x[1], x[2]}, 1); }});
   c.push_back({"argmax_nan", {Op::argmax}, {Fixed(DType::f32, {3, 4}, {1, kNaN, 3, 2, 5, 5, -1, 0, -kInf, -kInf, -kInf, -kInf})},
                [](const auto& x) { return argmax(x[0], -1); }});
   c.push_back({"argmax_i32", {Op::argmax}, {Ints(DType::i32, {4, 3}, -2, 2)}, [](const auto& x) { return argmax(x[0], 0); }});

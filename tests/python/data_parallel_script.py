@@ -1,0 +1,69 @@
+"""A training script run by tests/python/test_data_parallel.py, with and without
+`mpirun -np 2` (not a test itself: pytest collects only test_*.py).
+
+usage: data_parallel_script.py train OUT_JSON MODEL_DIR BACKEND
+       data_parallel_script.py raise-in-training | raise-before-training | exit-before-training
+`train`: an MLP on a fixed synthetic problem, 30 steps at the global batch 64; rank 0 writes
+every step's loss and the run's statistics to OUT_JSON. The raise modes raise on rank 1 only,
+during the step loop (a hook, at step 3) or before train() (while rank 0 waits in it); the
+exit mode calls sys.exit(3) on rank 1 before train()."""
+import json
+import sys
+
+import numpy as np
+
+import kiln
+
+FEATURES, CLASSES, BATCH, STEPS = 32, 5, 64, 30
+
+
+def problem(n=1024):
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, CLASSES, size=n).astype(np.int32)
+    centers = np.random.default_rng(11).normal(0, 0.4, size=(CLASSES, FEATURES))  # overlapping: the loss stays far from 0
+    return (centers[labels] + rng.normal(0, 1, size=(n, FEATURES))).astype(np.float32), labels
+
+
+def model_fn(features, labels, mode, params):
+    h = kiln.layers.dense(features, 64, activation=kiln.nn.relu)
+    h = kiln.layers.dense(h, 64, activation=kiln.nn.relu)
+    logits = kiln.layers.dense(h, CLASSES, name="logits")
+    loss = kiln.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    train_op = kiln.train.MomentumOptimizer(0.05, 0.9).minimize(loss, global_step=kiln.train.get_or_create_global_step())
+    return kiln.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+class Losses(kiln.train.SessionRunHook):
+    def __init__(self, raise_at=None):
+        self.losses, self.raise_at = {}, raise_at
+
+    def before_run(self, run_context):
+        return kiln.train.SessionRunArgs("loss:0")
+
+    def after_run(self, run_context, run_values):
+        self.losses[run_context.global_step] = float(run_values.results)
+        if self.raise_at is not None and run_context.global_step == self.raise_at and kiln.distributed.rank() == 1:
+            raise RuntimeError("boom in a hook at step %d" % self.raise_at)
+
+
+def main():
+    mode = sys.argv[1]
+    x, y = problem()
+    model_dir = sys.argv[3] if mode == "train" else None
+    backend = sys.argv[4] if mode == "train" else "interp"
+    config = kiln.RunConfig(model_dir=model_dir, random_seed=3, log_step_count_steps=10, save_checkpoints_steps=10)
+    est = kiln.Estimator(model_fn, config=config, backend=backend)
+    if mode == "raise-before-training" and kiln.distributed.rank() == 1:
+        raise ValueError("boom before training")
+    if mode == "exit-before-training" and kiln.distributed.rank() == 1:
+        sys.exit(3)  # no exception reaches the excepthook: kiln's exit handler ends the job
+    hook = Losses(raise_at=3 if mode == "raise-in-training" else None)
+    est.train(lambda: kiln.data.Dataset.from_tensor_slices((x, y)).shuffle(len(x), seed=5).repeat().batch(
+        BATCH, drop_remainder=True), max_steps=STEPS, hooks=[hook])
+    if kiln.distributed.rank() == 0:
+        with open(sys.argv[2], "w") as f:
+            json.dump({"losses": hook.losses, "stats": est.last_train_stats, "size": kiln.distributed.size()}, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""`mpirun -np 2 python3 script.py` (issue 15): a 2-rank run of tests/python/data_parallel_script.py
+trains as a 1-rank run at the same global batch, rank 0 alone prints and checkpoints, and an
+exception on one rank ends the job naming the rank instead of hanging it. Real mpirun; CI runs
+as root, hence Open MPI's two variables. Each job runs under a timeout, so a hang fails."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data_parallel_script.py")
+REL_TOL = 1e-5
+HANG = 120  # seconds: far beyond a run of these sizes, even on a loaded machine
+
+
+def run(args, ranks, timeout=HANG):
+    if ranks > 1 and not shutil.which("mpirun"):
+        pytest.fail("mpirun was not found: install openmpi-bin (scripts/install-deps)")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = (["mpirun", "--oversubscribe", "-np", str(ranks)] if ranks > 1 else []) + [sys.executable, SCRIPT] + args
+    start = time.time()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail("%s still ran after %d s: it hangs\nstderr:\n%s" % (" ".join(cmd), timeout, e.stderr))
+    return p, time.time() - start
+
+
+@pytest.mark.parametrize("backend", ["cpu", "interp"])
+def test_two_ranks_train_as_one(tmp_path, backend):
+    results = {}
+    for ranks in (1, 2):
+        out, model = tmp_path / ("%d.json" % ranks), tmp_path / ("model-%d" % ranks)
+        p, _ = run(["train", str(out), str(model), backend], ranks)
+        assert p.returncode == 0, "exit %d\nstdout:\n%s\nstderr:\n%s" % (p.returncode, p.stdout, p.stderr)
+        results[ranks] = (json.loads(out.read_text()), p, model)
+    (one, _, _), (two, p2, model2) = results[1], results[2]
+    assert one["size"] == 1 and two["size"] == 2
+    assert two["stats"]["world_size"] == 2 and two["stats"]["all_reduce_calls"] > 0
+    assert two["stats"]["bytes_reduced"] > 0 and one["stats"]["all_reduce_calls"] == 0
+    steps = [str(s) for s in range(1, 31)]
+    assert sorted(one["losses"], key=int) == steps and sorted(two["losses"], key=int) == steps
+    for s in steps:
+        a, b = one["losses"][s], two["losses"][s]
+        assert abs(a - b) <= REL_TOL * max(abs(a), abs(b)), "step %s: loss %r (1 rank) vs %r (2 ranks)" % (s, a, b)
+    # Rank 0 alone speaks: kiln's progress lines (every 10 steps) once each, nothing else
+    # from rank 1; and it alone wrote the checkpoints.
+    progress = [line for line in p2.stdout.splitlines() if line.startswith("step ")]
+    assert len(progress) == 3, p2.stdout
+    assert sorted(f for f in os.listdir(model2) if f.startswith("ckpt-")) == [
+        "ckpt-%012d.kiln" % s for s in (10, 20, 30)]
+
+
+@pytest.mark.parametrize("where", ["raise-in-training", "raise-before-training"])
+def test_an_exception_on_rank_1_ends_the_job(where):
+    p, took = run([where], 2)
+    assert p.returncode != 0
+    assert "kiln: rank 1: error: " in p.stderr and "boom" in p.stderr, p.stderr
+    assert "rank 0: error" not in p.stderr  # rank 0 raised nothing: it was ended from outside
+    print("%s: the job ended in %.1f s, exit %d" % (where, took, p.returncode))
+
+
+def test_a_failing_exit_on_rank_1_ends_the_job():
+    p, took = run(["exit-before-training"], 2)
+    assert p.returncode != 0
+    assert "kiln: rank 1: error: exiting with status 3" in p.stderr, p.stderr
+    print("sys.exit(3) on rank 1: the job ended in %.1f s, exit %d" % (took, p.returncode))
