@@ -135,8 +135,8 @@ TEST(CompileOptions, AnUnwritableDumpDirectoryIsAConfigError) {
   fs::remove_all(file.parent_path());
 }
 
-// profile: the executable times its steps and prints the table when it goes; without it,
-// nothing is printed.
+// profile: the executable times its steps and prints the table (by step, then by kind and
+// op) when it goes; without it, nothing is printed.
 TEST(CompileOptions, ProfilePrintsAStepTableWhenTheExecutableGoes) {
   for (bool profile : {false, true}) {
     ::testing::internal::CaptureStderr();
@@ -146,7 +146,12 @@ TEST(CompileOptions, ProfilePrintsAStepTableWhenTheExecutableGoes) {
     }
     const std::string err = ::testing::internal::GetCapturedStderr();
     EXPECT_EQ(err.find("kiln profile:") != std::string::npos, profile) << err;
-    if (profile) EXPECT_NE(err.find("1 runs"), std::string::npos) << err;
+    if (profile) {
+      EXPECT_NE(err.find("1 runs"), std::string::npos) << err;
+      // The same time grouped by kind and op, each group with its count of steps.
+      EXPECT_NE(err.find("by kind and op:"), std::string::npos) << err;
+      EXPECT_NE(err.find(" steps)\n"), std::string::npos) << err;
+    }
   }
 }
 
