@@ -4,11 +4,13 @@ weights and batches; steps/s after the first steps, final training loss and vali
 loss (nats per character) in float32 and bfloat16. Prints a Markdown table.
 
   /usr/bin/python3 bench/gpt_vs_pytorch.py --steps 200 --precisions f32
-  /usr/bin/python3 bench/gpt_vs_pytorch.py --steps 100 --precisions f32,bf16 --eval-windows 512
+  /usr/bin/python3 bench/gpt_vs_pytorch.py --steps 150 --precisions f32,bf16 --eval-windows 256 --repeats 3
 
 kiln runs `kiln train --model gpt` (compile excluded from its steps/s; the compile cache
 in build/gpt-bench-cache serves repeated runs). PyTorch runs with the fastest of three
-thread settings, probed over --probe-steps steps first and printed.
+thread settings, probed over --probe-steps steps first and printed. The two run
+interleaved --repeats times; the table gives medians, their ranges and the range of the
+per-repeat ratios (this VM's speed drifts by 10-15% over minutes).
 On CPUs without AVX-512 PyTorch's bfloat16 autocast is far slower than its float32.
 """
 import argparse
@@ -74,26 +76,42 @@ def best_torch_setting(a, precision):
     return name, env
 
 
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2])
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--precisions", default="f32")
     p.add_argument("--eval-windows", type=int, default=512)
+    p.add_argument("--repeats", type=int, default=3, help="interleaved runs of each system; the table gives medians")
     p.add_argument("--build", default=os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build")))
     p.add_argument("--probe-steps", type=int, default=20, help="steps of each PyTorch thread-setting probe")
     a = p.parse_args()
     print(f"gpt defaults (4 layers, 4 heads, width 128, context 64, batch 32), AdamW 1e-3 warm-up {warmup_steps(a.steps)} + cosine to "
-          f"1e-4 at step {a.steps}, clip 1, {a.steps} steps; "
+          f"1e-4 at step {a.steps}, clip 1, {a.steps} steps, {a.repeats} interleaved repeats; "
           f"ISA: {isa()}; {os.cpu_count()} CPUs")
     rows = []
     for precision in a.precisions.split(","):
         setting, env = best_torch_setting(a, precision)
-        k, t = run_kiln(a, precision), run_torch(a, precision, extra_env=env)
-        rows.append(f"| {precision} | {k['steps_per_second']:.2f} | {t['steps_per_second']:.2f} ({setting}) | "
-                    f"{k['steps_per_second'] / t['steps_per_second']:.2f} | {k['validation_loss']:.4f} | "
-                    f"{t['validation_loss']:.4f} | {k['compile_seconds']:.1f} |")
-    print("| precision | kiln steps/s | PyTorch steps/s (its best setting) | kiln/PyTorch | kiln val loss |"
-          " PyTorch val loss | kiln compile s |")
+        ks, ts = [], []
+        for r in range(a.repeats):  # interleaved, so that a drift of the machine's speed hits both
+            ks.append(run_kiln(a, precision))
+            ts.append(run_torch(a, precision, extra_env=env))
+            print(f"repeat {r + 1} {precision}: kiln {ks[-1]['steps_per_second']:.2f} steps/s, "
+                  f"pytorch {ts[-1]['steps_per_second']:.2f} steps/s", flush=True)
+        k_rate = median([k["steps_per_second"] for k in ks])
+        t_rate = median([t["steps_per_second"] for t in ts])
+        ratios = [k["steps_per_second"] / t["steps_per_second"] for k, t in zip(ks, ts)]
+        rows.append(f"| {precision} | {k_rate:.2f} ({min(k['steps_per_second'] for k in ks):.2f}-"
+                    f"{max(k['steps_per_second'] for k in ks):.2f}) | {t_rate:.2f} "
+                    f"({min(t['steps_per_second'] for t in ts):.2f}-{max(t['steps_per_second'] for t in ts):.2f}; {setting}) | "
+                    f"{k_rate / t_rate:.2f} ({min(ratios):.2f}-{max(ratios):.2f}) | {ks[0]['validation_loss']:.4f} | "
+                    f"{ts[0]['validation_loss']:.4f} | {ks[0]['compile_seconds']:.1f} |")
+    print("| precision | kiln steps/s median (min-max) | PyTorch steps/s median (min-max; its best setting) |"
+          " kiln/PyTorch (per-repeat range) | kiln val loss | PyTorch val loss | kiln compile s (first run) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
 

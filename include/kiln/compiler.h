@@ -28,8 +28,10 @@ struct CompileOptions {
   std::string dump_code_dir{};
   // What the dumps are called: "train", "eval", ... (letters, digits, '-', '_', '.').
   std::string name = "graph";
-  // Time every kernel and library call; a table goes to stderr when the executable goes.
+  // Time every kernel and library call; a table goes to stderr when the executable goes,
+  // with the `profile_rows` slowest steps and as many groups of (kind, op).
   bool profile = false;
+  int profile_rows = 25;
   // Translation units the generated code is cut into and compiled side by side (one
   // compiler each, then one link); 0: one per core this process may use. The code and the
   // cache key are the same whatever the number.

@@ -1,4 +1,5 @@
 // The environment's defaults for CompileOptions: read here, once, at the edge.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -22,6 +23,10 @@ CompileOptions with_environment_defaults(CompileOptions options) {
   if (!options.profile) {
     const char* v = std::getenv("KILN_PROFILE");
     options.profile = v && *v && std::string(v) != "0";
+    // KILN_PROFILE=N (a number above 1): that many rows instead of 25.
+    char* end = nullptr;
+    const long rows = options.profile ? std::strtol(v, &end, 10) : 0;
+    if (options.profile && end && *end == '\0' && rows > 1) options.profile_rows = static_cast<int>(std::min(rows, 100000L));
   }
   return options;
 }

@@ -63,10 +63,19 @@ std::string elementwise_kernel(const Schedule& s, const Step& st, const std::str
   }
   k << "#pragma omp parallel for if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
   k << "  for (int64_t r = 0; r < " << count / width << "; ++r) {\n";
-  k << "#pragma omp simd\n";
-  k << "    for (int64_t j = 0; j < " << width << "; ++j) {\n";
-  k << "      const int64_t i = r * " << width << " + j;\n";
-  k << body.str() << stores.str() << "    }\n  }\n}\n\n";
+  // One inner loop per piece of the row between pad edges (ExprEmitter::note_row_break):
+  // with constant bounds on j, the compiler folds each pad's test and clamp, so a sum of
+  // pads (a slice's gradient) becomes plain copies.
+  std::vector<int64_t> cuts{0};
+  cuts.insert(cuts.end(), em->row_breaks().begin(), em->row_breaks().end());
+  cuts.push_back(width);
+  for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+    k << "#pragma omp simd\n";
+    k << "    for (int64_t j = " << cuts[c] << "; j < " << cuts[c + 1] << "; ++j) {\n";
+    k << "      const int64_t i = r * " << width << " + j;\n";
+    k << body.str() << stores.str() << "    }\n";
+  }
+  k << "  }\n}\n\n";
   return k.str();
 }
 

@@ -91,6 +91,13 @@ std::string ExprEmitter::coordinate(const std::string& idx, int64_t stride, int6
                                     bool outermost) const {
   ++coordinates_;
   const int64_t w = row_width_;
+  if (w > 0 && idx != "i") {
+    const auto a = aligned_.find(idx);
+    if (a != aligned_.end()) {
+      std::string c = aligned_coordinate(a->second, stride, size, outermost);
+      if (!c.empty()) return c;
+    }
+  }
   if (w > 0 && idx == "i") {
     // i = r*w + j with 0 <= j < w.
     if (stride % w == 0) {
@@ -98,9 +105,6 @@ std::string ExprEmitter::coordinate(const std::string& idx, int64_t stride, int6
       const std::string q = stride == w ? "r" : "(r / " + std::to_string(stride / w) + ")";
       return outermost ? q : "(" + q + " % " + std::to_string(size) + ")";
     }
-    const auto j_over = [](int64_t k) {
-      return k == 1 ? std::string("j") : "static_cast<int64_t>(static_cast<uint32_t>(j) / " + std::to_string(k) + "u)";
-    };
     if (!outermost && stride * size < w && w % (stride * size) == 0) {
       // The coordinate cycles within a row: the same at j as at i.
       return "static_cast<int64_t>(static_cast<uint32_t>(" + j_over(stride) + ") % " + std::to_string(size) + "u)";
@@ -116,6 +120,36 @@ std::string ExprEmitter::coordinate(const std::string& idx, int64_t stride, int6
     }
   }
   return kiln::cpu::coordinate(idx, stride, size, count, outermost);
+}
+
+// j / k in the row loop. For a few pieces (k >= w / 8) the row is cut at the multiples
+// of k, so that within each piece j / k is a constant and the loads are contiguous.
+std::string ExprEmitter::j_over(int64_t k) const {
+  if (k == 1) return "j";
+  if (row_width_ / k <= 8)
+    for (int64_t c = k; c < row_width_; c += k) note_row_break(c);
+  return "static_cast<int64_t>(static_cast<uint32_t>(j) / " + std::to_string(k) + "u)";
+}
+
+// The coordinate of an index R + j (R a multiple of the row width w, 0 <= j < w): as for
+// i = r*w + j, a function of R alone where j cannot carry into it, else R's part plus j's;
+// "" where neither holds (the caller divides the index itself).
+std::string ExprEmitter::aligned_coordinate(const std::string& R, int64_t stride, int64_t size, bool outermost) const {
+  const int64_t w = row_width_;
+  const std::string s = std::to_string(stride), n = std::to_string(size);
+  const std::string q = stride == 1 ? "(" + R + ")" : "((" + R + ") / " + s + ")";
+  if (stride % w == 0) return outermost ? q : "(" + q + " % " + n + ")";
+  if (!outermost && stride * size < w && w % (stride * size) == 0)
+    return "static_cast<int64_t>(static_cast<uint32_t>(" + j_over(stride) + ") % " + n + "u)";
+  if (w % stride == 0 && (outermost || (stride * size) % w == 0))
+    return "(" + (outermost ? q : "(" + q + " % " + n + ")") + " + " + j_over(stride) + ")";
+  return "";
+}
+
+std::string ExprEmitter::declare_aligned_index(const std::string& row_part) {
+  const std::string name = declare_index(row_part + " + j");
+  aligned_[name] = row_part;
+  return name;
 }
 
 std::string ExprEmitter::broadcast_index(const std::string& idx, const Shape& from, const Shape& to) {

@@ -3,6 +3,7 @@
 // expression, loads values that have buffers and names every intermediate once.
 #pragma once
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -36,9 +37,20 @@ class ExprEmitter {
   void split_rows(int64_t width) { row_width_ = width; }
   // Whether the emitted code computed any coordinate (so a row loop may pay off).
   bool computed_coordinates() const { return coordinates_ > 0; }
+  // A column of the row where some read changes behaviour (a pad's edge on the last
+  // axis): the row loop is cut there, so that within each piece the pad's bounds test is
+  // a constant the compiler folds away, with its clamped index.
+  void note_row_break(int64_t j) const {
+    if (j > 0 && j < row_width_) row_breaks_.insert(j);
+  }
+  const std::set<int64_t>& row_breaks() const { return row_breaks_; }
 
   // Declares a local `const int64_t` holding `expr`; returns its name.
   std::string declare_index(const std::string& expr);
+  // In a row loop: declares the index row_part + j, where row_part (free of j) is a
+  // multiple of the row width; coordinates of it are then written as for i itself.
+  std::string declare_aligned_index(const std::string& row_part);
+  int64_t row_width() const { return row_width_; }
 
   // Pointer declarations for the buffers the emitted code reads ("p<buffer>").
   std::string pointer_decls() const;
@@ -52,6 +64,8 @@ class ExprEmitter {
 
  private:
   std::string fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
+  std::string j_over(int64_t k) const;
+  std::string aligned_coordinate(const std::string& R, int64_t stride, int64_t size, bool outermost) const;
   std::string load(ValueId v, const std::string& idx);
 
   const Schedule& s_;
@@ -59,6 +73,8 @@ class ExprEmitter {
   int counter_ = 0;
   int64_t row_width_ = 0;  // 0: one flat loop over i
   mutable int coordinates_ = 0;
+  mutable std::set<int64_t> row_breaks_;
+  std::map<std::string, std::string> aligned_;  // index local -> its row part R (index = R + j)
   std::string decls_;
   std::vector<int> declared_;
   std::vector<int> widened_;  // 16-bit buffers copied to float32 arrays before the loop

@@ -1,4 +1,5 @@
-// Reductions as generated loops, accumulating in double in the interpreter's order. The
+// Reductions as generated loops, accumulating in double (a sum's innermost loop in double
+// lanes: reassociated, it moves the float result far less than one float rounding). The
 // loop nest depends on where the reduced axes are: all after the kept ones (a row sum),
 // all before them (a bias gradient over the batch), or on both sides (a convolution's
 // bias gradient over N, H and W).
@@ -37,6 +38,7 @@ struct Reduction {
 // Reduced axes after the kept ones: one contiguous run per output.
 void suffix_loops(std::ostringstream& k, const Reduction& r, const std::string& par) {
   k << par << "  for (int64_t o = 0; o < " << r.O << "; ++o) {\n    double acc = " << r.init << ";\n";
+  if (!r.max) k << "#pragma omp simd reduction(+ : acc)\n";  // partial sums in double lanes, as run_loops
   k << "    for (int64_t r = 0; r < " << r.K << "; ++r) {\n      const int64_t i = o * " << r.K << " + r;\n";
   k << r.body << "      acc = " << r.accumulate("acc") << ";\n    }\n";
   k << "    out[o] = " << r.finish("acc") << ";\n  }\n}\n\n";

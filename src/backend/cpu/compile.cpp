@@ -106,7 +106,8 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
     report.cache_key = cache->key();
     report.cache_note = cache->note();
   }
-  return cpu::make_compiled_executable(std::move(schedule), std::move(object), profile_title(g, options));
+  return cpu::make_compiled_executable(std::move(schedule), std::move(object), profile_title(g, options),
+                                       options.profile_rows);
 }
 
 }  // namespace kiln

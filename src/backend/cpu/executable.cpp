@@ -1,5 +1,6 @@
 #include "backend/cpu/executable.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -15,8 +16,12 @@ namespace {
 
 class CompiledExecutable final : public Executable {
  public:
-  CompiledExecutable(Schedule schedule, std::unique_ptr<SharedObject> object, const std::string& profile_title)
-      : schedule_(std::move(schedule)), object_(std::move(object)), profile_title_(profile_title) {
+  CompiledExecutable(Schedule schedule, std::unique_ptr<SharedObject> object, const std::string& profile_title,
+                     int profile_rows)
+      : schedule_(std::move(schedule)),
+        object_(std::move(object)),
+        profile_title_(profile_title),
+        profile_rows_(static_cast<size_t>(std::max(profile_rows, 1))) {
     arena_.resize(static_cast<size_t>(schedule_.arena_bytes / 64 + 1));
     table_.assign(schedule_.buffers.size(), nullptr);
     runtime_ = library_runtime();
@@ -28,7 +33,7 @@ class CompiledExecutable final : public Executable {
   }
 
   ~CompiledExecutable() override {
-    if (profile_) std::fputs(profile_->report(schedule_, profile_title_).c_str(), stderr);
+    if (profile_) std::fputs(profile_->report(schedule_, profile_title_, profile_rows_).c_str(), stderr);
   }
 
   Fetches run(const Feeds& feeds, Variables& vars) override {
@@ -124,13 +129,14 @@ class CompiledExecutable final : public Executable {
   Runtime runtime_{};
   std::optional<StepProfile> profile_;  // when profiling
   std::string profile_title_;
+  size_t profile_rows_;
 };
 
 }  // namespace
 
 std::unique_ptr<Executable> make_compiled_executable(Schedule schedule, std::unique_ptr<SharedObject> object,
-                                                     const std::string& profile_title) {
-  return std::make_unique<CompiledExecutable>(std::move(schedule), std::move(object), profile_title);
+                                                     const std::string& profile_title, int profile_rows) {
+  return std::make_unique<CompiledExecutable>(std::move(schedule), std::move(object), profile_title, profile_rows);
 }
 
 }  // namespace kiln::cpu

@@ -137,6 +137,19 @@ TEST(CompileOptions, AnUnwritableDumpDirectoryIsAConfigError) {
 
 // profile: the executable times its steps and prints the table (by step, then by kind and
 // op) when it goes; without it, nothing is printed.
+TEST(CompileOptions, ProfileRowsLimitTheTable) {
+  ::testing::internal::CaptureStderr();
+  {
+    auto exe = compile_cpu(small_graph(), CompileOptions{.profile = true, .profile_rows = 1});
+    expect_small_graph_result(*exe);
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  // Of 2 steps, one row each: title, header, 1 step, "by kind and op:", header, 1 group.
+  size_t lines = 0;
+  for (char c : err) lines += c == '\n';
+  EXPECT_EQ(lines, 6u) << err;
+}
+
 TEST(CompileOptions, ProfilePrintsAStepTableWhenTheExecutableGoes) {
   for (bool profile : {false, true}) {
     ::testing::internal::CaptureStderr();
@@ -162,6 +175,10 @@ TEST(CompileOptions, EnvironmentDefaultsFillOnlyWhatIsUnset) {
   ::setenv("KILN_PROFILE", "1", 1);
   const CompileOptions filled = with_environment_defaults({});
   const CompileOptions kept = with_environment_defaults({.dump_ir_dir = "mine"});
+  ::setenv("KILN_PROFILE", "200", 1);
+  const CompileOptions rows = with_environment_defaults({});
+  ::setenv("KILN_PROFILE", "yes", 1);
+  const CompileOptions word = with_environment_defaults({});
   ::setenv("KILN_PROFILE", "0", 1);
   const CompileOptions zero = with_environment_defaults({});
   ::unsetenv("KILN_DUMP_IR");
@@ -170,6 +187,11 @@ TEST(CompileOptions, EnvironmentDefaultsFillOnlyWhatIsUnset) {
   EXPECT_EQ(filled.dump_ir_dir, "/env/ir");
   EXPECT_EQ(filled.dump_code_dir, "/env/code");
   EXPECT_TRUE(filled.profile);
+  EXPECT_EQ(filled.profile_rows, 25);
+  EXPECT_TRUE(rows.profile);
+  EXPECT_EQ(rows.profile_rows, 200);  // KILN_PROFILE=N: N rows
+  EXPECT_TRUE(word.profile);
+  EXPECT_EQ(word.profile_rows, 25);
   EXPECT_EQ(kept.dump_ir_dir, "mine");
   EXPECT_FALSE(zero.profile);
 }

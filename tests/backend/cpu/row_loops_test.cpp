@@ -38,9 +38,14 @@ Graph row_loop_graph(Feeds& feeds) {
   const Tensor wide = placeholder(g, "wide", DType::f32, {64, 48});
   const Tensor heads = placeholder(g, "heads", DType::f32, {8, 16, 4, 8});
   const Tensor qkv = placeholder(g, "qkv", DType::f32, {128, 96});
+  const Tensor dq = placeholder(g, "dq", DType::f32, {64, 8});
+  const Tensor dk = placeholder(g, "dk", DType::f32, {64, 8});
+  const Tensor dv = placeholder(g, "dv", DType::f32, {64, 8});
   feeds = {{"x", counting({64, 24}, 0.5f)},      {"b", counting({24}, 0.25f)},
            {"c", counting({64, 1}, 0.125f)},     {"wide", counting({64, 48}, 0.75f)},
-           {"heads", counting({8, 16, 4, 8}, 1.5f)}, {"qkv", counting({128, 96}, 0.375f)}};
+           {"heads", counting({8, 16, 4, 8}, 1.5f)}, {"qkv", counting({128, 96}, 0.375f)},
+           {"dq", counting({64, 8}, 0.5f)},      {"dk", counting({64, 8}, -0.25f)},
+           {"dv", counting({64, 8}, 2.0f)}};
   g.add_output("bias", (x + b).id());                                      // j
   g.add_output("column", (x * c).id());                                    // r
   g.add_output("transposed", (transpose(x, {1, 0}) + 1.0).id());           // j * 24 + r
@@ -51,6 +56,9 @@ Graph row_loop_graph(Feeds& feeds) {
   g.add_output("merged_wide", (reshape(heads, {8, 16, 32}) + reshape(transpose(transpose(heads, {0, 2, 1, 3}), {0, 2, 1, 3}), {8, 16, 32})).id());
   // Split heads out of a fused projection: [128,96] -> k = columns 32..63 -> [8,16,4,8] -> [8,4,16,8].
   g.add_output("split", (transpose(reshape(slice(qkv, {0, 32}, {128, 64}), {8, 16, 4, 8}), {0, 2, 1, 3}) * 3.0).id());
+  // The gradient of three slices of one projection: pads summed, cut into pieces at the
+  // pads' edges (8, 16) so that each piece copies one input.
+  g.add_output("pads_sum", (pad(dq, {0, 0}, {0, 16}) + pad(dk, {0, 8}, {0, 8}) + pad(dv, {0, 16}, {0, 0})).id());
   return g;
 }
 
@@ -70,9 +78,23 @@ TEST(RowLoops, StepsThatGatherRunAsRowsAndPlainOnesAsOneLoop) {
   Graph plain;
   const Tensor a = placeholder(plain, "a", DType::f32, {64, 24});
   plain.add_output("y", (exp(a) * a).id());
+  // Rows cut where a pad starts or ends, and where a head of 8 columns starts (merged_wide).
+  EXPECT_NE(src.find("for (int64_t j = 8; j < 16; ++j)"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int64_t j = 24; j < 32; ++j)"), std::string::npos) << src;
   const std::string flat = source_of(plain);
   EXPECT_EQ(occurrences(flat, "for (int64_t r = 0;"), 0) << flat;
   EXPECT_EQ(occurrences(flat, "for (int64_t i = 0;"), 1) << flat;
+}
+
+// A gather of a gather (the head split: a slice, then a transpose) writes the second
+// index from the first one's row part (R + j), so no element divides its index.
+TEST(RowLoops, AChainedGatherReadsThroughTheFirstIndexsRowPart) {
+  Graph g;
+  const Tensor qkv = placeholder(g, "qkv", DType::f32, {128, 96});
+  g.add_output("split", (transpose(reshape(slice(qkv, {0, 32}, {128, 64}), {8, 16, 4, 8}), {0, 2, 1, 3}) * 3.0).id());
+  const std::string src = source_of(g);
+  EXPECT_EQ(occurrences(src, "static_cast<uint32_t>(i"), 0) << src;
+  EXPECT_EQ(occurrences(src, "for (int64_t r = 0;"), 1) << src;
 }
 
 }  // namespace
