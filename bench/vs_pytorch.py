@@ -22,8 +22,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN, END = "<!-- bench-vs-pytorch:begin -->", "<!-- bench-vs-pytorch:end -->"
 ISA_FLAGS = ["avx512f", "avx512_bf16", "amx_tile", "amx_bf16", "avx512_fp16"]
-# The issue's targets for kiln/PyTorch steps/s at batch 256.
-TARGETS = {("mlp", "f32"): 1.3, ("cnn", "f32"): 2.0, ("mlp", "bf16"): 2.5, ("cnn", "bf16"): 3.0}
+# Issue 17's targets for kiln/PyTorch steps/s at batch 256, against PyTorch at its best.
+TARGETS = {("mlp", "f32"): 1.6, ("cnn", "f32"): 3.0, ("mlp", "bf16"): 1.6, ("cnn", "bf16"): 2.5}
 
 
 def workloads(quick):
@@ -212,7 +212,7 @@ def report(meta, results, matmuls):
         "",
         "Training on Fashion-MNIST (same model, initial weights, batches, optimiser: momentum 0.9, lr 0.05; "
         "steps/s over the steps after the warm-up steps (10 for these four, 5 in the sweeps), median (min–max) over the repeats; kiln compile time "
-        "excluded and shown apart, cold = first repeat; steps = first repeat / the others; test accuracy on the "
+        "excluded and shown apart, cold = the first run of the graph (the first thread-setting probe); steps = first repeat / the others; test accuracy on the "
         "10 000 test images after the first repeat's run; peak RSS = ru_maxrss, max over repeats):",
         "",
         "| workload | precision | batch | steps | kiln steps/s | PyTorch steps/s | kiln/PyTorch | best-of | target | "
@@ -224,7 +224,11 @@ def report(meta, results, matmuls):
             continue
         name = "MLP 784-1024-1024-10" if model == "mlp" else "CNN conv32-conv64-fc128"
         target = TARGETS.get((model, prec))
-        cold = k["runs"][0]["compile_seconds"] if k else float("nan")
+        # The first kiln probe of this model and precision compiled into the empty cache; the
+        # timed runs after it load the step from there.
+        cold = next((pr["compile_seconds"] for pr in meta.get("probes", []) if pr["system"] == "kiln" and
+                     pr["model"] == model and pr["precision"] == prec and pr.get("compile_seconds") is not None),
+                    k["runs"][0]["compile_seconds"] if k else float("nan"))
         lines.append(f"| {name} | {prec} | {batch} | {fmt_steps(steps)} | {fmt_rate(k)} | {fmt_rate(p)} | "
                      f"{ratio(k, p):.2f}× | {best_ratio(k, p):.2f}× | ≥ {target}× | {acc(k, steps)} | {acc(p, steps)} | {rss(k)} | {rss(p)} | {cold:.1f} | "
                      f"{config_of(k)} | {config_of(p)} |")
@@ -305,7 +309,8 @@ def probe_thread_configs(loads, opts, start):
                 rate = r.get("steps_per_second", 0.0)
                 rates.append((rate, config))
                 probes.append({"system": system, "model": model_name, "precision": prec, "config": config[0],
-                               "steps": n, "steps_per_second": rate, "error": r.get("error", "")[-300:]})
+                               "steps": n, "steps_per_second": rate, "error": r.get("error", "")[-300:],
+                               "compile_seconds": r.get("compile_seconds")})
                 print(f"[{time.time() - start:6.0f}s] probe {system:7} {model_name} {prec} {config[0]}: "
                       + (f"{rate:.2f} steps/s" if "error" not in r else "FAILED " + r["error"][-300:]),
                       file=sys.stderr, flush=True)
