@@ -265,8 +265,9 @@ def report(meta, results, matmuls):
                                f"{p['median'] * batch if p else float('nan'):.0f} |"))
     lines += [row for _, row in sorted(sweep_rows)]
     if meta.get("probes"):
-        lines += ["", "Thread settings tried before the timed runs (one run each, steps/s; the fastest of each "
-                  "system was timed above, and the sweeps and the matmuls use their precision's MLP winner):", "",
+        lines += ["", f"Thread settings tried before the timed runs ({meta.get('probe_rounds', 1)} interleaved round(s), "
+                  "steps/s of each run; the setting with the best run of each system was timed above, and the sweeps "
+                  "and the matmuls use their precision's MLP winner):", "",
                   "| model | precision | system | setting | steps/s |", "|---|---|---|---|---:|"]
         for pr in meta["probes"]:
             rate = f"{pr['steps_per_second']:.1f}" if not pr["error"] else "failed"
@@ -303,18 +304,22 @@ def probe_thread_configs(loads, opts, start):
         args = ["--model", model_name, "--hidden", hidden, "--batch", str(batch), "--precision", prec,
                 "--steps", str(n), "--warmup", "3" if opts.quick else "5", "--seed", "0"]
         for system in ("kiln", "pytorch"):
-            rates = []
-            for config in thread_configs(system, opts.threads):
-                r = run_json(command(system, args, opts, config[2]), config_env(os.environ, config), timeout=600)
-                rate = r.get("steps_per_second", 0.0)
-                rates.append((rate, config))
-                probes.append({"system": system, "model": model_name, "precision": prec, "config": config[0],
-                               "steps": n, "steps_per_second": rate, "error": r.get("error", "")[-300:],
-                               "compile_seconds": r.get("compile_seconds")})
-                print(f"[{time.time() - start:6.0f}s] probe {system:7} {model_name} {prec} {config[0]}: "
-                      + (f"{rate:.2f} steps/s" if "error" not in r else "FAILED " + r["error"][-300:]),
-                      file=sys.stderr, flush=True)
-            best[(system, model_name, prec)] = max(rates, key=lambda x: x[0])[1]
+            configs = thread_configs(system, opts.threads)
+            rates = {c[0]: 0.0 for c in configs}
+            # Rounds over the settings, interleaved; each setting scores its best round, so a
+            # single disturbed run does not decide (two settings are often within 10%).
+            for _ in range(opts.probe_rounds):
+                for config in configs:
+                    r = run_json(command(system, args, opts, config[2]), config_env(os.environ, config), timeout=600)
+                    rate = r.get("steps_per_second", 0.0)
+                    rates[config[0]] = max(rates[config[0]], rate)
+                    probes.append({"system": system, "model": model_name, "precision": prec, "config": config[0],
+                                   "steps": n, "steps_per_second": rate, "error": r.get("error", "")[-300:],
+                                   "compile_seconds": r.get("compile_seconds")})
+                    print(f"[{time.time() - start:6.0f}s] probe {system:7} {model_name} {prec} {config[0]}: "
+                          + (f"{rate:.2f} steps/s" if "error" not in r else "FAILED " + r["error"][-300:]),
+                          file=sys.stderr, flush=True)
+            best[(system, model_name, prec)] = max(configs, key=lambda c: rates[c[0]])
     return best, probes
 
 
@@ -327,6 +332,8 @@ def main():
     ap.add_argument("--json", default=os.path.join(ROOT, "build", "bench-vs-pytorch.json"))
     ap.add_argument("--markdown", default=os.path.join(ROOT, "BENCHMARKS.md"),
                     help="file whose marked section receives the report ('' = none)")
+    ap.add_argument("--probe-rounds", type=int, default=2,
+                    help="rounds over the thread settings before timing; each setting scores its best round")
     ap.add_argument("--quick", action="store_true", help="a few steps per run: checks the harness, not speed")
     ap.add_argument("--only", default="", help="comma-separated groups to run: main, width, batch, matmul")
     opts = ap.parse_args()
@@ -338,7 +345,7 @@ def main():
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "cpu": model, "isa": isa, "logical_cpus": os.cpu_count(), "threads": opts.threads,
             "repeats": opts.repeats, "versions": versions(opts.python), "load_before": os.getloadavg()[0],
-            "quick": opts.quick, "errors": []}
+            "quick": opts.quick, "errors": [], "probe_rounds": opts.probe_rounds}
     raw = {w: {"kiln": [], "pytorch": []} for w in loads}
     mm_raw = {(m, n, k, p): {"kiln": [], "pytorch": []} for m, n, k in MATMULS for p in ("f32", "bf16")}
     if "matmul" not in groups:

@@ -35,8 +35,17 @@ struct Reduction {
   }
 };
 
-// Reduced axes after the kept ones: one contiguous run per output.
+// Reduced axes after the kept ones: one contiguous run per output. A sum of everything
+// (one output, e.g. a squared norm or the finite check of a gradient) splits its run over
+// the threads instead: partial sums in double, as the lanes do.
 void suffix_loops(std::ostringstream& k, const Reduction& r, const std::string& par) {
+  if (r.O == 1 && !r.max && r.K > kParallelThreshold) {
+    k << "  double acc = 0.0;\n#pragma omp parallel for simd reduction(+ : acc) schedule(static)\n";
+    k << "  for (int64_t r = 0; r < " << r.K << "; ++r) {\n      const int64_t i = r;\n";
+    k << r.body << "      acc = " << r.accumulate("acc") << ";\n  }\n";
+    k << "  out[0] = " << r.finish("acc") << ";\n}\n\n";
+    return;
+  }
   k << par << "  for (int64_t o = 0; o < " << r.O << "; ++o) {\n    double acc = " << r.init << ";\n";
   if (!r.max) k << "#pragma omp simd reduction(+ : acc)\n";  // partial sums in double lanes, as run_loops
   k << "    for (int64_t r = 0; r < " << r.K << "; ++r) {\n      const int64_t i = o * " << r.K << " + r;\n";

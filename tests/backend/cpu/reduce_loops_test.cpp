@@ -1,0 +1,70 @@
+// Reductions as generated loops (codegen_reduce.cpp): a sum of a whole tensor splits its
+// run over the threads (partial sums in double), row sums keep partial sums in double
+// lanes, and a max stays in order. Each must agree with the interpreter's sequential double
+// sum to well within a float rounding, and a NaN or an infinity anywhere must reach the sum
+// (the finite check of accelerate_train_mode's guarded step is such a sum).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "backend/cpu/codegen.h"
+#include "kiln/ops.h"
+#include "passes/passes.h"
+#include "support/backend_compare.h"
+
+namespace kiln {
+namespace {
+
+Array wavy(Shape shape) {
+  Array a(DType::f32, shape);
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = std::sin(0.37f * static_cast<float>(i)) * 3.0f + 0.01f;
+  return a;
+}
+
+Graph sums(Shape shape) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, shape);
+  g.add_output("total", reduce_sum(x * x).id());
+  g.add_output("mean", reduce_mean(x).id());
+  g.add_output("finite", reduce_sum(x * 0.0).id());
+  g.add_output("rows", reduce_sum(x, {1}).id());
+  g.add_output("max", reduce_max(x).id());
+  return g;
+}
+
+int occurrences(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(ReduceLoops, AWholeTensorSumIsSplitOverTheThreadsAndAgreesWithTheInterpreter) {
+  const Graph g = sums({300, 200});  // 60 000 elements: above the parallel threshold
+  const std::string src = cpu::generate_source(cpu::make_schedule(passes::lower(g, {}))).text();
+  // total, mean and the finite check (fused bodies), not the max and not the row sums.
+  EXPECT_EQ(occurrences(src, "#pragma omp parallel for simd reduction(+ : acc)"), 3) << src;
+  const auto r = testkit::run_both(g, {{"x", wavy({300, 200})}}, {}, PrecisionPolicy::original, 1);
+  testkit::expect_same(r, [](const std::string&) { return testkit::Tolerance{1e-7, 0}; });
+  EXPECT_EQ(r.compiled.at(0).at("finite").data<float>()[0], 0.0f);
+}
+
+TEST(ReduceLoops, ANonFiniteElementAnywhereReachesTheSplitSum) {
+  const Graph g = sums({300, 200});
+  auto compiled = compile_cpu(g, CompileOptions{});
+  for (int64_t at : {int64_t{0}, int64_t{29999}, int64_t{59999}}) {
+    for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+      Array x = wavy({300, 200});
+      x.data<float>()[at] = bad;
+      const auto r = testkit::run_both(g, *compiled, {{"x", x}}, {}, PrecisionPolicy::original, 1);
+      for (const auto* run : {&r.interp, &r.compiled}) {
+        EXPECT_TRUE(std::isnan(run->at(0).at("finite").data<float>()[0])) << "element " << at << " = " << bad;
+        EXPECT_FALSE(std::isfinite(run->at(0).at("total").data<float>()[0])) << "element " << at << " = " << bad;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln
