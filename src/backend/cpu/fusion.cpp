@@ -121,4 +121,37 @@ void merge_elementwise(Schedule& s) {
   s.steps = std::move(kept);
 }
 
+void drop_internal_roots(Schedule& s) {
+  const Graph& g = s.graph;
+  std::vector<bool> external(g.size(), false);
+  for (const Output& o : g.outputs()) external[o.value] = true;
+  for (const Node& n : g.nodes())
+    if (lowering_of(n.op) != Lowering::loop)  // assigns, reductions, library, pooling, fallback
+      for (ValueId in : n.inputs) external[in] = true;
+  for (const Step& st : s.steps)
+    for (ValueId r : st.reads) external[r] = true;  // another step's leaf (reads exclude own roots)
+  for (Step& st : s.steps) {
+    if (st.kind != StepKind::elementwise || st.roots.size() < 2) continue;
+    std::vector<ValueId> kept;
+    for (size_t j = 0; j < st.roots.size(); ++j) {
+      const ValueId r = st.roots[j];
+      const int b = s.buffer_of[r];
+      if (j + 1 < st.roots.size() && !external[r] && b >= 0 && s.buffers[b].kind == BufferKind::arena) {
+        s.buffer_of[r] = -1;  // the buffer stays in the list, unplanned and unused
+        continue;
+      }
+      kept.push_back(r);
+    }
+    if (kept.size() == st.roots.size()) continue;
+    st.roots = std::move(kept);
+    std::vector<ValueId> reads;
+    for (ValueId root : st.roots)
+      for (ValueId leaf : leaves_of(s, root))
+        if (std::find(st.roots.begin(), st.roots.end(), leaf) == st.roots.end() &&
+            std::find(reads.begin(), reads.end(), leaf) == reads.end())
+          reads.push_back(leaf);
+    st.reads = std::move(reads);
+  }
+}
+
 }  // namespace kiln::cpu

@@ -22,6 +22,13 @@ std::vector<bool> buffered_values(const Graph& g);
 // Repeats along chains, e.g. a momentum slot and the variable it updates.
 void merge_elementwise(Schedule& s);
 
+// After merging: a root that only its own step reads (not an output, not assigned, not
+// read by another step, a reduction, a library call or a later step) loses its buffer,
+// e.g. a guarded update's new momentum, read by the momentum's select and the weight's
+// update in the same loop. The loop still computes it once per element, and no longer
+// stores it. The step's last root (its node) always stays.
+void drop_internal_roots(Schedule& s);
+
 // Does every read of `leaf` in the fused expression of `root` happen at the element index
 // the loop is writing (so that a loop may write `leaf` or read it as another root)? Only
 // elementwise ops without broadcasting and reshapes keep the index.

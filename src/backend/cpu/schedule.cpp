@@ -1,5 +1,6 @@
 // make_schedule reads as the order of its decisions: which values get buffers (fusion.cpp),
-// one step per computed buffer, multi-output loops (fusion.cpp), variables updated in
+// one step per computed buffer, multi-output loops and the roots only they read
+// (fusion.cpp), variables updated in
 // place (in_place_update.cpp), and the arena (arena_plan.cpp).
 #include "backend/cpu/schedule.h"
 
@@ -84,6 +85,7 @@ Schedule make_schedule(Graph lowered) {
   s.graph = std::move(lowered);
   add_buffers_and_steps(s, buffered_values(s.graph));
   merge_elementwise(s);
+  drop_internal_roots(s);
   write_assigns_in_place(s);
   plan_arena(s);
   return s;
