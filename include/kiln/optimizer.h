@@ -23,6 +23,8 @@ struct TrainOp {
 // 1 / loss_scale, and applies the updates of variables and slots only when every
 // gradient is finite: otherwise they keep their values (the global step still counts).
 // The flag is the bool scalar named kGradsFiniteName. Feeding 1 gives the guard alone.
+// The flag checks the gradients before the division by the scale, which gives the same
+// verdict for every scale >= 1; a scale below 1 is not a loss scale (LossScaler's floor).
 inline constexpr const char* kLossScaleName = "loss_scale";
 inline constexpr const char* kGradsFiniteName = "grads_finite";
 

@@ -198,11 +198,15 @@ TrainOp Optimizer::minimize(const Tensor& loss, std::vector<Tensor> vars) {
   if (!scale) {
     grads = averaged_over_ranks(grad(loss, vars));
   } else {
-    grads = grad(loss * (loss.dtype() == DType::f32 ? *scale : cast(*scale, loss.dtype())), vars);
+    // The gradients of the scaled loss are averaged and checked as the backward pass wrote
+    // them, then divided by the scale: the division then happens inside each update's loop
+    // instead of in a stored copy of every gradient. For a scale of at least 1 (all the loss
+    // scaler feeds: it switches to the original precision below its floor of 1) a gradient
+    // is finite exactly when its quotient is.
+    grads = averaged_over_ranks(grad(loss * (loss.dtype() == DType::f32 ? *scale : cast(*scale, loss.dtype())), vars));
+    grads_finite_ = all_finite(g, grads);
     const Tensor inverse = 1.0 / *scale;
     for (Tensor& gr : grads) gr = gr * (gr.dtype() == DType::f32 ? inverse : cast(inverse, gr.dtype()));
-    grads = averaged_over_ranks(std::move(grads));
-    grads_finite_ = all_finite(g, grads);
   }
   if (clip_norm_ > 0) grads = clip_by_global_norm(grads, clip_norm_);
   struct Reset {

@@ -6,6 +6,21 @@
 
 namespace kiln::cpu {
 
+namespace {
+
+// A float cast to a type at least as wide of a value that has a buffer of its own (a
+// source, a library call's or a reduction's result): reading the narrower value again is
+// cheaper than storing the wider copy and reading that, e.g. a bfloat16 matmul's gradient
+// widened to float32 and read by both the finite check and the update.
+bool widens_a_stored_value(const Graph& g, const Node& node) {
+  if (node.op != Op::cast) return false;
+  const Node& x = g.node(node.inputs[0]);
+  return lowering_of(x.op) != Lowering::loop && is_float(x.dtype) && is_float(node.dtype) &&
+         dtype_size(x.dtype) <= dtype_size(node.dtype) && x.shape == node.shape;
+}
+
+}  // namespace
+
 std::vector<bool> buffered_values(const Graph& g) {
   const size_t n = g.size();
   std::vector<int> uses(n, 0);
@@ -31,7 +46,7 @@ std::vector<bool> buffered_values(const Graph& g) {
     const Lowering how = lowering_of(node.op);
     if (how == Lowering::update) {
       buffered[i] = false;  // an assign has no value of its own
-    } else if (how != Lowering::loop || (node.op != Op::constant && uses[i] > 1)) {
+    } else if (how != Lowering::loop || (node.op != Op::constant && uses[i] > 1 && !widens_a_stored_value(g, node))) {
       buffered[i] = true;
     }
   }

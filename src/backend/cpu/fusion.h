@@ -12,8 +12,9 @@ namespace kiln::cpu {
 // and reductions always do; a loop value does when it is an output or assigned, when a
 // step that is not a loop reads it, when more than one node reads it (it is computed
 // once), or when a loop over more elements reads it (it would be recomputed per
-// element; constants are the exception, cheaper to recompute than to load). A
-// reduction's input expression is fused into the reduction whatever its size.
+// element; constants are the exception, cheaper to recompute than to load, and so are
+// widening float casts of values that have buffers). A reduction's input expression is
+// fused into the reduction whatever its size.
 std::vector<bool> buffered_values(const Graph& g);
 
 // Vertical multi-output fusion: an elementwise step whose first reader is an

@@ -149,6 +149,24 @@ TEST(Fusion, AGuardedMomentumUpdateStoresOnlyTheAssignedValues) {
   EXPECT_EQ(sorted(s.steps[0].reads), sorted({v.id(), w.id(), grad.id(), finite.id()}));
 }
 
+// A widening float cast of a value that has a buffer is read again by each of its readers
+// (2 bytes per element) rather than stored wide (4 bytes written, 4 read): the bfloat16
+// gradient read by both the finite check and the update. A narrowing cast is stored.
+TEST(Fusion, AWideningCastOfAStoredValueIsRecomputedNotStored) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::bf16, {4, 8});
+  const Tensor wide = cast(x, DType::f32);
+  g.add_output("check", reduce_sum(wide * 0.0).id());
+  g.add_output("scaled", (wide * 0.5).id());
+  const Tensor y = placeholder(g, "y", DType::f32, {4, 8});
+  const Tensor narrow = cast(y, DType::bf16);
+  g.add_output("a", (narrow + narrow).id());
+  g.add_output("b", reduce_sum(narrow).id());
+  const Schedule s = make_schedule(g);
+  EXPECT_FALSE(s.has_buffer(wide.id()));
+  EXPECT_TRUE(s.has_buffer(narrow.id()));
+}
+
 TEST(Fusion, ALoopReadingAnotherAtOtherIndicesStaysSeparate) {
   Graph g;
   const Tensor x = placeholder(g, "x", DType::f32, {4, 4});
