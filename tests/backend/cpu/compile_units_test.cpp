@@ -12,23 +12,17 @@
 #include "kiln/compiler.h"
 #include "kiln/error.h"
 #include "passes/passes.h"
+#include "support/generated_code.h"
 #include "support/test_arrays.h"
 #include "support/training_graphs.h"
 
 namespace kiln {
 namespace {
 
+using testkit::generated;
+using testkit::occurrences;
+
 Graph mlp_training_step() { return testkit::mlp_training_step(4); }
-
-cpu::GeneratedSource generated(const Graph& g) {
-  return cpu::generate_source(cpu::make_schedule(passes::lower(g, {})));
-}
-
-int occurrences(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 TEST(CompileUnits, EveryKernelIsInExactlyOneUnitAndTheEntryInTheFirst) {
   const cpu::GeneratedSource src = generated(mlp_training_step());

@@ -13,9 +13,12 @@
 #include "kiln/ops.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"
+#include "support/generated_code.h"
 
 namespace kiln {
 namespace {
+
+using testkit::occurrences;
 
 Array wavy(Shape shape) {
   Array a(DType::f32, shape);
@@ -34,15 +37,9 @@ Graph sums(Shape shape) {
   return g;
 }
 
-int occurrences(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST(ReduceLoops, AWholeTensorSumIsSplitOverTheThreadsAndAgreesWithTheInterpreter) {
   const Graph g = sums({300, 200});  // 60 000 elements: above the parallel threshold
-  const std::string src = cpu::generate_source(cpu::make_schedule(passes::lower(g, {}))).text();
+  const std::string src = testkit::source_of(g);
   // total, mean and the finite check (fused bodies), not the max and not the row sums.
   EXPECT_EQ(occurrences(src, "#pragma omp parallel for simd reduction(+ : acc)"), 3) << src;
   const auto r = testkit::run_both(g, {{"x", wavy({300, 200})}}, {}, PrecisionPolicy::original, 1);

@@ -10,23 +10,19 @@
 #include "kiln/ops.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"
+#include "support/generated_code.h"
 #include "support/test_arrays.h"
 
 namespace kiln {
 namespace {
 
+using testkit::source_of;
+using testkit::occurrences;
+
 Array counting(Shape shape, float scale) {
   Array a(DType::f32, shape);
   for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = scale * static_cast<float>(i % 997) - 3.0f;
   return a;
-}
-
-std::string source_of(const Graph& g) { return cpu::generate_source(cpu::make_schedule(passes::lower(g, {}))).text(); }
-
-int occurrences(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 // One output per form; each is its own step (outputs are not fused into each other).
