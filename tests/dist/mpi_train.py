@@ -6,12 +6,14 @@ Scenarios: parity_interp, parity_cpu, accelerate, kill_rank, interrupt, shared_c
 buckets.
 Exit 0 = pass, 1 = fail (with the reason), 77 = skipped (no data set or no mpirun).
 """
+import atexit
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 DATA = "/usr/share/datasets/fashion-mnist"
@@ -277,6 +279,14 @@ def main():
         print("mpirun was not found: install openmpi-bin (scripts/install-deps)", file=sys.stderr)
         return 1
     os.makedirs(work, exist_ok=True)
+    # A session directory of this test's own for Open MPI. By default every job of a user
+    # shares /tmp/ompi.<host>.<uid>, and under `ctest -j2` one job's cleanup removed it while
+    # another's mpirun was creating its own directory below it ("A call to mkdir was unable
+    # to create the desired directory", seen once in the asan suite). Short, under /tmp:
+    # Open MPI puts Unix sockets there, whose paths must stay under 108 bytes.
+    session = tempfile.mkdtemp(prefix="kiln-ompi-")
+    os.environ["OMPI_MCA_orte_tmpdir_base"] = session
+    atexit.register(shutil.rmtree, session, True)
     scenarios = {
         "parity_interp": lambda: parity(kiln, work, "interp"),
         "parity_cpu": lambda: parity(kiln, work, "cpu"),

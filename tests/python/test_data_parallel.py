@@ -2,11 +2,13 @@
 trains as a 1-rank run at the same global batch, rank 0 alone prints and checkpoints, and an
 exception on one rank ends the job naming the rank instead of hanging it. Real mpirun; CI runs
 as root, hence Open MPI's two variables. Each job runs under a timeout, so a hang fails."""
+import atexit
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -14,12 +16,17 @@ import pytest
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data_parallel_script.py")
 REL_TOL = 1e-5
 HANG = 120  # seconds: far beyond a run of these sizes, even on a loaded machine
+# Open MPI's session directory, this test's own: jobs of one user running side by side under
+# ctest -j2 can otherwise remove each other's (tests/dist/mpi_train.py says more).
+SESSION = tempfile.mkdtemp(prefix="kiln-ompi-")
+atexit.register(shutil.rmtree, SESSION, True)
 
 
 def run(args, ranks, timeout=HANG):
     if ranks > 1 and not shutil.which("mpirun"):
         pytest.fail("mpirun was not found: install openmpi-bin (scripts/install-deps)")
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_orte_tmpdir_base=SESSION)  # see tests/dist/mpi_train.py
     cmd = (["mpirun", "--oversubscribe", "-np", str(ranks)] if ranks > 1 else []) + [sys.executable, SCRIPT] + args
     start = time.time()
     try:
