@@ -16,6 +16,7 @@ On CPUs without AVX-512 PyTorch's bfloat16 autocast is far slower than its float
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -76,11 +77,6 @@ def best_torch_setting(a, precision):
     return name, env
 
 
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2])
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--steps", type=int, default=200)
@@ -102,8 +98,8 @@ def main():
             ts.append(run_torch(a, precision, extra_env=env))
             print(f"repeat {r + 1} {precision}: kiln {ks[-1]['steps_per_second']:.2f} steps/s, "
                   f"pytorch {ts[-1]['steps_per_second']:.2f} steps/s", flush=True)
-        k_rate = median([k["steps_per_second"] for k in ks])
-        t_rate = median([t["steps_per_second"] for t in ts])
+        k_rate = statistics.median([k["steps_per_second"] for k in ks])
+        t_rate = statistics.median([t["steps_per_second"] for t in ts])
         ratios = [k["steps_per_second"] / t["steps_per_second"] for k, t in zip(ks, ts)]
         rows.append(f"| {precision} | {k_rate:.2f} ({min(k['steps_per_second'] for k in ks):.2f}-"
                     f"{max(k['steps_per_second'] for k in ks):.2f}) | {t_rate:.2f} "

@@ -1,27 +1,18 @@
 // loop_<op> for the index-mapping ops: each output element reads one input element, at
 // an index computed from the output's coordinates (reshape keeps the linear index).
-#include <cctype>
-
 #include "backend/cpu/loop_ops.h"
 
 namespace kiln::cpu {
 namespace {
-
-// Whether a text names the row loop's column j (as an identifier, not inside another).
-bool mentions_j(const std::string& e) {
-  for (size_t p = e.find('j'); p != std::string::npos; p = e.find('j', p + 1)) {
-    const auto ident = [&](size_t q) { return std::isalnum(static_cast<unsigned char>(e[q])) || e[q] == '_'; };
-    if ((p == 0 || !ident(p - 1)) && (p + 1 == e.size() || !ident(p + 1))) return true;
-  }
-  return false;
-}
 
 // The input element at the index summed over the output's axes of term(axis, the
 // output's coordinate on that axis). `step(a)`, where given, is the input stride the
 // term multiplies the coordinate by (after adding a multiple of the row width, if any):
 // in a row loop, an index whose only column term is j itself, every other term a
 // multiple of the row width, is R + j, and the ops that read through it (a slice after a
-// transpose, say) see contiguous rows too (ExprEmitter::declare_aligned_index).
+// transpose, say) see contiguous rows too (ExprEmitter::declare_aligned_index). A
+// coordinate is exactly "j" only on a last axis as wide as the row, so every other axis's
+// stride is a multiple of the row width and its coordinate a function of the row alone.
 template <class Term, class Step>
 std::string gathered(LoopOp& op, Term term, Step step) {
   const Shape& os = op.n.shape;
@@ -38,7 +29,7 @@ std::string gathered(LoopOp& op, Term term, Step step) {
     if (c == "j" && m == 1 && !has_j) {
       has_j = true;
       row += " + " + term(a, "0");  // a slice's offset on the last axis (a multiple of w)
-    } else if (w > 0 && m > 0 && m % w == 0 && !mentions_j(c)) {
+    } else if (w > 0 && m > 0 && m % w == 0) {
       row += " + " + t;
     } else {
       aligned = false;
