@@ -5,7 +5,7 @@
 
 namespace kiln::cpu {
 
-inline constexpr int kAbiVersion = 7;
+inline constexpr int kAbiVersion = 8;
 
 // Services kiln offers to generated code (filled by the host, passed to every step).
 struct Runtime {
@@ -18,9 +18,11 @@ struct Runtime {
   // Convolution (pass 0 forward, 1 backward_input, 2 backward_filter) through oneDNN.
   // geom holds the 13 values of onednn::ConvGeom in order; inputs as for onednn::conv2d.
   // The forward may add a per-channel bias (bias_dtype f32 or bf16) and apply ReLU, as
-  // matmul does. (Pooling is generated code: codegen_pool.cpp.)
+  // matmul does; for backward_filter, `bias` is an output instead: the bias gradient
+  // (since 8). layouts (since 8): the channel blocks of x and y (onednn::ConvLayouts),
+  // x_block + 256 * y_block. (Pooling is generated code: codegen_pool.cpp.)
   void (*conv)(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom, const void* bias,
-               int bias_dtype, int relu);
+               int bias_dtype, int relu, int layouts);
   // Runs step `step` of the schedule with the interpreter's kernel.
   void (*fallback)(void* host, int step, void** buffers);
   // Null unless the host profiles (KILN_PROFILE): called after every step with its index.

@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "backend/cpu/bias_gradient.h"
 #include "ir/conv_geometry.h"
 #include "kiln/error.h"
 
@@ -50,7 +51,31 @@ std::string geometry_array(const std::string& name, const ConvGeometry& g) {
   return out + "};\n";
 }
 
-// Every convolution family: rt->conv(pass, dtype, input 0, input 1, out, geometry).
+// The trailing (bias, bias_dtype, relu, layouts) arguments of rt->conv: the forward's
+// epilogue, or backward_filter's bias gradient (bias_gradient.h), then the channel blocks
+// of x and y (layout_plan.h).
+std::string conv_tail(const Schedule& s, const Step& st) {
+  const Node& n = s.graph.node(st.node());
+  const OpFamily f = op_info(n.op).family;
+  ValueId x = n.inputs[0], y = st.node();
+  if (f == OpFamily::Conv2DBackwardInput) std::swap(x, y);
+  if (f == OpFamily::Conv2DBackwardFilter) y = n.inputs[1];
+  const int layouts = s.block(x) + 256 * s.block(y);
+  std::string note;  // "x <layout>, y <layout>" where either is blocked
+  if (layouts) note = std::string("x ") + (s.block(x) ? "nChw" + std::to_string(s.block(x)) + "c" : "plain") +
+                      ", y " + (s.block(y) ? "nChw" + std::to_string(s.block(y)) + "c" : "plain");
+  std::string tail = epilogue_args(s, n);
+  const ValueId db = bias_gradient_of(s, st);
+  if (db >= 0)
+    tail = ", B[" + std::to_string(s.buffer_of[db]) + "], " + std::to_string(static_cast<int>(s.graph.node(db).dtype)) +
+           ", 0);  // + bias gradient\n";
+  const size_t close = tail.find(");");
+  tail.insert(close, ", " + std::to_string(layouts));
+  if (!note.empty()) tail.insert(tail.size() - 1, tail.find("//") == std::string::npos ? "  // " + note : ", " + note);
+  return tail;
+}
+
+// Every convolution family: rt->conv(pass, dtype, input 0, input 1, out, geometry, ...).
 std::string conv_call(const Schedule& s, const Step& st, size_t index) {
   const Node& n = s.graph.node(st.node());
   auto buf = [&](ValueId v) { return "B[" + std::to_string(s.buffer_of[v]) + "]"; };
@@ -58,7 +83,7 @@ std::string conv_call(const Schedule& s, const Step& st, size_t index) {
   std::ostringstream c;
   c << geometry_array(g, conv_geometry(s.graph, n));
   c << "  rt->conv(" << conv_pass(op_info(n.op).family) << ", " << static_cast<int>(n.dtype) << ", "
-    << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << buf(st.node()) << ", " << g << epilogue_args(s, n);
+    << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << buf(st.node()) << ", " << g << conv_tail(s, st);
   return c.str();
 }
 

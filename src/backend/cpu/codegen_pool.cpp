@@ -102,15 +102,6 @@ std::string gradient_direct(const Schedule& s, const Node& n, ValueId id, const 
 
 // 2x2 windows, stride 2, no padding, float32 or bfloat16 throughout: each output row is
 // one call of the prelude's vectorised row functions (prelude_pool.cpp).
-bool is_maxpool2x2(const Schedule& s, const Node& n) {
-  if (n.op != Op::max_pool2d && n.op != Op::max_pool2d_grad) return false;
-  if (n.dtype != DType::f32 && n.dtype != DType::bf16) return false;
-  for (ValueId in : n.inputs)
-    if (s.graph.node(in).dtype != n.dtype) return false;
-  const std::vector<int64_t> two{2, 2}, zero{0, 0};
-  return n.attrs.ints("window") == two && n.attrs.ints("stride") == two && n.attrs.ints("padding") == zero;
-}
-
 std::string maxpool2x2(const Schedule& s, const Node& n, ValueId id, const std::string& name) {
   const bool grad = n.op == Op::max_pool2d_grad;
   const Node& xn = s.graph.node(n.inputs[0]);
@@ -227,9 +218,19 @@ std::string gradient(const Schedule& s, const Node& n, ValueId id, const std::st
 
 }  // namespace
 
+bool is_maxpool2x2(const Graph& g, const Node& n) {
+  if (n.op != Op::max_pool2d && n.op != Op::max_pool2d_grad) return false;
+  if (n.dtype != DType::f32 && n.dtype != DType::bf16) return false;
+  for (ValueId in : n.inputs)
+    if (g.node(in).dtype != n.dtype) return false;
+  const std::vector<int64_t> two{2, 2}, zero{0, 0};
+  return n.attrs.ints("window") == two && n.attrs.ints("stride") == two && n.attrs.ints("padding") == zero;
+}
+
 std::string pool_kernel(const Schedule& s, const Step& st, const std::string& name) {
   const Node& n = s.graph.node(st.node());
-  if (is_maxpool2x2(s, n)) return maxpool2x2(s, n, st.node(), name);
+  if (is_maxpool2x2(s.graph, n))
+    return s.block(n.inputs[0]) ? blocked_maxpool2x2(s, st, name) : maxpool2x2(s, n, st.node(), name);
   switch (op_info(n.op).family) {
     case OpFamily::Pool2D: return forward(s, n, st.node(), name);
     case OpFamily::Pool2DGrad:

@@ -53,12 +53,17 @@ onednn::ConvGeom geom_of(const int64_t* v) {
 }
 
 void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom, const void* bias,
-             int bias_dtype, int relu) {
+             int bias_dtype, int relu, int layouts) {
   const onednn::ConvGeom g = geom_of(geom);
   const auto p = static_cast<onednn::ConvPass>(pass);
   const auto t = static_cast<DType>(dtype);
-  const onednn::Epilogue e = epilogue_of(t, bias, bias_dtype, relu);
-  if (t != DType::f16) return onednn::conv2d(p, t == DType::bf16, a, b, out, g, e);
+  const onednn::ConvLayouts l{layouts % 256, layouts / 256};
+  // backward_filter's bias is the bias gradient it writes.
+  const bool db = p == onednn::ConvPass::backward_filter;
+  const onednn::Epilogue e = db ? onednn::Epilogue{} : epilogue_of(t, bias, bias_dtype, relu);
+  const onednn::BiasGradient grad{db ? const_cast<void*>(bias) : nullptr, static_cast<DType>(bias_dtype) == DType::bf16};
+  if (t != DType::f16) return onednn::conv2d(p, t == DType::bf16, a, b, out, g, e, l, grad);
+  KILN_CHECK(layouts == 0 && !grad.out && !e.bias) << "a float16 convolution is plain, without bias or bias gradient";
   const int64_t x = g.n * g.c * g.h * g.w, w = g.o * g.c * g.kh * g.kw, y = g.n * g.o * g.oh * g.ow;
   const int64_t na = p == onednn::ConvPass::backward_input ? y : x;
   const int64_t nb = p == onednn::ConvPass::forward ? w : (p == onednn::ConvPass::backward_input ? w : y);

@@ -1,14 +1,17 @@
 // make_schedule reads as the order of its decisions: which values get buffers (fusion.cpp),
-// one step per computed buffer, multi-output loops and the roots only they read
-// (fusion.cpp), variables updated in
-// place (in_place_update.cpp), and the arena (arena_plan.cpp).
+// one step per computed buffer, bias gradients joined to their convolutions
+// (bias_gradient.cpp), multi-output loops and the roots only they read (fusion.cpp),
+// variables updated in place (in_place_update.cpp), activation layouts
+// (layout_plan.cpp), and the arena (arena_plan.cpp).
 #include "backend/cpu/schedule.h"
 
 #include <set>
 
 #include "backend/cpu/arena_plan.h"
+#include "backend/cpu/bias_gradient.h"
 #include "backend/cpu/fusion.h"
 #include "backend/cpu/in_place_update.h"
+#include "backend/cpu/layout_plan.h"
 #include "backend/cpu/lowering.h"
 #include "kiln/error.h"
 
@@ -84,9 +87,11 @@ Schedule make_schedule(Graph lowered) {
   Schedule s;
   s.graph = std::move(lowered);
   add_buffers_and_steps(s, buffered_values(s.graph));
+  fuse_bias_gradients(s);
   merge_elementwise(s);
   drop_internal_roots(s);
   write_assigns_in_place(s);
+  plan_layouts(s);
   plan_arena(s);
   return s;
 }

@@ -48,20 +48,23 @@ struct Buffer {
 struct Schedule {
   Graph graph;                       // the lowered graph the schedule is for
   std::vector<int> buffer_of;        // per node: its buffer index, or -1 if computed inline
+  std::vector<int> block_of;         // per node: 0 plain, or its buffer's channel block (layout_plan.h)
   std::vector<Buffer> buffers;
   std::vector<Step> steps;           // in execution order
   int64_t arena_bytes = 0;           // peak memory of the planned arena
   int64_t unplanned_bytes = 0;       // sum of all arena buffers, as if none were reused
 
   bool has_buffer(ValueId v) const { return buffer_of[v] >= 0; }
+  int block(ValueId v) const { return block_of.empty() ? 0 : block_of[v]; }
   // Is the assign's new value written in place (so there is nothing to copy after the step)?
   bool in_place(ValueId assign) const;
   int kernel_count() const;          // elementwise + reduce + pool steps
 };
 
 // The schedule of a lowered graph: which values get buffers (fusion.h), one step per
-// computed buffer in node order, multi-output loops (fusion.h), variables updated in
-// place (in_place_update.h), and the arena (arena_plan.h).
+// computed buffer in node order, bias gradients joined to their convolutions
+// (bias_gradient.h), multi-output loops (fusion.h), variables updated in place
+// (in_place_update.h), activation layouts (layout_plan.h), and the arena (arena_plan.h).
 Schedule make_schedule(Graph lowered);
 
 // Which values a fused expression rooted at `root` reads from buffers.

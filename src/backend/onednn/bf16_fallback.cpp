@@ -42,8 +42,8 @@ void widened_matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int6
 }
 
 void widened_conv2d_bf16(ConvPass pass, const void* a, const void* b, void* out, const ConvGeom& g,
-                         const Epilogue& epilogue) {
-  thread_local std::vector<float> fa, fb, fo, fbias;
+                         const Epilogue& epilogue, const ConvLayouts& layouts, const BiasGradient& bias_gradient) {
+  thread_local std::vector<float> fa, fb, fo, fbias, fdb;
   const int64_t x = g.n * g.c * g.h * g.w, w = g.o * g.c * g.kh * g.kw, y = g.n * g.o * g.oh * g.ow;
   const int64_t na = pass == ConvPass::backward_input ? y : x;
   const int64_t nb = pass == ConvPass::backward_filter ? y : w;
@@ -51,8 +51,14 @@ void widened_conv2d_bf16(ConvPass pass, const void* a, const void* b, void* out,
   widen(a, fa, na);
   widen(b, fb, nb);
   fo.resize(static_cast<size_t>(no));
-  conv2d(pass, false, fa.data(), fb.data(), fo.data(), g, widened_epilogue(epilogue, g.o, fbias));
+  BiasGradient db = bias_gradient;
+  if (db.out && db.bf16) {
+    fdb.resize(static_cast<size_t>(g.o));
+    db = {fdb.data(), false};
+  }
+  conv2d(pass, false, fa.data(), fb.data(), fo.data(), g, widened_epilogue(epilogue, g.o, fbias), layouts, db);
   narrow(fo, out);
+  if (bias_gradient.out && bias_gradient.bf16) narrow(fdb, bias_gradient.out);
 }
 
 }  // namespace kiln::onednn

@@ -11,7 +11,8 @@ namespace kiln::onednn {
 
 void widened_matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n,
                          int64_t k, bool transpose_a, bool transpose_b, const Epilogue& epilogue);
+// Widening keeps each element in place, so the layouts carry over to the float32 copies.
 void widened_conv2d_bf16(ConvPass pass, const void* a, const void* b, void* out, const ConvGeom& g,
-                         const Epilogue& epilogue);
+                         const Epilogue& epilogue, const ConvLayouts& layouts, const BiasGradient& bias_gradient);
 
 }  // namespace kiln::onednn

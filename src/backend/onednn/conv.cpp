@@ -1,8 +1,12 @@
-// Convolution through oneDNN. kiln's buffers are plain NCHW/OIHW, but oneDNN's fast
-// convolutions (jit:avx512_core, jit_bf16, brgconv) want channel-blocked layouts: on plain
-// tensors it falls back to im2col + gemm, 2-6x slower. So each pass lets oneDNN choose
-// its layouts (format_tag::any) and reorders the arguments whose chosen layout differs,
-// through per-thread scratch buffers; the reorders cost a few percent of the convolution.
+// Convolution through oneDNN. oneDNN's fast convolutions (jit:avx512_core, jit_bf16,
+// brgconv) want channel-blocked activations (nChw16c, nChw8c on AVX2): on plain tensors it
+// falls back to im2col + gemm, 2-6x slower. So each pass lets oneDNN choose its layouts
+// (format_tag::any). kiln's buffers say how they are stored (ConvLayouts: the CPU
+// schedule keeps activations blocked between convolutions and pooling where oneDNN wants
+// it, layout_plan.h); an argument whose stored layout differs from the chosen one is
+// reordered through a per-thread scratch buffer. Filters stay plain OIHW and are
+// reordered every call (they are small).
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -15,25 +19,41 @@
 namespace kiln::onednn {
 namespace {
 
-// One argument of a pass: kiln's plain layout, the layout the primitive runs on, and the
-// reorder between them when they differ (plain -> chosen for inputs, back for the output).
+tag blocked_tag(int block) {
+  KILN_CHECK(block == 0 || block == 8 || block == 16) << "no activation layout with channel block " << block;
+  return block == 16 ? tag::nChw16c : block == 8 ? tag::nChw8c : tag::nchw;
+}
+
+// The channel block of a chosen activation layout: 16 or 8 for nChw16c / nChw8c, else 0.
+int block_of(const dnnl::memory::desc& chosen) {
+  const dnnl::memory::dims d = chosen.dims();
+  for (int b : {16, 8})
+    if (d.size() == 4 && d[1] % b == 0 && chosen == dnnl::memory::desc(d, chosen.data_type(), blocked_tag(b))) return b;
+  return 0;
+}
+
+// One argument of a pass: the layout kiln stores it in, the layout the primitive runs
+// on, and the reorder between them when they differ (stored -> chosen for inputs, back
+// for the output).
 struct Arg {
   int id;
-  dnnl::memory::desc plain, chosen;
+  dnnl::memory::desc stored, chosen;
   std::optional<dnnl::reorder> reorder;
+  bool counted = false;  // an activation reordered to or from whole blocks (blocked_activation_reorders)
 };
 
 struct ConvPrim {
   dnnl::primitive prim;
   Arg in[2], out;
-  dnnl::memory::desc bias;  // forward with an epilogue's bias, else empty
+  dnnl::memory::desc bias;  // forward: an epilogue's bias; backward_filter: the bias gradient
 };
 
-Arg arg(int id, const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen, bool is_output) {
-  Arg a{id, plain, chosen, std::nullopt};
-  if (plain != chosen)
-    a.reorder = is_output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine(), chosen, engine(), plain))
-                          : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), plain, engine(), chosen));
+Arg arg(int id, const dnnl::memory::desc& stored, const dnnl::memory::desc& chosen, bool is_output) {
+  Arg a{id, stored, chosen, std::nullopt};
+  if (stored == chosen) return a;
+  a.reorder = is_output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine(), chosen, engine(), stored))
+                        : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), stored, engine(), chosen));
+  a.counted = id != DNNL_ARG_WEIGHTS && id != DNNL_ARG_DIFF_WEIGHTS && (block_of(stored) > 0 || block_of(chosen) > 0);
   return a;
 }
 
@@ -46,36 +66,71 @@ bool wants_blocked(ConvPass pass, const ConvGeom& g) {
   return pass != ConvPass::backward_input || g.c >= 16;
 }
 
-// bias: 0 none, 1 float32, 2 bfloat16 (forward only).
-ConvPrim make(ConvPass pass, bool bf16, const ConvGeom& g, int bias, bool relu) {
-  const Mds p = mds(bf16, g);
-  const Mds m = wants_blocked(pass, g) ? mds(bf16, g, tag::any) : p;
-  const auto alg = dnnl::algorithm::convolution_direct;
-  // The backward passes take this forward as their hint; they never have an epilogue, and
-  // a zero bias descriptor means no bias.
-  const dnnl::memory::desc b = bias_desc(bias, {g.o}, {1});
-  const dnnl::convolution_forward::primitive_desc fwd(
-      {dnnl::prop_kind::forward_training, alg, m.x, m.w, b, m.y, m.strides, m.pad_l, m.pad_r}, epilogue_attr(relu),
-      engine());
-  if (pass == ConvPass::forward)
-    return {dnnl::convolution_forward(fwd),
-            {arg(DNNL_ARG_SRC, p.x, fwd.src_desc(), false), arg(DNNL_ARG_WEIGHTS, p.w, fwd.weights_desc(), false)},
-            arg(DNNL_ARG_DST, p.y, fwd.dst_desc(), true),
-            b};
-  if (pass == ConvPass::backward_input) {
-    const dnnl::convolution_backward_data::primitive_desc bd({alg, m.x, m.w, m.y, m.strides, m.pad_l, m.pad_r}, engine(), fwd);
-    return {dnnl::convolution_backward_data(bd),
-            {arg(DNNL_ARG_DIFF_DST, p.y, bd.diff_dst_desc(), false), arg(DNNL_ARG_WEIGHTS, p.w, bd.weights_desc(), false)},
-            arg(DNNL_ARG_DIFF_SRC, p.x, bd.diff_src_desc(), true),
-            {}};
-  }
-  const dnnl::convolution_backward_weights::primitive_desc bw({alg, m.x, m.w, m.y, m.strides, m.pad_l, m.pad_r}, engine(),
-                                                              fwd);
-  return {dnnl::convolution_backward_weights(bw),
-          {arg(DNNL_ARG_SRC, p.x, bw.src_desc(), false), arg(DNNL_ARG_DIFF_DST, p.y, bw.diff_dst_desc(), false)},
-          arg(DNNL_ARG_DIFF_WEIGHTS, p.w, bw.diff_weights_desc(), true),
-          {}};
+// The descriptors of x and y as kiln stores them.
+Mds stored_mds(bool bf16, const ConvGeom& g, const ConvLayouts& l) {
+  Mds m = mds(bf16, g);
+  const dt t = bf16 ? dt::bf16 : dt::f32;
+  m.x = dnnl::memory::desc({g.n, g.c, g.h, g.w}, t, blocked_tag(l.x));
+  m.y = dnnl::memory::desc({g.n, g.o, g.oh, g.ow}, t, blocked_tag(l.y));
+  return m;
 }
+
+// The three primitive descriptors a pass may need: the forward (the backward passes take
+// it as their hint) and the pass's own. bias: 0 none, 1 float32, 2 bfloat16 (the
+// forward's epilogue bias, or backward_filter's bias gradient).
+struct Pds {
+  dnnl::convolution_forward::primitive_desc fwd;
+  dnnl::convolution_backward_data::primitive_desc bd;
+  dnnl::convolution_backward_weights::primitive_desc bw;
+  dnnl::memory::desc bias;
+};
+
+Pds pds(ConvPass pass, bool bf16, const ConvGeom& g, int bias, bool relu) {
+  const Mds m = wants_blocked(pass, g) ? mds(bf16, g, tag::any) : mds(bf16, g);
+  const auto alg = dnnl::algorithm::convolution_direct;
+  Pds p;
+  p.bias = bias_desc(bias, {g.o}, {1});  // a zero descriptor means no bias
+  p.fwd = dnnl::convolution_forward::primitive_desc(
+      {dnnl::prop_kind::forward_training, alg, m.x, m.w, p.bias, m.y, m.strides, m.pad_l, m.pad_r},
+      epilogue_attr(relu), engine());
+  if (pass == ConvPass::backward_input)
+    p.bd = dnnl::convolution_backward_data::primitive_desc({alg, m.x, m.w, m.y, m.strides, m.pad_l, m.pad_r}, engine(),
+                                                           p.fwd);
+  if (pass == ConvPass::backward_filter)
+    p.bw = dnnl::convolution_backward_weights::primitive_desc(
+        {alg, m.x, m.w, p.bias, m.y, m.strides, m.pad_l, m.pad_r}, engine(), p.fwd);
+  return p;
+}
+
+// The chosen layouts of x and y in a pass.
+std::pair<dnnl::memory::desc, dnnl::memory::desc> chosen_xy(ConvPass pass, const Pds& p) {
+  if (pass == ConvPass::forward) return {p.fwd.src_desc(), p.fwd.dst_desc()};
+  if (pass == ConvPass::backward_input) return {p.bd.diff_src_desc(), p.bd.diff_dst_desc()};
+  return {p.bw.src_desc(), p.bw.diff_dst_desc()};
+}
+
+// bias: as for pds. relu: the forward's epilogue.
+ConvPrim make(ConvPass pass, bool bf16, const ConvGeom& g, int bias, bool relu, const ConvLayouts& l) {
+  const Mds s = stored_mds(bf16, g, l);
+  const Pds p = pds(pass, bf16, g, bias, relu);
+  if (pass == ConvPass::forward)
+    return {dnnl::convolution_forward(p.fwd),
+            {arg(DNNL_ARG_SRC, s.x, p.fwd.src_desc(), false), arg(DNNL_ARG_WEIGHTS, s.w, p.fwd.weights_desc(), false)},
+            arg(DNNL_ARG_DST, s.y, p.fwd.dst_desc(), true),
+            p.bias};
+  if (pass == ConvPass::backward_input)
+    return {dnnl::convolution_backward_data(p.bd),
+            {arg(DNNL_ARG_DIFF_DST, s.y, p.bd.diff_dst_desc(), false),
+             arg(DNNL_ARG_WEIGHTS, s.w, p.bd.weights_desc(), false)},
+            arg(DNNL_ARG_DIFF_SRC, s.x, p.bd.diff_src_desc(), true),
+            {}};
+  return {dnnl::convolution_backward_weights(p.bw),
+          {arg(DNNL_ARG_SRC, s.x, p.bw.src_desc(), false), arg(DNNL_ARG_DIFF_DST, s.y, p.bw.diff_dst_desc(), false)},
+          arg(DNNL_ARG_DIFF_WEIGHTS, s.w, p.bw.diff_weights_desc(), true),
+          p.bias};
+}
+
+std::atomic<int64_t> reordered_activations{0};
 
 // A growable, 64-byte aligned buffer for one reordered argument. Per thread, so that
 // executables running on several threads never share one.
@@ -100,38 +155,63 @@ class Scratch {
 
 }  // namespace
 
-void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, const ConvGeom& g, const Epilogue& e) {
-  if (bf16 && !has_bf16_kernels()) return widened_conv2d_bf16(pass, a, b, out, g, e);
+void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, const ConvGeom& g, const Epilogue& e,
+            const ConvLayouts& l, const BiasGradient& db) {
+  if (bf16 && !has_bf16_kernels()) return widened_conv2d_bf16(pass, a, b, out, g, e, l, db);
   static std::mutex mu;
-  static std::map<GeomKey, ConvPrim> cache;
+  static std::map<std::pair<GeomKey, int>, ConvPrim> cache;
   thread_local Scratch scratch[3];
   KILN_CHECK(pass == ConvPass::forward || (!e.bias && !e.relu)) << "only the forward convolution has an epilogue";
-  const int bias = bias_code(e);
+  KILN_CHECK(pass == ConvPass::backward_filter || !db.out) << "only backward_filter computes the bias gradient";
+  const int bias = pass == ConvPass::backward_filter ? (db.out ? (db.bf16 ? 2 : 1) : 0) : bias_code(e);
   guarded("convolution", [&] {
     const int which = static_cast<int>(pass) + 4 * bias + 16 * e.relu;
-    ConvPrim& p = cached(key_of(which, bf16, g), cache, mu, [&] { return make(pass, bf16, g, bias, e.relu); });
+    const int layouts = l.x + 32 * l.y;
+    ConvPrim& p = cached(std::make_pair(key_of(which, bf16, g), layouts), cache, mu,
+                         [&] { return make(pass, bf16, g, bias, e.relu, l); });
     dnnl::stream s(engine());
     std::unordered_map<int, dnnl::memory> args;
     const void* ins[2] = {a, b};
     for (int i = 0; i < 2; ++i) {
       const Arg& x = p.in[i];
-      dnnl::memory user = mem(x.plain, ins[i]);
+      dnnl::memory user = mem(x.stored, ins[i]);
       if (!x.reorder) {
         args.emplace(x.id, user);
         continue;
       }
       dnnl::memory chosen = mem(x.chosen, scratch[i].get(x.chosen.get_size()));
       x.reorder->execute(s, user, chosen);
+      if (x.counted) ++reordered_activations;
       args.emplace(x.id, chosen);
     }
-    dnnl::memory user_out = mem(p.out.plain, out);
+    dnnl::memory user_out = mem(p.out.stored, out);
     dnnl::memory chosen_out = p.out.reorder ? mem(p.out.chosen, scratch[2].get(p.out.chosen.get_size())) : user_out;
     args.emplace(p.out.id, chosen_out);
-    if (bias) args.emplace(DNNL_ARG_BIAS, mem(p.bias, e.bias));
+    if (bias && pass == ConvPass::forward) args.emplace(DNNL_ARG_BIAS, mem(p.bias, e.bias));
+    if (bias && pass == ConvPass::backward_filter) args.emplace(DNNL_ARG_DIFF_BIAS, mem(p.bias, db.out));
     p.prim.execute(s, args);
-    if (p.out.reorder) p.out.reorder->execute(s, chosen_out, user_out);
+    if (p.out.reorder) {
+      p.out.reorder->execute(s, chosen_out, user_out);
+      if (p.out.counted) ++reordered_activations;
+    }
     s.wait();
   });
+}
+
+int64_t blocked_activation_reorders() { return reordered_activations.load(); }
+
+ConvLayouts preferred_layouts(ConvPass pass, bool bf16, const ConvGeom& g) {
+  if (bf16 && !has_bf16_kernels()) return {};  // the widened fallback runs on plain float32 copies
+  static std::mutex mu;
+  static std::map<GeomKey, ConvLayouts> cache;
+  ConvLayouts out;
+  guarded("convolution layout query", [&] {
+    out = cached(key_of(static_cast<int>(pass), bf16, g), cache, mu, [&] {
+      const auto [x, y] = chosen_xy(pass, pds(pass, bf16, g, 0, false));
+      return ConvLayouts{block_of(x), block_of(y)};
+    });
+  });
+  return out;
 }
 
 }  // namespace kiln::onednn

@@ -41,8 +41,8 @@ inline dnnl::memory mem(const dnnl::memory::desc& d, const void* p) {
 
 // The cached value for `key`, made by `make()` on first use: creating a primitive costs
 // far more than running it.
-template <class T, class Make>
-T& cached(const GeomKey& key, std::map<GeomKey, T>& cache, std::mutex& mu, Make make) {
+template <class K, class T, class Make>
+T& cached(const K& key, std::map<K, T>& cache, std::mutex& mu, Make make) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(key, make()).first;

@@ -31,10 +31,38 @@ void matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batc
 using ConvGeom = ConvGeometry;
 
 enum class ConvPass { forward, backward_input, backward_filter };
+
+// How the activations x [n,c,h,w] (or dx) and y [n,o,oh,ow] (or dy) are stored: 0 plain
+// NCHW, or a channel block b (8 or 16): oneDNN's nChw<b>c, element (n, c, h, w) at
+// ((n * C/b + c/b) * H * W + h * W + w) * b + c % b. Filters are always plain OIHW.
+struct ConvLayouts {
+  int x = 0, y = 0;
+};
+
+// The backward_filter pass may also write the bias gradient: the sum of dy over n, h and
+// w, one value per output channel ([o]), as float32 or bfloat16.
+struct BiasGradient {
+  void* out = nullptr;
+  bool bf16 = false;
+};
+
 // forward: a = x, b = w, out = y; backward_input: a = dy, b = w, out = dx;
 // backward_filter: a = x, b = dy, out = dw. `bf16` selects bfloat16 data (else float32).
-// The forward may take an epilogue: a bias per output channel ([o]), then ReLU.
+// The forward may take an epilogue: a bias per output channel ([o]), then ReLU. Any
+// argument stored in another layout than the one oneDNN's kernel runs on is reordered
+// into a scratch buffer and back, so every layout is correct and matching ones are fast.
 void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, const ConvGeom& g,
-            const Epilogue& epilogue = {});
+            const Epilogue& epilogue = {}, const ConvLayouts& layouts = {}, const BiasGradient& bias_gradient = {});
+
+// The layouts of x and y that oneDNN's kernel for this pass runs on (format_tag::any),
+// as ConvLayouts: buffers stored that way need no reorder.
+ConvLayouts preferred_layouts(ConvPass pass, bool bf16, const ConvGeom& g);
+
+// How many activation arguments (x, y, dx, dy; not filters) conv2d has reordered, since
+// the process started, between kiln's buffer and a blocked layout whose blocks their
+// channels fill: the reorders the CPU schedule's layout plan exists to avoid (tests read
+// it). A first layer's few channels, padded up to a block, are not counted: no kiln
+// buffer holds padding, so those are reordered whatever the plan.
+int64_t blocked_activation_reorders();
 
 }  // namespace kiln::onednn

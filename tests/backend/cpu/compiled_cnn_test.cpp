@@ -1,9 +1,11 @@
 // A small CNN's training step (two conv/ReLU/max-pool stages with 16 and 32 channels, so
 // the convolutions run on oneDNN's blocked layouts) compiled vs the interpreter for three
-// steps, in float32 and mixed_bfloat16; and its 2x2 pools compiled to the vectorised row
-// loops of the generated code's prelude.
+// steps, in float32 and mixed_bfloat16, without any activation reordered between kiln's
+// buffers and oneDNN's kernels; and its 2x2 pools compiled to the kernels for the layouts
+// oneDNN chose (blocked, or the plain vectorised rows of the generated code's prelude).
 #include <gtest/gtest.h>
 
+#include "backend/onednn/onednn.h"
 #include "kiln/models.h"
 #include "kiln/optimizer.h"
 #include "support/backend_compare.h"
@@ -37,6 +39,13 @@ Feeds cnn_batch() {
   return f;
 }
 
+// The channel block oneDNN's kernels run the first convolution's output in (0: plain),
+// which the schedule then keeps between the convolutions and pools.
+int first_conv_block(bool bf16) {
+  const ConvGeometry g{kBatch, 2, 10, 11, 16, 3, 3, 10, 11, 1, 1, 1, 1};
+  return onednn::preferred_layouts(onednn::ConvPass::forward, bf16, g).y;
+}
+
 class CompiledCnn : public ::testing::TestWithParam<PrecisionPolicy> {};
 
 TEST_P(CompiledCnn, ThreeTrainingStepsMatchTheInterpreter) {
@@ -44,8 +53,12 @@ TEST_P(CompiledCnn, ThreeTrainingStepsMatchTheInterpreter) {
   const Graph g = cnn_training_step();
   Variables init;
   initialize_variables(g, init);
+  const int64_t reorders = onednn::blocked_activation_reorders();
   const testkit::BothRuns r = testkit::run_both(g, cnn_batch(), init, policy, 3);
   EXPECT_EQ(r.report.fallback_ops, 0);
+  // Where oneDNN's kernels run on blocked activations, kiln's buffers hold them so.
+  if (first_conv_block(policy != PrecisionPolicy::original) > 0)
+    EXPECT_EQ(onednn::blocked_activation_reorders() - reorders, 0) << "activations reordered between kiln and oneDNN";
   const testkit::Tolerance tol =
       policy == PrecisionPolicy::original ? testkit::Tolerance{1e-4, 1e-5} : testkit::tolerance_for(DType::bf16);
   for (int s = 0; s < 3; ++s) {
@@ -62,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(Policies, CompiledCnn,
                            return std::string(precision_policy_name(info.param));
                          });
 
-TEST(CompiledCnnCode, TheTwoByTwoPoolsAreGeneratedRowLoops) {
+TEST(CompiledCnnCode, TheTwoByTwoPoolsRunInTheConvolutionsLayouts) {
   const auto dir = ::testkit::fresh_dir("cnn-code");
   CompileReport report;
   compile_cpu(cnn_training_step(), CompileOptions{.dump_code_dir = dir.string()}, &report);
@@ -74,11 +87,28 @@ TEST(CompiledCnnCode, TheTwoByTwoPoolsAreGeneratedRowLoops) {
     for (size_t at = source.find(what); at != std::string::npos; at = source.find(what, at + 1)) ++n;
     return n;
   };
-  // Two pools, each with its gradient; the kernels call the prelude's row functions.
-  EXPECT_EQ(count("      maxpool2x2_row("), 2) << source;
-  EXPECT_EQ(count("      maxpool2x2_grad_row("), 2) << source;
   EXPECT_EQ(count("rt->pool"), 0) << "pooling no longer goes through oneDNN";
   EXPECT_EQ(report.fallback_ops, 0);
+  const int b = first_conv_block(false);
+  if (b == 0) {  // plain NCHW: the kernels call the prelude's row functions
+    EXPECT_EQ(count("      maxpool2x2_row("), 2) << source;
+    EXPECT_EQ(count("      maxpool2x2_grad_row("), 2) << source;
+    return;
+  }
+  const std::string blocked = "nChw" + std::to_string(b) + "c";
+  // Two pools and their gradients on blocked x. The first pool's output feeds the second
+  // convolution (blocked); the second's feeds the flatten before the dense layers (plain),
+  // and so does the flatten's gradient, its dy.
+  EXPECT_EQ(count("(2x2, x " + blocked + ", y " + blocked + ")"), 1) << source;
+  EXPECT_EQ(count("(2x2, x " + blocked + ", y plain)"), 1) << source;
+  EXPECT_EQ(count("(2x2, x " + blocked + ", dy " + blocked + ")"), 1) << source;
+  EXPECT_EQ(count("(2x2, x " + blocked + ", dy plain)"), 1) << source;
+  EXPECT_EQ(count("maxpool2x2_row("), count("maxpool2x2_row(const"));  // only the prelude's definition
+  // Both bias gradients come from the filter-gradient convolutions: no reduction of a
+  // convolution's dy is left.
+  EXPECT_EQ(count("+ bias gradient"), 2) << source;
+  EXPECT_EQ(count("reduce_sum f32[8,16,10,11]"), 0) << source;
+  EXPECT_EQ(count("reduce_sum f32[8,32,5,5]"), 0) << source;
 }
 
 }  // namespace

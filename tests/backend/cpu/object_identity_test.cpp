@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend/cpu/abi.h"
 #include "backend/cpu/loader.h"
 #include "backend/cpu/toolchain.h"
 #include "cache/store.h"
@@ -82,7 +83,7 @@ TEST(ObjectIdentity, EveryPartTellsGraphsApart) {
 TEST(ObjectIdentity, AnObjectWithoutAnIdentityIsRefused) {
   const fs::path dir = ::testkit::fresh_dir("identity-none");
   fs::create_directories(dir);
-  std::ofstream(dir / "step.cpp") << "extern \"C\" int kiln_abi_version() { return 7; }\n"
+  std::ofstream(dir / "step.cpp") << "extern \"C\" int kiln_abi_version() { return " << cpu::kAbiVersion << "; }\n"
                                      "extern \"C\" void kiln_step(const void*, void*, void**) {}\n";
   cpu::compile_shared_object(cpu::host_toolchain(), (dir / "step.cpp").string(), (dir / "step.so").string());
   EXPECT_NO_THROW(cpu::SharedObject((dir / "step.so").string()));

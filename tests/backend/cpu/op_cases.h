@@ -390,6 +390,25 @@ inline std::vector<Case> nn_cases() {
   }
   c.push_back({"max_pool_2x2_ties", max_ops, {Fixed(DType::f32, {1, 1, 4, 40}, ties)},
                pool(max_pool2d, {2, 2}, {2, 2}, {0, 0})});
+  // With 16 channels oneDNN runs the convolutions on channel-blocked activations, and the
+  // schedule keeps the pools between them blocked (layout_plan.h): x, y, dy and dx of
+  // both pools in nChw16c (nChw8c on AVX2). A 1x1 identity filter passes the ties through
+  // both convolutions exactly, so only the first tap may get each window's gradient; the
+  // odd width leaves a last column in no window.
+  std::vector<double> identity(16 * 16, 0.0);
+  for (int64_t i = 0; i < 16; ++i) identity[static_cast<size_t>(i * 17)] = 1;
+  c.push_back({"conv_pool_conv_blocked_ties", {Op::conv2d, Op::max_pool2d, Op::max_pool2d_grad},
+               {Fixed(DType::f32, {1, 16, 4, 41}, ties), Fixed(DType::f32, {16, 16, 1, 1}, identity)},
+               [](const auto& x) { return conv2d(max_pool2d(conv2d(x[0], x[1]), {2, 2}, {2, 2}, {0, 0}), x[1]); }, 4});
+  // A blocked pool whose output a plain step reads (the flatten before a dense layer):
+  // y and dy plain, x and dx blocked; ReLU's mask folded into the pool's gradient, and
+  // the bias gradient computed by the filter-gradient convolution (bias_gradient.h).
+  c.push_back({"conv_relu_pool_flatten_blocked", {Op::conv2d, Op::relu, Op::max_pool2d, Op::max_pool2d_grad},
+               {U({2, 3, 7, 9}), U({16, 3, 3, 3}), U({16, 1, 1})},
+               [](const auto& x) {
+                 const Tensor p = max_pool2d(relu(conv2d(x[0], x[1], {1, 1}, {1, 1}) + x[2]), {2, 2}, {2, 2});
+                 return reshape(p, {2, 16 * 3 * 4});
+               }, 4});
   // ReLU then max pooling: the ReLU-mask pass folds the ReLU's gradient into the pool's
   // (positive=1), on each gradient path: 2x2 rows, overlapping windows, stride gaps.
   auto relu_pool = [](std::vector<int64_t> k, std::vector<int64_t> st) {
