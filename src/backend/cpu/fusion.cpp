@@ -169,4 +169,30 @@ void drop_internal_roots(Schedule& s) {
   }
 }
 
+void alias_reshapes(Schedule& s) {
+  const Graph& g = s.graph;
+  std::vector<bool> external(g.size(), false);
+  for (const Output& o : g.outputs()) external[o.value] = true;
+  for (ValueId a : g.assigns()) external[g.node(a).inputs[1]] = true;
+  // A root that is a reshape of a buffer (one of the step's reads, or an earlier root).
+  auto shares = [&](const Step& st, ValueId r) {
+    const Node& n = g.node(r);
+    if (st.kind != StepKind::elementwise || n.op != Op::reshape || external[r]) return false;
+    const int from = s.buffer_of[n.inputs[0]];
+    return from >= 0 && (s.buffers[from].kind == BufferKind::arena || s.buffers[from].kind == BufferKind::feed);
+  };
+  std::vector<Step> kept;
+  for (Step& st : s.steps) {
+    std::vector<ValueId> roots;
+    for (ValueId r : st.roots) {
+      if (shares(st, r)) s.buffer_of[r] = s.buffer_of[g.node(r).inputs[0]];
+      else roots.push_back(r);
+    }
+    if (roots.empty()) continue;
+    st.roots = std::move(roots);
+    kept.push_back(std::move(st));
+  }
+  s.steps = std::move(kept);
+}
+
 }  // namespace kiln::cpu

@@ -30,6 +30,15 @@ void merge_elementwise(Schedule& s);
 // stores it. The step's last root (its node) always stays.
 void drop_internal_roots(Schedule& s);
 
+// After dropping internal roots: a reshape whose step would only copy a buffer (an arena
+// value or a feed; not a variable, which an in-place update may overwrite mid-step) into
+// its own is no step at all. Its value shares the input's buffer (reshape keeps the
+// linear order), so the input's buffer lives until the reshape's last reader; its own
+// buffer stays in the list, unplanned and unused. Outputs and assigned values keep their
+// copy. The CNN's flatten and unflatten and its input's reshape were 0.6 ms of a 21 ms
+// step.
+void alias_reshapes(Schedule& s);
+
 // Does every read of `leaf` in the fused expression of `root` happen at the element index
 // the loop is writing (so that a loop may write `leaf` or read it as another root)? Only
 // elementwise ops without broadcasting and reshapes keep the index.

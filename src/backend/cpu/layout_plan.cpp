@@ -54,9 +54,14 @@ class Planner {
   }
 
  private:
-  // Values read outside the step's own buffers: outputs and assigned values.
+  // Values read outside the step's own buffers (outputs and assigned values), and values
+  // whose buffer a reshape shares (alias_reshapes): its readers read them as plain.
   void mark_plain_only() {
     for (const Output& o : g_.outputs()) plain_only_[o.value] = true;
+    for (size_t i = 0; i < g_.size(); ++i) {
+      const int b = s_.buffer_of[i];
+      if (b >= 0 && s_.buffers[b].node != static_cast<ValueId>(i)) plain_only_[s_.buffers[b].node] = true;
+    }
     for (const Node& n : g_.nodes())
       if (lowering_of(n.op) == Lowering::update)
         for (ValueId in : n.inputs) plain_only_[in] = true;

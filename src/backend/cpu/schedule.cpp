@@ -1,6 +1,7 @@
 // make_schedule reads as the order of its decisions: which values get buffers (fusion.cpp),
 // one step per computed buffer, bias gradients joined to their convolutions
-// (bias_gradient.cpp), multi-output loops and the roots only they read (fusion.cpp),
+// (bias_gradient.cpp), multi-output loops, the roots only they read and reshapes that
+// share their input's buffer (fusion.cpp),
 // variables updated in place (in_place_update.cpp), activation layouts
 // (layout_plan.cpp), and the arena (arena_plan.cpp).
 #include "backend/cpu/schedule.h"
@@ -90,6 +91,7 @@ Schedule make_schedule(Graph lowered) {
   fuse_bias_gradients(s);
   merge_elementwise(s);
   drop_internal_roots(s);
+  alias_reshapes(s);
   write_assigns_in_place(s);
   plan_layouts(s);
   plan_arena(s);

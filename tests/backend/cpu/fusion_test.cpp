@@ -177,5 +177,37 @@ TEST(Fusion, ALoopReadingAnotherAtOtherIndicesStaysSeparate) {
   EXPECT_EQ(kinds(s), (std::vector<StepKind>{StepKind::elementwise, StepKind::elementwise}));
 }
 
+// A reshape that a library step reads is its input's buffer under another shape, not a
+// copy: of an arena value or a feed. A reshape of a variable (which an in-place update
+// may overwrite during the step) and a reshape that is an output keep their copy.
+TEST(Fusion, AReshapeSharesItsInputsBufferInsteadOfCopyingIt) {
+  Graph g;
+  const Tensor a = placeholder(g, "a", DType::f32, {4, 8});
+  const Tensor w = placeholder(g, "w", DType::f32, {2, 4, 3});
+  const Tensor v = variable(g, "v", DType::f32, {4, 12});
+  const Tensor ea = exp(a);
+  const Tensor flat_feed = reshape(w, {8, 3});
+  const Tensor wide = reshape(ea, {2, 16});
+  const Tensor flat_var = reshape(v, {16, 3});
+  g.add_output("p", matmul(ea, flat_feed).id());
+  const Tensor q = matmul(wide, flat_var);
+  g.add_output("q", q.id());
+  const Tensor out = reshape(ea, {32});
+  g.add_output("r", out.id());
+  const Schedule s = make_schedule(g);
+  EXPECT_EQ(s.buffer_of[flat_feed.id()], s.buffer_of[w.id()]);
+  EXPECT_EQ(s.buffer_of[wide.id()], s.buffer_of[ea.id()]);
+  EXPECT_NE(s.buffer_of[flat_var.id()], s.buffer_of[v.id()]) << "a variable's reshape keeps its copy";
+  EXPECT_NE(s.buffer_of[out.id()], s.buffer_of[ea.id()]) << "an output keeps its own buffer";
+  for (const Step& st : s.steps) {
+    EXPECT_NE(st.node(), flat_feed.id());
+    EXPECT_NE(st.node(), wide.id());
+  }
+  // The arena keeps ea alive while the matmul reading it as `wide` writes q.
+  const Buffer& e = s.buffers[s.buffer_of[ea.id()]];
+  const Buffer& r = s.buffers[s.buffer_of[q.id()]];
+  EXPECT_TRUE(r.offset >= e.offset + e.bytes || r.offset + r.bytes <= e.offset);
+}
+
 }  // namespace
 }  // namespace kiln::cpu
