@@ -25,10 +25,17 @@ DATA = "/usr/share/datasets/fashion-mnist"
 # on AVX-512 (oneDNN's avx512 matmuls; 1 rank vs 2 ranks 3e-5 at step 17, 3e-2 by step 50,
 # on interp and cpu alike). Seed 2 stays within 4e-7 over 50 steps at lr 0.05 and 0.02 on
 # both (AVX2: seeds 1, 2, 4, 5; AVX-512 Zen 4: seed 2). The test keeps a seed without such
-# a tie: it checks the sharding and the averaging, which would show at step 1.
+# a tie, but another CPU's kernels (AMX, another oneDNN) may meet one anyway, so only the
+# first STRICT_STEPS losses must agree to REL_TOL: wrong sharding or averaging shows at
+# step 1 (a different global batch, or a gradient off by the world size). The later steps
+# and the test accuracy are held to what a tie's drift stays within (3e-2 by step 50 in the
+# worst case seen), far below what a lost shard or a missing average does to them.
 COMMON = ["--train-limit", "4096", "--test-limit", "2000", "--batch-size", "64", "--log-every", "1",
           "--seed", "2", "--learning-rate", "0.05", "--optimizer", "momentum", "--quiet"]
 REL_TOL = 1e-5
+STRICT_STEPS = 10
+DRIFT_TOL = 0.1  # relative, steps after STRICT_STEPS
+ACCURACY_DRIFT = 0.02
 # A resumed run starts from weights that differ from the uninterrupted run's in their last
 # bits (another summation order before the checkpoint); over 20 more steps that has been
 # seen to grow to 1.1e-5. A wrong batch or a lost optimizer slot differs by 1e-2 and more.
@@ -99,9 +106,13 @@ def parity(kiln, work, backend):
     extra = ["--steps", "50", "--backend", backend]
     one, _ = train(kiln, work, f"one-{backend}", 1, extra)
     two, p = train(kiln, work, f"two-{backend}", 2, extra)
-    n = same_losses(losses(one), losses(two), f"{backend}: 1 rank vs 2 ranks", list(range(1, 51)))
+    a, b = losses(one), losses(two)
+    n = same_losses(a, b, f"{backend}: 1 rank vs 2 ranks", list(range(1, STRICT_STEPS + 1)))
+    same_losses(a, b, f"{backend}: 1 rank vs 2 ranks (after step {STRICT_STEPS})",
+                list(range(STRICT_STEPS + 1, 51)), tol=DRIFT_TOL)
+    drift = max(abs(a[s] - b[s]) / max(abs(a[s]), abs(b[s])) for s in range(1, 51))
     f1, f2 = final(one), final(two)
-    if f1["test_accuracy"] != f2["test_accuracy"]:
+    if abs(f1["test_accuracy"] - f2["test_accuracy"]) > ACCURACY_DRIFT:
         raise Failure(f"test accuracy {f1['test_accuracy']} (1 rank) vs {f2['test_accuracy']} (2 ranks)")
     if f2.get("world_size") != 2 or f1.get("world_size") != 1:
         raise Failure(f"world_size {f1.get('world_size')} / {f2.get('world_size')}, expected 1 / 2")
@@ -110,7 +121,8 @@ def parity(kiln, work, backend):
         raise Failure(f"no collective recorded: {dp}")
     if p.stdout.count("done:") != 1:
         raise Failure(f"expected one summary (rank 0's) on stdout, got:\n{p.stdout}")
-    print(f"{backend}: {n} losses agree to {REL_TOL}; test accuracy {f2['test_accuracy']}; "
+    print(f"{backend}: the first {n} losses agree to {REL_TOL}, all 50 to {drift:.1e}; "
+          f"test accuracy {f1['test_accuracy']} / {f2['test_accuracy']}; "
           f"{dp['bytes_reduced_per_step']} bytes reduced per step")
 
 

