@@ -1,5 +1,7 @@
 // Learning-rate schedules, evaluated in the graph from global_step, so that a resumed run
 // continues its schedule from the checkpointed step and a compiled step needs no feed.
+// The schedule's numbers (base, warm-up and decay lengths, final rate) are hyperparameters
+// (kiln/ops.h): graphs that differ only in them share one compiled step.
 //
 // With warm-up W and step t (the global step before the update, 0-based):
 //   t < W:           rate = base * (t + 1) / W                       (linear warm-up)

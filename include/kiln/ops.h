@@ -61,6 +61,14 @@ Tensor variable(Graph& g, const std::string& name, DType dtype, Shape shape, Ini
 Tensor constant(Graph& g, double value, DType dtype = DType::f32, Shape shape = {});
 // A scalar constant in x's graph with x's dtype.
 Tensor scalar_like(const Tensor& x, double value);
+// A hyperparameter: a scalar constant (runtime=1) whose value is an input of a compiled
+// step rather than part of its code, so that graphs differing only in such values (a
+// learning-rate sweep, another run length under a cosine schedule) share one compiled
+// step in the compile cache. Graph rewrites never fold or merge it; the interpreter
+// treats it as any constant.
+Tensor hyperparameter(Graph& g, double value, DType dtype = DType::f32);
+// Is n such a constant?
+bool is_hyperparameter(const Node& n);
 
 Tensor cast(const Tensor& x, DType dtype);
 Tensor stop_gradient(const Tensor& x);

@@ -11,6 +11,10 @@
 // depth-first order from those roots (outputs by name, assigns by variable name), and
 // names only where they are interface (placeholders, variables, outputs). So creation
 // order, dead nodes and names of intermediate values do not change it.
+//
+// The structure form is the canonical form with each hyperparameter's value (kiln/ops.h)
+// printed as `value=runtime`: what the compile cache's key hashes, so that graphs which
+// differ only in hyperparameter values share a compiled step. It is not parseable.
 #pragma once
 #include <string>
 #include <string_view>
@@ -19,7 +23,7 @@
 
 namespace kiln {
 
-enum class TextForm { full, canonical };
+enum class TextForm { full, canonical, structure };
 
 std::string print_graph(const Graph& g, TextForm form = TextForm::full);
 // Parses the text form and verifies the result. Throws GraphError "[parse] line N: ...".

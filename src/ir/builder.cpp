@@ -98,6 +98,15 @@ Tensor constant(Graph& g, double value, DType dtype, Shape shape) {
 
 Tensor scalar_like(const Tensor& x, double value) { return constant(x.graph(), value, x.dtype()); }
 
+Tensor hyperparameter(Graph& g, double value, DType dtype) {
+  if (!is_float(dtype))
+    KILN_THROW(GraphError) << "[hyperparameter] a hyperparameter is a float scalar, not " << dtype_name(dtype);
+  return make(g, Op::constant, {},
+              {{"dtype", std::string(dtype_name(dtype))}, {"shape", Shape{}}, {"value", value}, {"runtime", int64_t{1}}});
+}
+
+bool is_hyperparameter(const Node& n) { return n.op == Op::constant && n.attrs.i_or("runtime", 0) != 0; }
+
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
   return make(x.graph(), Op::cast, {x.id()}, {{"dtype", std::string(dtype_name(dtype))}});

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "kiln/error.h"
+#include "kiln/ops.h"
 #include "kiln/text.h"
 
 namespace kiln {
@@ -75,7 +76,7 @@ std::vector<ValueId> canonical_order(const Graph& g) {
 }  // namespace
 
 std::string print_graph(const Graph& g, TextForm form) {
-  const bool canonical = form == TextForm::canonical;
+  const bool canonical = form != TextForm::full, structure = form == TextForm::structure;
   std::vector<ValueId> order;
   if (canonical) {
     order = canonical_order(g);
@@ -95,7 +96,8 @@ std::string print_graph(const Graph& g, TextForm form) {
       out += " {";
       bool first = true;
       for (const auto& [key, value] : n.attrs.items()) {
-        out += (first ? "" : ", ") + key + "=" + format_attr(value);
+        const bool hidden = structure && key == "value" && is_hyperparameter(n);
+        out += (first ? "" : ", ") + key + "=" + (hidden ? std::string("runtime") : format_attr(value));
         first = false;
       }
       out += "}";

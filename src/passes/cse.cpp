@@ -2,6 +2,7 @@
 #include <tuple>
 
 #include "passes/passes.h"
+#include "kiln/ops.h"
 #include "passes/rewrite.h"
 
 namespace kiln::passes {
@@ -14,7 +15,10 @@ Graph cse(const Graph& g) {
   for (size_t i = 0; i < g.size(); ++i) {
     const auto id = static_cast<ValueId>(i);
     const Node& n = g.node(id);
-    const bool has_identity = n.op == Op::placeholder || n.op == Op::variable || n.op == Op::assign;
+    // A hyperparameter keeps its own node whatever its value: merging two that happen to be
+    // equal would make the compiled step's structure depend on values it must not embed.
+    const bool has_identity =
+        n.op == Op::placeholder || n.op == Op::variable || n.op == Op::assign || is_hyperparameter(n);
     if (has_identity) {
       rw.copy(id);
       continue;

@@ -1,11 +1,12 @@
 #include "passes/passes.h"
+#include "kiln/ops.h"
 #include "passes/rewrite.h"
 
 namespace kiln::passes {
 namespace {
 
 bool is_zero(const Node& n) {
-  return n.op == Op::constant && n.shape.empty() && n.attrs.f("value") == 0.0;
+  return n.op == Op::constant && !is_hyperparameter(n) && n.shape.empty() && n.attrs.f("value") == 0.0;
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
 #include "passes/passes.h"
+#include "kiln/ops.h"
 #include "passes/rewrite.h"
 
 namespace kiln::passes {
 namespace {
 
-bool is_constant(const Node& n, double v) { return n.op == Op::constant && n.attrs.f("value") == v; }
+// A hyperparameter's value is not the compiled step's to rely on (ops.h).
+bool is_constant(const Node& n, double v) {
+  return n.op == Op::constant && !is_hyperparameter(n) && n.attrs.f("value") == v;
+}
 
 // Does every value of `narrow` survive a round trip through `wide` exactly?
 bool widens_exactly(DType narrow, DType wide) {

@@ -65,16 +65,20 @@ double learning_rate_at(double base, const LearningRateSchedule& s, int64_t step
 
 Tensor learning_rate(Graph& g, double base, const LearningRateSchedule& s) {
   s.validate(base);
-  if (s.is_constant()) return constant(g, base);
+  // The settings' values are hyperparameters (kiln/ops.h): another base rate, run length
+  // or warm-up length loads the same compiled step. Whether there is a warm-up or a
+  // decay at all is the graph's structure.
+  auto h = [&](double v) { return hyperparameter(g, v); };
+  if (s.is_constant()) return h(base);
   const Tensor t = cast(global_step(g), DType::f32);
-  Tensor rate = constant(g, base);
+  Tensor rate = h(base);
+  const Tensor warmup = h(double(s.warmup_steps));
   if (s.kind == LearningRateSchedule::Kind::cosine) {
-    const Tensor span = constant(g, double(s.decay_steps - s.warmup_steps));
-    const Tensor p = minimum(maximum((t - double(s.warmup_steps)) / span, constant(g, 0.0)), constant(g, 1.0));
-    rate = (cos(p * kPi) + 1.0) * (0.5 * (base - s.final_rate)) + s.final_rate;
+    const Tensor span = h(double(s.decay_steps - s.warmup_steps));
+    const Tensor p = minimum(maximum((t - warmup) / span, constant(g, 0.0)), constant(g, 1.0));
+    rate = (cos(p * kPi) + 1.0) * h(0.5 * (base - s.final_rate)) + h(s.final_rate);
   }
-  if (s.warmup_steps > 0)
-    rate = select(less(t, constant(g, double(s.warmup_steps))), (t + 1.0) * (base / double(s.warmup_steps)), rate);
+  if (s.warmup_steps > 0) rate = select(less(t, warmup), (t + 1.0) * h(base / double(s.warmup_steps)), rate);
   return rate;
 }
 

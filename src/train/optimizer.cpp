@@ -15,6 +15,10 @@ Tensor slot(const Tensor& var, const std::string& name) {
 
 Tensor as_type_of(const Tensor& x, const Tensor& like) { return x.dtype() == like.dtype() ? x : cast(x, like.dtype()); }
 
+// A setting's value as a hyperparameter of x's graph and type (kiln/ops.h): a run with
+// another learning rate, momentum or beta loads the same compiled step from the cache.
+Tensor setting(const Tensor& x, double value) { return hyperparameter(x.graph(), value, x.dtype()); }
+
 class Sgd final : public Optimizer {
  public:
   explicit Sgd(double lr) : Optimizer(lr) {}
@@ -28,9 +32,9 @@ class Momentum final : public Optimizer {
   std::string name() const override { return "momentum"; }
   void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
     const Tensor accum = slot(var, "Momentum");
-    const Tensor next = accum * momentum_ + g;
+    const Tensor next = accum * setting(accum, momentum_) + g;
     update(op, accum, next);
-    const Tensor step = nesterov_ ? g + next * momentum_ : next;
+    const Tensor step = nesterov_ ? g + next * setting(next, momentum_) : next;
     update(op, var, var - times_learning_rate(step));
   }
 
@@ -50,8 +54,8 @@ class AdamBase : public Optimizer {
   Powers powers(Graph& g, TrainOp& op) {
     const Tensor p1 = variable(g, "beta1_power", DType::f32, {}, Init::constant(b1_));
     const Tensor p2 = variable(g, "beta2_power", DType::f32, {}, Init::constant(b2_));
-    update(op, p1, p1 * b1_);
-    update(op, p2, p2 * b2_);
+    update(op, p1, p1 * setting(p1, b1_));
+    update(op, p2, p2 * setting(p2, b2_));
     return {p1, p2};
   }
   struct Moments {
@@ -59,8 +63,8 @@ class AdamBase : public Optimizer {
   };
   Moments moments(const Tensor& var, const Tensor& g, TrainOp& op) {
     const Tensor m = slot(var, "Adam"), v = slot(var, "Adam_1");
-    const Tensor m_next = m * b1_ + g * (1.0 - b1_);
-    const Tensor v_next = v * b2_ + square(g) * (1.0 - b2_);
+    const Tensor m_next = m * setting(m, b1_) + g * setting(g, 1.0 - b1_);
+    const Tensor v_next = v * setting(v, b2_) + square(g) * setting(g, 1.0 - b2_);
     update(op, m, m_next);
     update(op, v, v_next);
     return {m_next, v_next};
@@ -78,7 +82,7 @@ class Adam final : public AdamBase {
   }
   void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
     const Moments mv = moments(var, g, op);
-    update(op, var, var - as_type_of(lr_t_, var) * mv.m / (sqrt(mv.v) + eps_));
+    update(op, var, var - as_type_of(lr_t_, var) * mv.m / (sqrt(mv.v) + setting(mv.v, eps_)));
   }
 
  private:
@@ -96,9 +100,10 @@ class AdamW final : public AdamBase {
   }
   void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
     const Moments mv = moments(var, g, op);
-    const Tensor step = mv.m * as_type_of(inv_c1_, var) / (sqrt(mv.v) * as_type_of(inv_sqrt_c2_, var) + eps_);
+    const Tensor step =
+        mv.m * as_type_of(inv_c1_, var) / (sqrt(mv.v) * as_type_of(inv_sqrt_c2_, var) + setting(mv.v, eps_));
     const Tensor decayed = wd_ > 0 && decayed_by_default(var.node().name, var.shape())
-                               ? var - times_learning_rate(var) * wd_
+                               ? var - times_learning_rate(var) * setting(var, wd_)
                                : var;
     update(op, var, decayed - times_learning_rate(step));
   }
@@ -177,7 +182,7 @@ Optimizer& Optimizer::set_clip_norm(double clip_norm) {
 }
 
 Tensor Optimizer::times_learning_rate(const Tensor& x) const {
-  if (!rate_) return x * learning_rate_;
+  if (!rate_) return x * setting(x, learning_rate_);
   return x * as_type_of(*rate_, x);
 }
 

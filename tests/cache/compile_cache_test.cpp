@@ -111,6 +111,68 @@ TEST(CompileCache, ChangedGraphOrPolicyMissesAndIsStoredBeside) {
   fs::remove_all(dir);
 }
 
+// A learning-rate sweep: graphs that differ only in a hyperparameter's value (kiln/ops.h)
+// share one entry, and each executable computes with its own graph's value, which the
+// generated source does not hold.
+TEST(CompileCache, GraphsDifferingOnlyInHyperparametersShareAnEntry) {
+  const fs::path dir = fresh_dir("hyper"), code = fresh_dir("hyper-code");
+  auto graph = [](double rate) {
+    Graph g;
+    const Tensor x = placeholder(g, "x", DType::f32, {5});
+    g.add_output("y", (x * hyperparameter(g, rate) + 1.0).id());
+    return g;
+  };
+  Feeds feeds;
+  feeds["x"] = Array(DType::f32, {5});
+  for (int64_t i = 0; i < 5; ++i) feeds["x"].set(i, double(i) - 2);
+  std::string first_key;
+  for (double rate : {0.375, 0.8125, -3.0}) {
+    CompileOptions o;
+    o.cache.dir = dir.string();
+    o.dump_code_dir = code.string();
+    CompileReport r;
+    auto exe = compile_cpu(graph(rate), o, &r);
+    if (first_key.empty()) {
+      EXPECT_EQ(r.cache, CacheOutcome::miss);
+      first_key = r.cache_key;
+    } else {
+      EXPECT_EQ(r.cache, CacheOutcome::hit) << "rate " << rate;
+      EXPECT_EQ(r.cache_key, first_key);
+    }
+    Variables vars;
+    const Fetches out = exe->run(feeds, vars);
+    for (int64_t i = 0; i < 5; ++i)
+      EXPECT_EQ(out.at("y").get(i), static_cast<float>((double(i) - 2) * rate + 1)) << "rate " << rate << " at " << i;
+  }
+  EXPECT_EQ(cache::Store(dir.string()).scan().size(), 1u);
+  // Generated code writes float constants as hex literals (loop_constant).
+  auto literal = [](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%af", static_cast<float>(v));
+    return std::string(buf);
+  };
+  auto sources = [&] {
+    std::string all;
+    for (const auto& e : fs::directory_iterator(code)) all += read(e.path());
+    return all;
+  };
+  for (double rate : {0.375, 0.8125, -3.0}) EXPECT_EQ(sources().find(literal(rate)), std::string::npos) << rate;
+  // A plain constant is code: its literal is in the source, and another value is another entry.
+  fs::remove_all(code);
+  CompileOptions o;
+  o.cache.dir = dir.string();
+  o.dump_code_dir = code.string();
+  CompileReport r;
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {5});
+  g.add_output("y", (x * 0.375 + 1.0).id());
+  compile_cpu(g, o, &r);
+  EXPECT_EQ(r.cache, CacheOutcome::miss);
+  EXPECT_NE(sources().find(literal(0.375)), std::string::npos);
+  fs::remove_all(dir);
+  fs::remove_all(code);
+}
+
 // Each kind of damage: the next compile misses (with a warning), succeeds, and repairs it.
 TEST(CompileCache, DamagedEntriesAreMissesAndRepaired) {
   const fs::path dir = fresh_dir("damage");

@@ -36,6 +36,32 @@ fs::path fresh(const std::string& name) {
   return d;
 }
 
+// A learning-rate sweep compiles once: the rate is a hyperparameter of the graph (kiln/ops.h),
+// fed to the compiled step, so the second run loads the first one's step and trains with
+// its own rate. So does another run length under a cosine schedule (the gpt's recipe).
+TEST(TrainCompileCache, AnotherLearningRateOrRunLengthLoadsTheSameCompiledStep) {
+  const fs::path dir = fresh("sweep"), m1 = fresh("s1.jsonl"), m2 = fresh("s2.jsonl");
+  const std::string cache = "--graph-compiler-cache-dir " + dir.string() + " --metrics-out ";
+  const Result a = run_kiln(kTrain + "--learning-rate 0.05 " + cache + m1.string());
+  ASSERT_EQ(a.status, 0) << a.output;
+  const Result b = run_kiln(kTrain + "--learning-rate 0.2 " + cache + m2.string());
+  ASSERT_EQ(b.status, 0) << b.output;
+  EXPECT_EQ(final_record(m1)["compile"]["cache"], "miss");
+  EXPECT_EQ(final_record(m2)["compile"]["cache"], "hit") << b.output;
+  EXPECT_NE(final_record(m1)["final_loss"], final_record(m2)["final_loss"]) << "the second run used its own rate";
+  const std::string cosine = "--learning-rate-schedule cosine --warmup-steps 1 ";
+  const Result c = run_kiln(kTrain + cosine + cache + m1.string());
+  ASSERT_EQ(c.status, 0) << c.output;
+  const Result d = run_kiln("train --steps 3 --train-limit 512 --test-limit 100 --batch-size 64 --quiet " + cosine +
+                            "--learning-rate 0.1 " + cache + m2.string());
+  ASSERT_EQ(d.status, 0) << d.output;
+  EXPECT_EQ(final_record(m1)["compile"]["cache"], "miss") << "a schedule is another graph";
+  EXPECT_EQ(final_record(m2)["compile"]["cache"], "hit") << d.output;
+  fs::remove_all(dir);
+  fs::remove(m1);
+  fs::remove(m2);
+}
+
 TEST(TrainCompileCache, SecondRunHitsCompilesNothingAndTrainsTheSame) {
   const fs::path dir = fresh("dir"), m1 = fresh("m1.jsonl"), m2 = fresh("m2.jsonl");
   const Result a = run_kiln(kTrain + "--graph-compiler-cache-dir " + dir.string() + " --metrics-out " + m1.string());

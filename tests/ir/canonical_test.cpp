@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "kiln/error.h"
 #include "kiln/ops.h"
 #include "kiln/text.h"
 
@@ -132,6 +133,24 @@ TEST(Canonical, DropsDeadPlaceholdersButKeepsInterfaceNames) {
             "%0 = placeholder() {dtype=\"f32\", shape=[2]} : f32[2] \"x\"\n"
             "%1 = exp(%0) : f32[2]\n"
             "output \"y\" = %1\n");
+}
+
+// The structure form (what the compile cache hashes) leaves hyperparameter values out and
+// keeps everything else, constants' values included; the canonical form keeps them all.
+TEST(Canonical, TheStructureFormLeavesOutOnlyHyperparameterValues) {
+  auto graph = [](double rate, double shift) {
+    Graph g;
+    const Tensor x = placeholder(g, "x", DType::f32, {3});
+    g.add_output("y", (x * hyperparameter(g, rate) + shift).id());
+    return g;
+  };
+  const Graph a = graph(0.5, 1), b = graph(0.25, 1), c = graph(0.5, 2);
+  EXPECT_NE(print_graph(a, TextForm::canonical), print_graph(b, TextForm::canonical));
+  EXPECT_EQ(print_graph(a, TextForm::structure), print_graph(b, TextForm::structure));
+  EXPECT_NE(print_graph(a, TextForm::structure), print_graph(c, TextForm::structure)) << "a constant is structure";
+  EXPECT_NE(print_graph(a, TextForm::structure).find("value=runtime"), std::string::npos);
+  Graph g;
+  EXPECT_THROW(hyperparameter(g, 1.0, DType::i32), GraphError) << "a hyperparameter is a float";
 }
 
 }  // namespace

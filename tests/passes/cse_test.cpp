@@ -74,5 +74,19 @@ TEST(Cse, MergesEqualConstantsAndCarriesANameToTheSurvivor) {
   EXPECT_NO_THROW(verify(after));
 }
 
+// Two hyperparameters with equal values stay two nodes: merging them would make the
+// compiled step's structure depend on values the compile cache's key leaves out.
+TEST(Cse, NeverMergesHyperparameters) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {4});
+  const Tensor y = x * hyperparameter(g, 0.5) + x * hyperparameter(g, 0.5);
+  g.add_output("y", y.id());
+  const Graph after = dce(cse(g));
+  int hypers = 0;
+  for (const Node& n : after.nodes()) hypers += is_hyperparameter(n);
+  EXPECT_EQ(hypers, 2) << text(after);
+  EXPECT_EQ(count_op(after, Op::mul), 2) << text(after);
+}
+
 }  // namespace
 }  // namespace kiln::passes

@@ -1,6 +1,7 @@
 // Local simplifications: before/after IR.
 #include <gtest/gtest.h>
 
+#include "kiln/ops.h"
 #include "passes/passes.h"
 #include "support/ir_facts.h"
 
@@ -109,6 +110,17 @@ output "x" = %1
   EXPECT_EQ(testkit::output_node(after, "x").op, Op::placeholder);
   ASSERT_TRUE(after.find("loss").has_value()) << "the name moves to the node that replaced it";
   EXPECT_EQ(after.node(*after.find("loss")).op, Op::exp);
+}
+
+// x * 1 disappears, x * a hyperparameter that is 1 today does not: another run feeds
+// another value into the same compiled step.
+TEST(Simplify, LeavesHyperparametersAlone) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {4});
+  g.add_output("y", ((x * hyperparameter(g, 1.0)) + hyperparameter(g, 0.0)).id());
+  const Graph after = dce(simplify(g));
+  EXPECT_EQ(count_op(after, Op::mul), 1) << text(after);
+  EXPECT_EQ(count_op(after, Op::add), 1) << text(after);
 }
 
 }  // namespace

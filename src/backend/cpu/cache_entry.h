@@ -16,7 +16,8 @@
 
 namespace kiln::cpu {
 
-// The ingredients for compiling `canonical_text` (print_graph(g, TextForm::canonical))
+// The ingredients for compiling `canonical_text` (print_graph(g, TextForm::structure):
+// the canonical form without hyperparameter values, which the executable supplies)
 // with `policy` by `tc` on this machine: kiln version, codegen ABI, compiler path,
 // identity and flags, CPU model and ISA, and the hash of the C++ source kiln generated
 // for it. The source makes the key follow every change to kiln's passes, schedule and

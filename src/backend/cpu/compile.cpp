@@ -80,7 +80,10 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
 
   const cpu::Toolchain& tc = cpu::host_toolchain();
   report.compiler = tc.cxx + " (" + tc.identity + ")";
-  const cache::KeyIngredients key = cpu::cache_key_ingredients(canonical, options.policy, source, tc);
+  // Hyperparameter values are not in the key: the source does not hold them (the
+  // executable fills their buffers from this graph), so one object serves every value.
+  const cache::KeyIngredients key =
+      cpu::cache_key_ingredients(print_graph(g, TextForm::structure), options.policy, source, tc);
   // The object carries what it was built for; every load checks it.
   const cpu::ObjectIdentity built_for = cpu::identity_of(key.key(), key.get("graph"), schedule);
   const std::string identity = built_for.to_string();

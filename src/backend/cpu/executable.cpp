@@ -24,6 +24,14 @@ class CompiledExecutable final : public Executable {
         profile_rows_(static_cast<size_t>(std::max(profile_rows, 1))) {
     arena_.resize(static_cast<size_t>(schedule_.arena_bytes / 64 + 1));
     table_.assign(schedule_.buffers.size(), nullptr);
+    // Hyperparameters: their values are this graph's, the code is any graph's of this shape.
+    for (size_t b = 0; b < schedule_.buffers.size(); ++b) {
+      if (schedule_.buffers[b].kind != BufferKind::hyperparameter) continue;
+      const Node& n = schedule_.graph.node(schedule_.buffers[b].node);
+      Array value(n.dtype, n.shape);
+      value.set(0, n.attrs.f("value"));
+      hyperparameters_.emplace_back(b, std::move(value));
+    }
     runtime_ = library_runtime();
     runtime_.fallback = &CompiledExecutable::fallback;
     if (!profile_title_.empty()) {
@@ -46,12 +54,15 @@ class CompiledExecutable final : public Executable {
         table_[b] = arena + buf.offset;
       } else if (buf.kind == BufferKind::variable_in_place) {
         table_[b] = checked(g.node(buf.variable), vars, "variable", "has no value for variable").bytes();
+      } else if (buf.kind == BufferKind::hyperparameter) {
+        continue;  // set once, below
       } else if (buf.kind == BufferKind::feed) {
         table_[b] = const_cast<std::byte*>(checked(n, feeds, "feed", "no value fed for placeholder").bytes());
       } else {
         table_[b] = checked(n, vars, "variable", "has no value (call initialize_variables) for variable").bytes();
       }
     }
+    for (auto& [b, value] : hyperparameters_) table_[b] = value.bytes();
     if (profile_) profile_->begin();
     object_->step()(&runtime_, this, table_.data());
 
@@ -126,6 +137,7 @@ class CompiledExecutable final : public Executable {
   std::unique_ptr<SharedObject> object_;
   std::vector<Block> arena_;
   std::vector<void*> table_;
+  std::vector<std::pair<size_t, Array>> hyperparameters_;  // (buffer, its value)
   Runtime runtime_{};
   std::optional<StepProfile> profile_;  // when profiling
   std::string profile_title_;

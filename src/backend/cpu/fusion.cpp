@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/cpu/lowering.h"
+#include "kiln/ops.h"
 
 namespace kiln::cpu {
 
@@ -46,7 +47,8 @@ std::vector<bool> buffered_values(const Graph& g) {
     const Lowering how = lowering_of(node.op);
     if (how == Lowering::update) {
       buffered[i] = false;  // an assign has no value of its own
-    } else if (how != Lowering::loop || (node.op != Op::constant && uses[i] > 1 && !widens_a_stored_value(g, node))) {
+    } else if (how != Lowering::loop || is_hyperparameter(node) ||
+               (node.op != Op::constant && uses[i] > 1 && !widens_a_stored_value(g, node))) {
       buffered[i] = true;
     }
   }

@@ -14,6 +14,7 @@
 #include "backend/cpu/in_place_update.h"
 #include "backend/cpu/layout_plan.h"
 #include "backend/cpu/lowering.h"
+#include "kiln/ops.h"
 #include "kiln/error.h"
 
 namespace kiln::cpu {
@@ -44,6 +45,7 @@ void add_buffers_and_steps(Schedule& s, const std::vector<bool>& buffered) {
     const Node& node = g.node(id);
     const BufferKind kind = node.op == Op::placeholder ? BufferKind::feed
                             : node.op == Op::variable  ? BufferKind::variable
+                            : is_hyperparameter(node)  ? BufferKind::hyperparameter
                                                        : BufferKind::arena;
     s.buffer_of[i] = static_cast<int>(s.buffers.size());
     s.buffers.push_back({id, kind, static_cast<int64_t>(numel(node.shape) * dtype_size(node.dtype))});
