@@ -33,7 +33,7 @@
 #define KILN_OPS(X)                                             \
   X(placeholder, 0, Source, false, false, None, "dtype shape")                                       \
   X(variable, 0, Source, false, false, Keep, "dtype shape init value? low? high? mean? stddev? seed?") \
-  X(constant, 0, Source, false, true, Follow, "dtype shape value runtime?")                                   \
+  X(constant, 0, Source, false, true, Follow, "dtype shape value runtime?")                          \
   X(cast, 1, Cast, true, true, None, "dtype")                                                        \
   X(stop_gradient, 1, Unary, true, true, Follow, "")                                                 \
   X(neg, 1, Unary, true, true, Follow, "")                                                           \

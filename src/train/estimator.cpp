@@ -7,6 +7,7 @@
 #include <limits>
 #include <ostream>
 
+#include "backend/onednn/isa.h"
 #include "kiln/cpu_features.h"
 #include "kiln/error.h"
 #include "kiln/optimizer.h"
@@ -225,7 +226,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
     BackendOptions lo = backend_options();
     lo.compile.policy = low_phase_policy(*accel);
     low = &build_graph(*s_, model_fn_, params_, lo, ModeKeys::train, batch, fetches, /*guarded=*/true);
-    const std::string note = accelerate_hardware_note(*accel, cpu_features());
+    const std::string note = accelerate_hardware_note(*accel, cpu_features(), onednn::has_f16_kernels());
     if (!note.empty() && World::get().rank() == 0)
       std::fprintf(stderr, "kiln: note: %s\n", note.c_str());
   }

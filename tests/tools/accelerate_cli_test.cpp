@@ -49,7 +49,7 @@ TEST(AccelerateCli, ReportsThePhaseTheSwitchAndTheTimePerPhase) {
   EXPECT_TRUE(contains(r.output, "saved against") || contains(r.output, "lost against")) << r.output;
   // Once, at start-up, where this CPU has no bfloat16 arithmetic.
   const std::string note =
-      kiln::accelerate_hardware_note(kiln::AccelerateTrainMode::parse("fast1|step|0.57"), kiln::cpu_features());
+      kiln::accelerate_hardware_note(kiln::AccelerateTrainMode::parse("fast1|step|0.57"), kiln::cpu_features(), false);
   if (note.empty())
     EXPECT_FALSE(contains(r.output, "kiln: note: accelerate_train_mode")) << r.output;
   else

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backend/cpu/half_convert.h"
+#include "backend/onednn/isa.h"
 #include "backend/onednn/onednn.h"
 #include "kiln/dtype.h"
 #include "kiln/error.h"
@@ -11,8 +12,9 @@
 namespace kiln::cpu {
 namespace {
 
-// float16 has no oneDNN kernels here: widen the (exact) float16 operands to float32, run
-// the float32 primitive, round the result once. (bfloat16 without kernels is oneDNN's
+// float16 where oneDNN has no float16 kernels (onednn::has_f16_kernels; oneDNN 2.6 has
+// none): widen the (exact) float16 operands to float32, run the float32 primitive, round
+// the result once. (bfloat16 without kernels is oneDNN's
 // door's own business: bf16_fallback.h.)
 template <class F>
 void widened_f16(const void* a, int64_t na, const void* b, int64_t nb, void* out, int64_t nout, F run_f32) {
@@ -36,6 +38,9 @@ void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, 
                int ta, int tb, const void* bias, int bias_dtype, int relu) {
   const auto t = static_cast<DType>(dtype);
   const onednn::Epilogue e = epilogue_of(t, bias, bias_dtype, relu);
+  if (t == DType::f16 && onednn::has_f16_kernels())
+    return onednn::matmul_f16(static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b),
+                              static_cast<uint16_t*>(c), batch, m, n, k, ta, tb);
   if (t == DType::f16) {
     return widened_f16(a, batch * m * k, b, batch * k * n, c, batch * m * n, [&](float* fa, float* fb, float* fc) {
       onednn::matmul_f32(fa, fb, fc, batch, m, n, k, ta, tb);

@@ -79,4 +79,10 @@ void matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batc
   matmul(dt::bf16, a, b, c, batch, m, n, k, transpose_a, transpose_b, epilogue);
 }
 
+void matmul_f16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                bool transpose_a, bool transpose_b) {
+  KILN_CHECK(has_f16_kernels()) << "oneDNN has no float16 matmul here: widen to float32";
+  matmul(dt::f16, a, b, c, batch, m, n, k, transpose_a, transpose_b, {});
+}
+
 }  // namespace kiln::onednn

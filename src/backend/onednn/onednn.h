@@ -25,6 +25,10 @@ void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t
 void matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n, int64_t k,
                  bool transpose_a, bool transpose_b, const Epilogue& epilogue = {});
 
+// The same in float16, where has_f16_kernels() (isa.h); callers widen elsewhere.
+void matmul_f16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                bool transpose_a, bool transpose_b);
+
 // Convolution geometry (src/ir/conv_geometry.h): NCHW input, OIHW filter, padding ph/pw
 // before the first row/column. The buffers are plain NCHW/OIHW; conv2d reorders to and
 // from the layouts oneDNN's fast kernels use.
