@@ -259,8 +259,11 @@ def resume_across_sizes(kiln, work):
         if final(b)["resumed_from_step"] != 20:
             raise Failure(f"{first} -> {second} ranks: resumed from {final(b)['resumed_from_step']}, not 20")
         joined = {**losses(a), **losses(b)}
-        same_losses(losses(whole), joined, f"{first} then {second} ranks vs 1 rank throughout", list(range(1, 41)),
-                    RESUME_REL_TOL)
+        # A lost optimizer slot or a wrong batch shows in the first steps after the resume;
+        # later ones drift as the parity runs may (STRICT_STEPS, above).
+        what = f"{first} then {second} ranks vs 1 rank throughout"
+        same_losses(losses(whole), joined, what, list(range(1, 21 + STRICT_STEPS)), RESUME_REL_TOL)
+        same_losses(losses(whole), joined, what, list(range(21 + STRICT_STEPS, 41)), DRIFT_TOL)
         print(f"{first} ranks to step 20, then {second} to 40: every loss matches the uninterrupted run")
 
 
