@@ -1,5 +1,8 @@
 #include "backend/cpu/layout_plan.h"
 
+#include <algorithm>
+#include <map>
+
 #include "backend/cpu/codegen_pool.h"
 #include "backend/cpu/fusion.h"
 #include "backend/cpu/lowering.h"
@@ -41,12 +44,33 @@ ConvUse conv_use(const Schedule& s, ValueId id) {
   return {n.inputs[0], id, l};
 }
 
+// An elementwise step that reads every buffer at the index it writes (or reads a scalar):
+// it computes element by element whatever the layout, as long as its roots and its
+// non-scalar reads share one (e.g. a ReLU's gradient between two convolutions).
+bool layout_free(const Schedule& s, const Step& st) {
+  if (st.kind != StepKind::elementwise) return false;
+  const Shape& shape = s.graph.node(st.node()).shape;
+  if (shape.size() != 4) return false;
+  for (ValueId r : st.roots)
+    if (s.graph.node(r).shape != shape) return false;
+  for (ValueId u : st.reads) {
+    if (numel(s.graph.node(u).shape) == 1) continue;
+    if (s.graph.node(u).shape != shape) return false;
+    for (ValueId r : st.roots)
+      if (!reads_at_same_index(s, r, u)) return false;
+  }
+  return true;
+}
+
 class Planner {
  public:
   explicit Planner(Schedule& s) : s_(s), g_(s.graph), blk_(s.graph.size(), 0), plain_only_(s.graph.size(), false) {}
 
   void run() {
     mark_plain_only();
+    for (size_t k = 0; k < s_.steps.size(); ++k)
+      if (layout_free(s_, s_.steps[k]))
+        for (ValueId r : s_.steps[k].roots) free_root_of_[r] = k;
     for (size_t i = 0; i < g_.size(); ++i) blk_[i] = produced_block(static_cast<ValueId>(i));
     while (settle()) {
     }
@@ -84,6 +108,8 @@ class Planner {
       b = u.x == v ? u.preferred.x : u.preferred.y;
     } else if (is_maxpool2x2(g_, n)) {
       b = blk_[n.inputs[0]];  // x comes first in node order
+    } else if (auto it = free_root_of_.find(v); it != free_root_of_.end()) {
+      for (ValueId u : s_.steps[it->second].reads) b = std::max(b, blk_[u]);  // the group's rule: settle()
     }
     return b > 0 && n.shape[1] % b == 0 ? b : 0;
   }
@@ -95,6 +121,7 @@ class Planner {
       const ConvUse u = conv_use(s_, st.node());
       return (u.x != v || u.preferred.x == b) && (u.y != v || u.preferred.y == b) && (u.x == v || u.y == v);
     }
+    if (layout_free(s_, st)) return true;  // the group's rule: settle()
     return st.kind == StepKind::pool && is_maxpool2x2(g_, n);  // pooling's own rules: settle()
   }
 
@@ -115,6 +142,18 @@ class Planner {
           changed = drop(v) || changed;
           break;
         }
+    }
+    // A layout-free elementwise step: its roots and non-scalar reads all blocked alike, or
+    // all plain.
+    for (const auto& [root, k] : free_root_of_) {
+      if (root != s_.steps[k].node()) continue;  // once per step
+      std::vector<ValueId> group = s_.steps[k].roots;
+      for (ValueId u : s_.steps[k].reads)
+        if (numel(g_.node(u).shape) > 1) group.push_back(u);
+      bool same = true;
+      for (ValueId u : group) same = same && blk_[u] == blk_[group[0]];
+      if (!same)
+        for (ValueId u : group) changed = drop(u) || changed;
     }
     for (const Step& st : s_.steps) {
       const Node& n = g_.node(st.node());
@@ -137,6 +176,7 @@ class Planner {
   const Graph& g_;
   std::vector<int> blk_;
   std::vector<bool> plain_only_;
+  std::map<ValueId, size_t> free_root_of_;  // root of a layout-free elementwise step -> the step
 };
 
 }  // namespace

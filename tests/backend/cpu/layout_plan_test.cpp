@@ -9,6 +9,7 @@
 #include "backend/cpu/schedule.h"
 #include "backend/onednn/onednn.h"
 #include "kiln/autodiff.h"
+#include "kiln/compiler.h"
 #include "kiln/ops.h"
 #include "passes/passes.h"
 
@@ -72,6 +73,45 @@ TEST(LayoutPlan, AnActivationAPlainStepReadsIsPlainAndSoIsItsPoolingChain) {
   EXPECT_EQ(block_of_op(s, Op::max_pool2d), 0);
   EXPECT_EQ(block_of_op(s, Op::max_pool2d_grad), 0);
   EXPECT_EQ(block_of_op(s, Op::conv2d_backward_input), 0);
+}
+
+// Convolutions back to back with a residual add: the ReLU's gradient (an elementwise
+// select) and the add read blocked activations at the index they write, so they stay
+// blocked, and nothing is reordered between the convolutions.
+TEST(LayoutPlan, ElementwiseStepsBetweenConvolutionsKeepTheBlockedLayout) {
+  const int b = first_conv_block();
+  if (b == 0) GTEST_SKIP() << "oneDNN runs these convolutions on plain activations on this CPU";
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {4, 3, 8, 8});
+  const Tensor w1 = placeholder(g, "w1", DType::f32, {16, 3, 3, 3});
+  const Tensor w2 = placeholder(g, "w2", DType::f32, {16, 16, 3, 3});
+  const Tensor h = relu(conv2d(x, w1, {1, 1}, {1, 1}));
+  const Tensor r = h + relu(conv2d(h, w2, {1, 1}, {1, 1}));
+  const Tensor y = conv2d(r, w2, {1, 1}, {1, 1});
+  const Tensor loss = reduce_sum(y * y);
+  const std::vector<Tensor> d = grad(loss, {w1, w2});
+  g.add_output("loss", loss.id());
+  g.add_output("dw1", d[0].id());
+  g.add_output("dw2", d[1].id());
+  const Schedule s = make_schedule(passes::lower(g, {}));
+  int blocked_loops = 0;
+  for (const Step& st : s.steps)
+    if (st.kind == StepKind::elementwise && s.block(st.node()) == b) ++blocked_loops;
+  EXPECT_GE(blocked_loops, 3) << "the residual add and the ReLU gradients";
+  Feeds feeds;
+  for (const char* name : {"x", "w1", "w2"}) {
+    const Node& n = g.node(*g.find(name));
+    feeds[name] = Array(DType::f32, n.shape);
+    for (int64_t i = 0; i < feeds[name].numel(); ++i) feeds[name].set(i, double((i * 7) % 11) / 11.0 - 0.5);
+  }
+  CompileReport report;
+  auto exe = compile_cpu(g, {}, &report);
+  const int64_t before = onednn::blocked_activation_reorders();
+  Variables vars;
+  exe->run(feeds, vars);
+  // Only the last convolution's: the loss's reduction reads its y plain, so it writes y
+  // plain and its two backward passes read a plain dy. None between the convolutions.
+  EXPECT_EQ(onednn::blocked_activation_reorders() - before, 3);
 }
 
 TEST(BiasGradient, TheFilterGradientConvolutionComputesItAndNoReductionIsLeft) {

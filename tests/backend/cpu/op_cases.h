@@ -400,6 +400,14 @@ inline std::vector<Case> nn_cases() {
   c.push_back({"conv_pool_conv_blocked_ties", {Op::conv2d, Op::max_pool2d, Op::max_pool2d_grad},
                {Fixed(DType::f32, {1, 16, 4, 41}, ties), Fixed(DType::f32, {16, 16, 1, 1}, identity)},
                [](const auto& x) { return conv2d(max_pool2d(conv2d(x[0], x[1]), {2, 2}, {2, 2}, {0, 0}), x[1]); }, 4});
+  // Convolutions back to back: the ReLU's gradient (an elementwise select) and a residual
+  // add run on the blocked activations too.
+  c.push_back({"conv_relu_conv_residual_blocked", {Op::conv2d, Op::relu, Op::add},
+               {U({2, 16, 5, 7}), U({16, 16, 3, 3}), U({16, 1, 1}), U({16, 16, 3, 3})},
+               [](const auto& x) {
+                 const Tensor h = relu(conv2d(x[0], x[1], {1, 1}, {1, 1}) + x[2]);
+                 return conv2d(h + relu(conv2d(h, x[3], {1, 1}, {1, 1})), x[3], {1, 1}, {1, 1});
+               }, 4});
   // A blocked pool whose output a plain step reads (the flatten before a dense layer):
   // y and dy plain, x and dx blocked; ReLU's mask folded into the pool's gradient, and
   // the bias gradient computed by the filter-gradient convolution (bias_gradient.h).
