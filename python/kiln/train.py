@@ -113,7 +113,7 @@ class AdamWOptimizer(Optimizer):
 def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
     """tf.compat.v1.train.cosine_decay: learning_rate * ((1 - alpha) * (1 + cos(pi * min(step, decay_steps)
     / decay_steps)) / 2 + alpha), a float32 scalar tensor of the step's graph."""
-    from ._graph import cast, constant, cos, minimum
+    from ._graph import cast, cos, minimum
     from ._dtypes import float32
     lr = _check_number("learning_rate", learning_rate, 0.0, low_open=True)
     if isinstance(decay_steps, bool) or not isinstance(decay_steps, numbers.Integral) or decay_steps < 1:
@@ -121,9 +121,14 @@ def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
     a = _check_number("alpha", alpha, 0.0, 1.0 + 1e-12)
     if not isinstance(global_step, Tensor) or global_step._name != "global_step":
         raise ValueError("[cosine_decay] global_step must be kiln.train.get_or_create_global_step()")
-    step = minimum(cast(global_step, float32), constant(float(decay_steps), dtype=float32))
-    cosine = (cos(step * (math.pi / decay_steps)) + 1.0) * 0.5
-    return named(cosine * ((1.0 - a) * lr) + a * lr, name)
+    # The numbers are hyperparameters (kiln/ops.h): another learning rate, decay length or
+    # alpha loads the same compiled step from graph_compiler_cache_dir.
+    def h(value):
+        return _core.hyperparameter(global_step._scope, float(value), float32.kiln)
+
+    step = minimum(cast(global_step, float32), h(decay_steps))
+    cosine = (cos(step * h(math.pi / decay_steps)) + 1.0) * 0.5
+    return named(cosine * h((1.0 - a) * lr) + h(a * lr), name)
 
 
 # --- hooks ------------------------------------------------------------------------------

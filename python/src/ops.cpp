@@ -169,6 +169,12 @@ void bind_ops(py::module_& m) {
     open_scope(s, "constant");
     return PyTensor{constant(*s->graph, value, parse_dtype(dtype), std::move(shape)), s};
   });
+  // A float scalar the compiled step reads at run time (kiln/ops.h): graphs that differ
+  // only in such values share one compiled step in the compile cache.
+  m.def("hyperparameter", [](const std::shared_ptr<GraphScope>& s, double value, const std::string& dtype) {
+    open_scope(s, "hyperparameter");
+    return PyTensor{hyperparameter(*s->graph, value, parse_dtype(dtype)), s};
+  });
   m.def("variable", [](const std::shared_ptr<GraphScope>& s, const std::string& name, const std::string& dtype,
                        Shape shape, const std::string& init, double a, double b, int64_t seed) {
     open_scope(s, "variable");

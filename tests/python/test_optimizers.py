@@ -75,3 +75,21 @@ def test_a_learning_rate_tensor_must_be_a_float_scalar():
     x, y = np.zeros((32, 8), np.float32), np.zeros(32, np.int32)
     with pytest.raises(ValueError, match="float scalar"):
         make_estimator(fn=fn).train(dataset_input(x, y), max_steps=1)
+
+
+def test_another_cosine_decay_loads_the_same_compiled_step(data, tmp_path):
+    # The rate, decay length and alpha are hyperparameters of the graph (kiln/ops.h): a
+    # second estimator with other values compiles nothing new and trains with its own.
+    x, y = data
+    cache = tmp_path / "cache"
+    entries, kernels = [], []
+    for lr, steps in ((0.01, 60), (0.03, 90)):
+        fn = fn_with(lambda step, lr=lr, steps=steps: kiln.train.AdamWOptimizer(
+            kiln.train.cosine_decay(lr, step, decay_steps=steps, alpha=0.1), weight_decay=0.01))
+        est = make_estimator(backend="cpu", fn=fn,
+                             experimental_config=kiln.ExperimentalConfig(graph_compiler_cache_dir=str(cache)))
+        est.train(dataset_input(x, y), max_steps=3)
+        entries.append(sorted(p.parent.name for p in cache.rglob("step.so")))
+        kernels.append(est.get_variable_value("logits/kernel"))
+    assert entries[0] and entries[0] == entries[1]
+    assert not np.array_equal(kernels[0], kernels[1])
