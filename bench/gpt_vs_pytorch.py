@@ -7,8 +7,9 @@ loss (nats per character) in float32 and bfloat16. Prints a Markdown table.
   /usr/bin/python3 bench/gpt_vs_pytorch.py --steps 150 --precisions f32,bf16 --eval-windows 256 --repeats 3
 
 kiln runs `kiln train --model gpt` (compile excluded from its steps/s; the compile cache
-in build/gpt-bench-cache serves repeated runs). PyTorch runs with the fastest of three
-thread settings, probed over --probe-steps steps first and printed. The two run
+in build/gpt-bench-cache serves repeated runs). PyTorch runs with the fastest of its three
+thread settings (bench/vs_pytorch.py's list), probed over --probe-steps steps in
+--probe-rounds interleaved rounds first and printed. The two run
 interleaved --repeats times; the table gives medians, their ranges and the range of the
 per-repeat ratios (this VM's speed drifts by 10-15% over minutes).
 On CPUs without AVX-512 PyTorch's bfloat16 autocast is far slower than its float32.
@@ -44,10 +45,8 @@ def run_kiln(a, precision):
                 "validation_loss": final["test_loss"], "compile_seconds": final["compile_seconds"]}
 
 
-# PyTorch's thread settings to try (as bench/vs_pytorch.py does): its OpenMP threads spin
-# and can starve OpenBLAS's own; the fastest of these is the peer at its best.
-TORCH_SETTINGS = [("default", {}), ("OMP_WAIT_POLICY=PASSIVE", {"OMP_WAIT_POLICY": "PASSIVE"}),
-                  ("OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=2", {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "2"})]
+sys.path.insert(0, HERE)
+from vs_pytorch import thread_configs  # noqa: E402 (the one list of the peer's thread settings)
 
 
 def warmup_steps(steps):
@@ -67,13 +66,17 @@ def run_torch(a, precision, steps=None, extra_env=None):
 
 
 def best_torch_setting(a, precision):
-    """The fastest of TORCH_SETTINGS over a short run (printed), as (name, env)."""
-    rates = []
-    for name, env in TORCH_SETTINGS:
-        r = run_torch(a, precision, steps=a.probe_steps, extra_env=env)
-        print(f"probe pytorch {precision} {name}: {r['steps_per_second']:.2f} steps/s", flush=True)
-        rates.append((r["steps_per_second"], name, env))
-    _, name, env = max(rates)
+    """The fastest of PyTorch's thread settings (bench/vs_pytorch.py's thread_configs: its
+    OpenMP threads spin and can starve OpenBLAS's own) over short runs, in --probe-rounds
+    interleaved rounds, each setting scoring its best round (printed), as (name, env)."""
+    configs = thread_configs("pytorch", a.threads)
+    rates = {name: 0.0 for name, _, _ in configs}
+    for _ in range(a.probe_rounds):
+        for name, env, _ in configs:
+            r = run_torch(a, precision, steps=a.probe_steps, extra_env=env)
+            print(f"probe pytorch {precision} {name}: {r['steps_per_second']:.2f} steps/s", flush=True)
+            rates[name] = max(rates[name], r["steps_per_second"])
+    name, env, _ = max(configs, key=lambda c: rates[c[0]])
     return name, env
 
 
@@ -85,6 +88,8 @@ def main():
     p.add_argument("--repeats", type=int, default=3, help="interleaved runs of each system; the table gives medians")
     p.add_argument("--build", default=os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build")))
     p.add_argument("--probe-steps", type=int, default=20, help="steps of each PyTorch thread-setting probe")
+    p.add_argument("--probe-rounds", type=int, default=2, help="interleaved rounds over PyTorch's thread settings")
+    p.add_argument("--threads", type=int, default=2, help="threads for PyTorch (kiln uses every core)")
     a = p.parse_args()
     print(f"gpt defaults (4 layers, 4 heads, width 128, context 64, batch 32), AdamW 1e-3 warm-up {warmup_steps(a.steps)} + cosine to "
           f"1e-4 at step {a.steps}, clip 1, {a.steps} steps, {a.repeats} interleaved repeats; "
