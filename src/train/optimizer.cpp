@@ -153,7 +153,8 @@ std::vector<Tensor> clip_by_global_norm(const std::vector<Tensor>& grads, double
   for (const Tensor& gr : grads) squares = squares + reduce_sum(square(as_type_of(gr, squares)));
   const Tensor global = sqrt(squares);
   if (norm) *norm = global;
-  const Tensor factor = clip_norm / maximum(global, constant(g, clip_norm));
+  const Tensor limit = hyperparameter(g, clip_norm);  // another clip norm reuses the compiled step
+  const Tensor factor = limit / maximum(global, limit);
   std::vector<Tensor> clipped;
   for (const Tensor& gr : grads) clipped.push_back(gr * as_type_of(factor, gr));
   return clipped;
