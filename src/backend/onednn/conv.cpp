@@ -201,7 +201,9 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
 int64_t blocked_activation_reorders() { return reordered_activations.load(); }
 
 ConvLayouts preferred_layouts(ConvPass pass, bool bf16, const ConvGeom& g) {
-  if (bf16 && !has_bf16_kernels()) return {};  // the widened fallback runs on plain float32 copies
+  // Without bfloat16 kernels products are widened (bf16_fallback.h): slower than float32
+  // whatever the layout, so they stay plain.
+  if (bf16 && !has_bf16_kernels()) return {};
   static std::mutex mu;
   static std::map<GeomKey, ConvLayouts> cache;
   ConvLayouts out;
