@@ -2,23 +2,36 @@
 #include "backend/cpu/codegen_library.h"
 
 #include <sstream>
+#include <vector>
 
 #include "backend/cpu/bias_gradient.h"
+#include "backend/cpu/lowering.h"
 #include "ir/conv_geometry.h"
 #include "kiln/error.h"
 
 namespace kiln::cpu {
 namespace {
 
-// The trailing (bias, bias_dtype, relu) arguments of rt->matmul / rt->conv: a dense or
+// The trailing arguments of a Runtime call and the comment that says what they are.
+struct Tail {
+  std::string args;                // after the shapes, e.g. "nullptr, 0, 0"
+  std::vector<std::string> notes;  // joined into "  // a, b"
+  std::string text() const {
+    std::string out = ", " + args + ");";
+    for (size_t i = 0; i < notes.size(); ++i) out += (i ? ", " : "  // ") + notes[i];
+    return out + "\n";
+  }
+};
+
+// The (bias, bias_dtype, relu) arguments of rt->matmul / rt->conv: a dense or
 // conv2d_bias node's epilogue (its third input and relu attribute), else none.
-std::string epilogue_args(const Schedule& s, const Node& n) {
+Tail epilogue(const Schedule& s, const Node& n) {
   const OpFamily f = op_info(n.op).family;
-  if (f != OpFamily::Dense && f != OpFamily::Conv2DBias) return ", nullptr, 0, 0);\n";
+  if (f != OpFamily::Dense && f != OpFamily::Conv2DBias) return {"nullptr, 0, 0", {}};
   const bool relu = n.attrs.i("relu") != 0;
-  return ", B[" + std::to_string(s.buffer_of[n.inputs[2]]) + "], " +
-         std::to_string(static_cast<int>(s.graph.node(n.inputs[2]).dtype)) + ", " + std::to_string(relu) +
-         ");  // + bias" + (relu ? ", relu" : "") + "\n";
+  return {"B[" + std::to_string(s.buffer_of[n.inputs[2]]) + "], " +
+              std::to_string(static_cast<int>(s.graph.node(n.inputs[2]).dtype)) + ", " + std::to_string(relu),
+          {relu ? "+ bias, relu" : "+ bias"}};
 }
 
 std::string matmul_call(const Schedule& s, const Step& st) {
@@ -32,14 +45,8 @@ std::string matmul_call(const Schedule& s, const Step& st) {
   std::ostringstream c;
   c << "  rt->matmul(" << static_cast<int>(n.dtype) << ", B[" << s.buffer_of[n.inputs[0]] << "], B["
     << s.buffer_of[n.inputs[1]] << "], B[" << s.buffer_of[st.node()] << "], " << batch << ", " << m << ", " << nn
-    << ", " << k << ", " << ta << ", " << tb << epilogue_args(s, n);
+    << ", " << k << ", " << ta << ", " << tb << epilogue(s, n).text();
   return c.str();
-}
-
-// The Runtime's conv pass number: 0 forward, 1 backward_input, 2 backward_filter.
-int conv_pass(OpFamily f) {
-  if (f == OpFamily::Conv2DBackwardInput) return 1;
-  return f == OpFamily::Conv2DBackwardFilter ? 2 : 0;
 }
 
 // The geometry as the 13 numbers of Runtime::conv, a static array named `name`.
@@ -51,39 +58,26 @@ std::string geometry_array(const std::string& name, const ConvGeometry& g) {
   return out + "};\n";
 }
 
-// The trailing (bias, bias_dtype, relu, layouts) arguments of rt->conv: the forward's
-// epilogue, or backward_filter's bias gradient (bias_gradient.h), then the channel blocks
-// of x and y (layout_plan.h).
-std::string conv_tail(const Schedule& s, const Step& st) {
-  const Node& n = s.graph.node(st.node());
-  const OpFamily f = op_info(n.op).family;
-  ValueId x = n.inputs[0], y = st.node();
-  if (f == OpFamily::Conv2DBackwardInput) std::swap(x, y);
-  if (f == OpFamily::Conv2DBackwardFilter) y = n.inputs[1];
-  const int layouts = s.block(x) + 256 * s.block(y);
-  std::string note;  // "x <layout>, y <layout>" where either is blocked
-  if (layouts) note = std::string("x ") + (s.block(x) ? "nChw" + std::to_string(s.block(x)) + "c" : "plain") +
-                      ", y " + (s.block(y) ? "nChw" + std::to_string(s.block(y)) + "c" : "plain");
-  std::string tail = epilogue_args(s, n);
-  const ValueId db = bias_gradient_of(s, st);
-  if (db >= 0)
-    tail = ", B[" + std::to_string(s.buffer_of[db]) + "], " + std::to_string(static_cast<int>(s.graph.node(db).dtype)) +
-           ", 0);  // + bias gradient\n";
-  const size_t close = tail.find(");");
-  tail.insert(close, ", " + std::to_string(layouts));
-  if (!note.empty()) tail.insert(tail.size() - 1, tail.find("//") == std::string::npos ? "  // " + note : ", " + note);
-  return tail;
-}
+std::string layout_name(int block) { return block ? "nChw" + std::to_string(block) + "c" : "plain"; }
 
-// Every convolution family: rt->conv(pass, dtype, input 0, input 1, out, geometry, ...).
+// Every convolution family: rt->conv(pass, dtype, input 0, input 1, out, geometry, bias,
+// bias_dtype, relu, layouts): the forward's epilogue, or backward_filter's bias gradient
+// (bias_gradient.h), then the channel blocks of x and y (layout_plan.h).
 std::string conv_call(const Schedule& s, const Step& st, size_t index) {
   const Node& n = s.graph.node(st.node());
+  const ConvRoles roles = *conv_roles(s.graph, st.node());
   auto buf = [&](ValueId v) { return "B[" + std::to_string(s.buffer_of[v]) + "]"; };
+  Tail tail = epilogue(s, n);
+  if (const ValueId db = bias_gradient_of(s, st); db >= 0)
+    tail = {buf(db) + ", " + std::to_string(static_cast<int>(s.graph.node(db).dtype)) + ", 0", {"+ bias gradient"}};
+  const int bx = s.block(roles.x), by = s.block(roles.y);
+  tail.args += ", " + std::to_string(bx + 256 * by);
+  if (bx || by) tail.notes.push_back("x " + layout_name(bx) + ", y " + layout_name(by));
   const std::string g = "g" + std::to_string(index);
   std::ostringstream c;
   c << geometry_array(g, conv_geometry(s.graph, n));
-  c << "  rt->conv(" << conv_pass(op_info(n.op).family) << ", " << static_cast<int>(n.dtype) << ", "
-    << buf(n.inputs[0]) << ", " << buf(n.inputs[1]) << ", " << buf(st.node()) << ", " << g << conv_tail(s, st);
+  c << "  rt->conv(" << static_cast<int>(roles.pass) << ", " << static_cast<int>(n.dtype) << ", " << buf(n.inputs[0])
+    << ", " << buf(n.inputs[1]) << ", " << buf(st.node()) << ", " << g << tail.text();
   return c.str();
 }
 

@@ -32,6 +32,7 @@ class CompiledExecutable final : public Executable {
       value.set(0, n.attrs.f("value"));
       hyperparameters_.emplace_back(b, std::move(value));
     }
+    for (auto& [b, value] : hyperparameters_) table_[b] = value.bytes();  // run() leaves them
     runtime_ = library_runtime();
     runtime_.fallback = &CompiledExecutable::fallback;
     if (!profile_title_.empty()) {
@@ -55,14 +56,13 @@ class CompiledExecutable final : public Executable {
       } else if (buf.kind == BufferKind::variable_in_place) {
         table_[b] = checked(g.node(buf.variable), vars, "variable", "has no value for variable").bytes();
       } else if (buf.kind == BufferKind::hyperparameter) {
-        continue;  // set once, below
+        continue;  // set once, by the constructor
       } else if (buf.kind == BufferKind::feed) {
         table_[b] = const_cast<std::byte*>(checked(n, feeds, "feed", "no value fed for placeholder").bytes());
       } else {
         table_[b] = checked(n, vars, "variable", "has no value (call initialize_variables) for variable").bytes();
       }
     }
-    for (auto& [b, value] : hyperparameters_) table_[b] = value.bytes();
     if (profile_) profile_->begin();
     object_->step()(&runtime_, this, table_.data());
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "backend/cpu/codegen_pool.h"
 #include "backend/cpu/fusion.h"
@@ -12,36 +13,18 @@
 namespace kiln::cpu {
 namespace {
 
-onednn::ConvPass pass_of(OpFamily f) {
-  if (f == OpFamily::Conv2DBackwardInput) return onednn::ConvPass::backward_input;
-  if (f == OpFamily::Conv2DBackwardFilter) return onednn::ConvPass::backward_filter;
-  return onednn::ConvPass::forward;
-}
-
-bool is_conv(const Node& n) {
-  switch (op_info(n.op).family) {
-    case OpFamily::Conv2D:
-    case OpFamily::Conv2DBias:
-    case OpFamily::Conv2DBackwardInput:
-    case OpFamily::Conv2DBackwardFilter: return n.dtype == DType::f32 || n.dtype == DType::bf16;
-    default: return false;
-  }
-}
-
-// The activations of a convolution node: x (input, or backward_input's result) and y
-// (output, or the backward passes' dy), and the blocks its oneDNN kernel runs them in.
+// A float32 or bfloat16 convolution's activations, and the blocks its oneDNN kernel runs
+// them in (float16 convolutions are widened, on plain copies: library_calls.cpp).
 struct ConvUse {
   ValueId x, y;
   onednn::ConvLayouts preferred;
 };
 
-ConvUse conv_use(const Schedule& s, ValueId id) {
+std::optional<ConvUse> conv_use(const Schedule& s, ValueId id) {
   const Node& n = s.graph.node(id);
-  const onednn::ConvPass pass = pass_of(op_info(n.op).family);
-  const onednn::ConvLayouts l = onednn::preferred_layouts(pass, n.dtype == DType::bf16, conv_geometry(s.graph, n));
-  if (pass == onednn::ConvPass::backward_input) return {id, n.inputs[0], l};
-  if (pass == onednn::ConvPass::backward_filter) return {n.inputs[0], n.inputs[1], l};
-  return {n.inputs[0], id, l};
+  const std::optional<ConvRoles> r = conv_roles(s.graph, id);
+  if (!r || (n.dtype != DType::f32 && n.dtype != DType::bf16)) return std::nullopt;
+  return ConvUse{r->x, r->y, onednn::preferred_layouts(r->pass, n.dtype == DType::bf16, conv_geometry(s.graph, n))};
 }
 
 // An elementwise step that reads every buffer at the index it writes (or reads a scalar):
@@ -103,9 +86,8 @@ class Planner {
     if (!may_block(v)) return 0;
     const Node& n = g_.node(v);
     int b = 0;
-    if (is_conv(n) && op_info(n.op).family != OpFamily::Conv2DBackwardFilter) {
-      const ConvUse u = conv_use(s_, v);
-      b = u.x == v ? u.preferred.x : u.preferred.y;
+    if (const auto u = conv_use(s_, v); u && op_info(n.op).family != OpFamily::Conv2DBackwardFilter) {
+      b = u->x == v ? u->preferred.x : u->preferred.y;
     } else if (is_maxpool2x2(g_, n)) {
       b = blk_[n.inputs[0]];  // x comes first in node order
     } else if (auto it = free_root_of_.find(v); it != free_root_of_.end()) {
@@ -117,9 +99,8 @@ class Planner {
   // Does the step reading v take it in block b?
   bool takes(const Step& st, ValueId v, int b) const {
     const Node& n = g_.node(st.node());
-    if (st.kind == StepKind::library && is_conv(n)) {
-      const ConvUse u = conv_use(s_, st.node());
-      return (u.x != v || u.preferred.x == b) && (u.y != v || u.preferred.y == b) && (u.x == v || u.y == v);
+    if (const auto u = st.kind == StepKind::library ? conv_use(s_, st.node()) : std::nullopt) {
+      return (u->x != v || u->preferred.x == b) && (u->y != v || u->preferred.y == b) && (u->x == v || u->y == v);
     }
     if (layout_free(s_, st)) return true;  // the group's rule: settle()
     return st.kind == StepKind::pool && is_maxpool2x2(g_, n);  // pooling's own rules: settle()

@@ -68,4 +68,15 @@ Lowering lowering_of(Op op) { return kLowering[static_cast<size_t>(op)]; }
 
 bool keeps_index(Op op) { return kKeepsIndex[static_cast<size_t>(op)]; }
 
+std::optional<ConvRoles> conv_roles(const Graph& g, ValueId id) {
+  const Node& n = g.node(id);
+  switch (op_info(n.op).family) {
+    case OpFamily::Conv2D:
+    case OpFamily::Conv2DBias: return ConvRoles{onednn::ConvPass::forward, n.inputs[0], id};
+    case OpFamily::Conv2DBackwardInput: return ConvRoles{onednn::ConvPass::backward_input, id, n.inputs[0]};
+    case OpFamily::Conv2DBackwardFilter: return ConvRoles{onednn::ConvPass::backward_filter, n.inputs[0], n.inputs[1]};
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace kiln::cpu

@@ -2,7 +2,10 @@
 // follows from the op table (op_list.h), from an op's `fusible` column and its family.
 #pragma once
 #include <cstdint>
+#include <optional>
 
+#include "backend/onednn/onednn.h"
+#include "kiln/graph.h"
 #include "kiln/op.h"
 
 namespace kiln::cpu {
@@ -23,5 +26,13 @@ Lowering lowering_of(Op op);
 // broadcasting (elementwise ops, casts, constants, reshape); not the gathers (transpose,
 // slice, pad, one_hot), which read at an index computed from the output's coordinates.
 bool keeps_index(Op op);
+
+// A convolution node's oneDNN pass and its activations: x (the input, or backward_input's
+// result) and y (the output, or the backward passes' dy). nullopt for other ops.
+struct ConvRoles {
+  onednn::ConvPass pass;
+  ValueId x, y;
+};
+std::optional<ConvRoles> conv_roles(const Graph& g, ValueId id);
 
 }  // namespace kiln::cpu
