@@ -69,7 +69,7 @@ def best_torch_setting(a, precision):
     """The fastest of PyTorch's thread settings (bench/vs_pytorch.py's thread_configs: its
     OpenMP threads spin and can starve OpenBLAS's own) over short runs, in --probe-rounds
     interleaved rounds, each setting scoring its best round (printed), as (name, env)."""
-    configs = thread_configs("pytorch", a.threads)
+    configs = thread_configs("pytorch", os.cpu_count())  # every core, as kiln uses
     rates = {name: 0.0 for name, _, _ in configs}
     for _ in range(a.probe_rounds):
         for name, env, _ in configs:
@@ -89,7 +89,6 @@ def main():
     p.add_argument("--build", default=os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build")))
     p.add_argument("--probe-steps", type=int, default=20, help="steps of each PyTorch thread-setting probe")
     p.add_argument("--probe-rounds", type=int, default=2, help="interleaved rounds over PyTorch's thread settings")
-    p.add_argument("--threads", type=int, default=2, help="threads for PyTorch (kiln uses every core)")
     a = p.parse_args()
     print(f"gpt defaults (4 layers, 4 heads, width 128, context 64, batch 32), AdamW 1e-3 warm-up {warmup_steps(a.steps)} + cosine to "
           f"1e-4 at step {a.steps}, clip 1, {a.steps} steps, {a.repeats} interleaved repeats; "
