@@ -46,7 +46,7 @@ def run_kiln(a, precision):
 
 
 sys.path.insert(0, HERE)
-from vs_pytorch import thread_configs  # noqa: E402 (the one list of the peer's thread settings)
+from vs_pytorch import best_setting, thread_configs  # noqa: E402 (the peer's settings and how one wins)
 
 
 def warmup_steps(steps):
@@ -66,17 +66,15 @@ def run_torch(a, precision, steps=None, extra_env=None):
 
 
 def best_torch_setting(a, precision):
-    """The fastest of PyTorch's thread settings (bench/vs_pytorch.py's thread_configs: its
-    OpenMP threads spin and can starve OpenBLAS's own) over short runs, in --probe-rounds
-    interleaved rounds, each setting scoring its best round (printed), as (name, env)."""
-    configs = thread_configs("pytorch", os.cpu_count())  # every core, as kiln uses
-    rates = {name: 0.0 for name, _, _ in configs}
-    for _ in range(a.probe_rounds):
-        for name, env, _ in configs:
-            r = run_torch(a, precision, steps=a.probe_steps, extra_env=env)
-            print(f"probe pytorch {precision} {name}: {r['steps_per_second']:.2f} steps/s", flush=True)
-            rates[name] = max(rates[name], r["steps_per_second"])
-    name, env, _ = max(configs, key=lambda c: rates[c[0]])
+    """The fastest of PyTorch's thread settings (bench/vs_pytorch.py: its OpenMP threads spin
+    and can starve OpenBLAS's own) over --probe-steps runs in --probe-rounds rounds,
+    printed, as (name, env)."""
+    def probe(config):
+        r = run_torch(a, precision, steps=a.probe_steps, extra_env=config[1])
+        print(f"probe pytorch {precision} {config[0]}: {r['steps_per_second']:.2f} steps/s", flush=True)
+        return r["steps_per_second"]
+
+    name, env, _ = best_setting(thread_configs("pytorch", os.cpu_count()), a.probe_rounds, probe)  # every core, as kiln
     return name, env
 
 

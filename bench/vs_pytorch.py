@@ -97,6 +97,17 @@ def thread_configs(system, threads):
             ("OMP_WAIT_POLICY=PASSIVE", {"OMP_NUM_THREADS": t, "OMP_WAIT_POLICY": "PASSIVE"}, threads)]
 
 
+def best_setting(configs, rounds, run):
+    """The fastest of `configs` (thread_configs entries) by run(config) -> steps/s, over
+    `rounds` interleaved rounds; each setting scores its best round, so a single disturbed
+    run does not decide (two settings are often within 10%)."""
+    rates = {c[0]: 0.0 for c in configs}
+    for _ in range(rounds):
+        for config in configs:
+            rates[config[0]] = max(rates[config[0]], run(config))
+    return max(configs, key=lambda c: rates[c[0]])
+
+
 def command(system, args, opts, threads):
     if system == "kiln":
         return [opts.kiln_bin, *args, "--threads", str(threads), "--cache-dir", opts.cache_dir]
@@ -304,22 +315,20 @@ def probe_thread_configs(loads, opts, start):
         args = ["--model", model_name, "--hidden", hidden, "--batch", str(batch), "--precision", prec,
                 "--steps", str(n), "--warmup", "3" if opts.quick else "5", "--seed", "0"]
         for system in ("kiln", "pytorch"):
-            configs = thread_configs(system, opts.threads)
-            rates = {c[0]: 0.0 for c in configs}
-            # Rounds over the settings, interleaved; each setting scores its best round, so a
-            # single disturbed run does not decide (two settings are often within 10%).
-            for _ in range(opts.probe_rounds):
-                for config in configs:
-                    r = run_json(command(system, args, opts, config[2]), config_env(os.environ, config), timeout=600)
-                    rate = r.get("steps_per_second", 0.0)
-                    rates[config[0]] = max(rates[config[0]], rate)
-                    probes.append({"system": system, "model": model_name, "precision": prec, "config": config[0],
-                                   "steps": n, "steps_per_second": rate, "error": r.get("error", "")[-300:],
-                                   "compile_seconds": r.get("compile_seconds")})
-                    print(f"[{time.time() - start:6.0f}s] probe {system:7} {model_name} {prec} {config[0]}: "
-                          + (f"{rate:.2f} steps/s" if "error" not in r else "FAILED " + r["error"][-300:]),
-                          file=sys.stderr, flush=True)
-            best[(system, model_name, prec)] = max(configs, key=lambda c: rates[c[0]])
+
+            def probe(config, system=system, args=args, model_name=model_name, prec=prec, n=n):
+                r = run_json(command(system, args, opts, config[2]), config_env(os.environ, config), timeout=600)
+                rate = r.get("steps_per_second", 0.0)
+                probes.append({"system": system, "model": model_name, "precision": prec, "config": config[0],
+                               "steps": n, "steps_per_second": rate, "error": r.get("error", "")[-300:],
+                               "compile_seconds": r.get("compile_seconds")})
+                print(f"[{time.time() - start:6.0f}s] probe {system:7} {model_name} {prec} {config[0]}: "
+                      + (f"{rate:.2f} steps/s" if "error" not in r else "FAILED " + r["error"][-300:]),
+                      file=sys.stderr, flush=True)
+                return rate
+
+            best[(system, model_name, prec)] = best_setting(thread_configs(system, opts.threads), opts.probe_rounds,
+                                                            probe)
     return best, probes
 
 

@@ -102,7 +102,7 @@ class Planner {
     if (const auto u = st.kind == StepKind::library ? conv_use(s_, st.node()) : std::nullopt) {
       return (u->x != v || u->preferred.x == b) && (u->y != v || u->preferred.y == b) && (u->x == v || u->y == v);
     }
-    if (layout_free(s_, st)) return true;  // the group's rule: settle()
+    if (free_root_of_.count(st.node())) return true;  // a layout-free loop: the group's rule, settle()
     return st.kind == StepKind::pool && is_maxpool2x2(g_, n);  // pooling's own rules: settle()
   }
 
