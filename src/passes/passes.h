@@ -14,6 +14,13 @@ namespace kiln::passes {
 // Removes nodes that neither an output nor an assign needs.
 Graph dce(const Graph& g);
 
+// The graph of a step that changes no state: every assign is gone, with whatever only the
+// assigns needed (gradients, optimizer updates, the global step's increment). A value
+// that reads an assign reads the value it would have written. Placeholders stay. The
+// Estimator applies it to evaluation and prediction graphs: outside training nothing
+// changes a variable, whatever model_fn built (SPEC section 5).
+Graph drop_updates(const Graph& g);
+
 // Merges nodes that compute the same thing: same op, inputs and attributes (sources
 // other than constants and assigns are never merged: they have identity).
 Graph cse(const Graph& g);
