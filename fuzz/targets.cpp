@@ -5,8 +5,15 @@
 
 #include <string_view>
 
+#include <xxhash.h>
+
+#include <sstream>
+
 #include "cache/entry_meta.h"
+#include "json/bounded_json.h"
 #include "kiln/checkpoint.h"
+#include "kiln/report.h"
+#include "kiln/summary.h"
 #include "kiln/config.h"
 #include "kiln/data.h"
 #include "kiln/error.h"
@@ -93,12 +100,55 @@ int accelerate_mode(const uint8_t* data, size_t size) {
   });
 }
 
+int summary_records(const uint8_t* data, size_t size) {
+  return rejecting_cleanly([&] {
+    std::istringstream in(std::string(text_of(data, size)));
+    const RecordFile f = parse_records(in, 4096);
+    if (f.records.size() != f.record_lines.size()) __builtin_trap();
+    for (const auto& r : f.records)
+      if (!record_problem(r).empty()) __builtin_trap();  // what the reader keeps, it checked
+    const report::Run run = report::run_from_records(f.records, "fuzz", "fuzz.jsonl", f.record_lines);
+    (void)run;
+  });
+}
+
+// The bytes as the manifest of a checkpoint whose header, lengths and checksum are right,
+// so that the fuzzer reaches the manifest's parser instead of the checksum's refusal.
+int checkpoint_manifest(const uint8_t* data, size_t size) {
+  std::string bytes("KILNCKPT", 8);
+  const uint32_t version = 1;
+  const uint64_t mlen = size;
+  bytes.append(reinterpret_cast<const char*>(&version), sizeof version);
+  bytes.append(reinterpret_cast<const char*>(&mlen), sizeof mlen);
+  bytes.append(text_of(data, size));
+  bytes.append(std::string(64, '\0'));  // data the manifest may point into
+  const XXH128_hash_t h = XXH3_128bits(bytes.data(), bytes.size());
+  bytes.append(reinterpret_cast<const char*>(&h.low64), sizeof h.low64);
+  bytes.append(reinterpret_cast<const char*>(&h.high64), sizeof h.high64);
+  return rejecting_cleanly([&] {
+    const Checkpoint c = parse_checkpoint(bytes, "fuzz.kiln");
+    for (const auto& [name, a] : c.variables)
+      if (static_cast<size_t>(a.numel()) * dtype_size(a.dtype()) != a.nbytes()) __builtin_trap();
+  });
+}
+
+int bounded_json(const uint8_t* data, size_t size) {
+  std::string why;
+  const nlohmann::json j = parse_bounded_json(text_of(data, size), JsonLimits{4096, 8}, &why);
+  if (j.is_discarded() == why.empty()) __builtin_trap();  // a rejection says why; an acceptance does not
+  if (!j.is_discarded()) (void)j.dump();  // walking what was accepted is safe
+  return 0;
+}
+
 const std::vector<NamedTarget>& all_targets() {
   static const std::vector<NamedTarget> targets = {{"idx_reader", idx_reader},
                                                    {"checkpoint_reader", checkpoint_reader},
                                                    {"cache_metadata", cache_metadata},
                                                    {"graph_parser", graph_parser},
-                                                   {"accelerate_mode", accelerate_mode}};
+                                                   {"accelerate_mode", accelerate_mode},
+                                                   {"summary_records", summary_records},
+                                                   {"checkpoint_manifest", checkpoint_manifest},
+                                                   {"bounded_json", bounded_json}};
   return targets;
 }
 

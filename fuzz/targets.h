@@ -22,6 +22,9 @@ int checkpoint_reader(const uint8_t* data, size_t size);  // parse_checkpoint
 int cache_metadata(const uint8_t* data, size_t size);     // cache::parse_entry_meta
 int graph_parser(const uint8_t* data, size_t size);       // parse_graph (the canonical text)
 int accelerate_mode(const uint8_t* data, size_t size);    // AccelerateTrainMode::parse
+int summary_records(const uint8_t* data, size_t size);    // parse_records + the report's run_from_records
+int checkpoint_manifest(const uint8_t* data, size_t size);  // parse_checkpoint past its checksum: the manifest
+int bounded_json(const uint8_t* data, size_t size);       // parse_bounded_json's limits
 
 struct NamedTarget {
   const char* name;  // also the folder of its corpus under fuzz/corpus/

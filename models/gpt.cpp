@@ -1,4 +1,5 @@
 // The character-level GPT: embeddings, pre-LayerNorm transformer blocks, a tied head.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -97,6 +98,15 @@ void validate(const GptShape& s) {
   if (s.width % s.heads != 0)
     KILN_THROW(ConfigError) << "[heads] width " << s.width << " is not a multiple of " << s.heads
                             << " heads; pick heads that divide the width";
+}
+
+double gpt_training_bytes(const GptShape& s, int64_t batch) {
+  const double w = static_cast<double>(s.width), layers = static_cast<double>(s.layers);
+  const double t = static_cast<double>(s.context), b = static_cast<double>(batch), h = static_cast<double>(s.heads);
+  const double params = static_cast<double>(std::max<int64_t>(s.vocabulary, 1)) * w + t * w + layers * (12 * w * w + 13 * w);
+  // Per layer: about 16 activations of [B*T, C] and the scores and probabilities [B*H, T, T].
+  const double activations = layers * (16 * b * t * w + 2 * b * h * t * t);
+  return 4.0 * (4 * params + activations);
 }
 
 OptimizerSettings gpt_optimizer() {

@@ -75,7 +75,8 @@ class CheckpointDir {
   // Creates the directory if needed, takes its lock for as long as this object (or a copy)
   // lives, and checks that a file can be created in it. CheckpointError "[model_dir] '<dir>'
   // is not writable: ..." or "... is in use by another training run (pid ...)" otherwise.
-  void prepare();
+  // `held`: a lock the caller holds; used when it is this directory's (no second acquire).
+  void prepare(std::shared_ptr<ModelDirLock> held = nullptr);
   // Steps of the complete checkpoints present, ascending.
   std::vector<int64_t> steps() const;
   std::optional<int64_t> latest_step() const;

@@ -24,6 +24,11 @@
 
 namespace kiln {
 
+// The most kernel threads a run may ask for (RunConfig::num_threads, --threads): OpenMP
+// builds a team of that size, and far beyond the machine's cores it only thrashes (100000
+// crashed inside libgomp).
+inline constexpr int kMaxThreads = 1024;
+
 // accelerate_train_mode = "TYPE|SPLIT[|RATIO]", e.g. "fast|step|0.9", "fast1|loss".
 //   TYPE   fast  = low phase in float16 (mixed_float16)
 //          fast1 = low phase in bfloat16 (mixed_bfloat16)
@@ -131,7 +136,7 @@ struct RunConfig {
   // kiln/summary.h); 0 = off. Needs model_dir.
   int64_t save_summary_steps = 100;
   // Threads for kernels (>= 0); 0 = one per available core.
-  int num_threads = 0;
+  int num_threads = 0;  // 0 = one per core; at most kMaxThreads
   // Data-parallel jobs (mpirun, kiln/world.h): gradients are summed over the ranks in
   // buckets of at most this many bytes, one MPI_Allreduce each, like Horovod's tensor
   // fusion and PyTorch DDP's bucket_cap_mb (>= 0; 0 = one call per gradient). Default

@@ -41,6 +41,7 @@
 #include "kiln/config.h"
 #include "kiln/data.h"
 #include "kiln/hooks.h"
+#include "kiln/model_dir_lock.h"
 #include "kiln/optimizer.h"
 
 namespace kiln {
@@ -143,6 +144,15 @@ struct EstimatorOptions {
   // run that resumes with other values warns on stderr, naming each change, that its
   // batch order no longer matches an uninterrupted run.
   nlohmann::json run_settings = nlohmann::json::object();
+  // The lock of RunConfig::model_dir when the caller holds it already (`kiln train` does,
+  // for the whole run): train() uses it instead of acquiring the directory, which would be
+  // refused as another run's (model_dir_lock.h).
+  std::shared_ptr<ModelDirLock> model_dir_lock;
+  // Data-parallel jobs: settings, by the user's names, that every rank must share besides
+  // those train() compares itself (the graph, max_steps, the batch, accelerate_train_mode,
+  // iterations_per_loop, the bucket size, the step it starts at), e.g. {"--eval-every":
+  // 100}: a rank started with other values is refused before the first collective.
+  nlohmann::json job_settings = nlohmann::json::object();
 };
 
 // What accelerate_train_mode did in one train() call (TrainStats::accelerate).

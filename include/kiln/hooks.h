@@ -3,8 +3,11 @@
 // Per train() call: begin(ctx) once after the graph is built and the state restored, then
 // for every loop of iterations_per_loop steps: before_run(ctx), the steps, after_run(ctx,
 // values); then end(ctx) once (also after a stop request, not after an exception).
-// `values` holds, from the loop's last step, "loss", "global_step" and every name the
-// hooks listed in fetches(); `losses` every step's loss of the loop. A hook stops
+// `values` holds, from the loop's last step, the EstimatorSpec's loss (under kSpecLoss),
+// "global_step" and every name the hooks listed in fetches(); `losses` every step's loss
+// of the loop. A fetch names a value of the graph, as in TensorFlow: "loss" is the value
+// model_fn named "loss", which is the spec's loss when model_fn named nothing else so
+// (the Estimator then names the spec's loss "loss"). A hook stops
 // training with ctx.request_stop(): the loop in progress finishes, end() runs.
 //
 // The Estimator runs its own hooks around the user's, in this order: NanGuardHook, the
@@ -48,6 +51,10 @@ class RunContext {
   // the phase its last step ran in.
   PrecisionPhase phase = PrecisionPhase::original;
   const Variables* variables = nullptr;  // the training state, read-only
+  // Local variables (kiln/ops.h local_variable): part of `variables`, not of checkpoints.
+  std::vector<std::string> local_variables;
+  // What a checkpoint of this moment holds: `variables` without the local ones.
+  Variables checkpointed_variables() const;
   std::function<nlohmann::json()> train_state;  // what a checkpoint records besides variables
 
   void request_stop() { stop_ = true; }
@@ -68,6 +75,10 @@ class RunContext {
   std::map<std::string, double> scalars_;
 };
 
+// The key of the EstimatorSpec's loss among a step's values: not a name a graph value can
+// have (TensorFlow's names have no ':'), so it never shadows a value model_fn named.
+inline constexpr const char* kSpecLoss = "spec:loss";
+
 struct RunValues {
   Fetches values;               // name -> value, from the last step of the loop
   std::vector<double> losses;   // every step's loss in the loop
@@ -76,7 +87,7 @@ struct RunValues {
   std::vector<bool> update_skipped;
   double seconds = 0;           // wall time the loop's steps took (hooks excluded)
   bool skipped(size_t i) const { return i < update_skipped.size() && update_skipped[i]; }
-  double loss() const { return values.at("loss").item(); }
+  double loss() const { return values.at(kSpecLoss).item(); }  // the EstimatorSpec's
 };
 
 class Hook {

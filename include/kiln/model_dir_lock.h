@@ -4,11 +4,15 @@
 // The lock is flock() on <model_dir>/.kiln-lock, which records the holder (pid, host,
 // start time) for the message the next run gets. The kernel releases it when the holder
 // exits, however it exits (kill -9 included), so a stale lock file is harmless and is
-// never deleted. Within one process the lock is shared: acquiring a directory this
-// process already holds returns the same lock (`kiln train` holds it for the whole run
-// while Estimator::train takes it again for each call). Reading checkpoints (evaluate,
-// predict) takes no lock.
+// never deleted. It excludes within one process exactly as between processes: a second
+// acquire of a directory this process holds (another Estimator's train(), on another
+// thread or while the first Estimator's lock is alive) is refused. A holder that wants
+// its Estimator to train under its lock hands the lock over
+// (EstimatorOptions::model_dir_lock: `kiln train` holds it for the whole run, training,
+// evaluations and report). Reading checkpoints (evaluate, predict) takes no lock.
 #pragma once
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 
@@ -20,8 +24,12 @@ class ModelDirLock {
  public:
   // Creates `dir` if needed and takes its lock, or throws CheckpointError:
   // "[model_dir] '<dir>' is in use by another training run (pid N on host H since T) ...",
-  // or that the directory or its lock file cannot be created. Never waits.
+  // (of this process: "... by another training run in this process"), or that the
+  // directory or its lock file cannot be created. Never waits.
   static std::shared_ptr<ModelDirLock> acquire(const std::string& dir);
+
+  // Whether this lock is `dir`'s (however it is spelled).
+  bool covers(const std::string& dir) const;
 
   ~ModelDirLock();
   ModelDirLock(const ModelDirLock&) = delete;
@@ -34,9 +42,11 @@ class ModelDirLock {
   static std::string recorded_holder(const std::string& dir);
 
  private:
-  explicit ModelDirLock(std::string dir, int fd) : dir_(std::move(dir)), fd_(fd) {}
+  ModelDirLock(std::string dir, int fd, dev_t dev, ino_t ino) : dir_(std::move(dir)), fd_(fd), dev_(dev), ino_(ino) {}
   std::string dir_;
   int fd_;
+  dev_t dev_;
+  ino_t ino_;
 };
 
 }  // namespace kiln

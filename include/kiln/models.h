@@ -70,6 +70,11 @@ struct GptShape {
 // ConfigError naming the field ([layers], [heads], [width], [context], [vocabulary]) when
 // a size is < 1 or width is not a multiple of heads.
 void validate(const GptShape& shape);
+// An estimate, from below, of the bytes a training run of `shape` at `batch` windows
+// holds: the weights with their gradients and two Adam slots, and the activations the
+// backward pass keeps (the attention scores [B*H, T, T] among them). Computed in double:
+// sizes no machine holds give huge numbers, not overflows.
+double gpt_training_bytes(const GptShape& shape, int64_t batch);
 
 // The model_fn of `gpt`: features and labels i32 [B, T] (tokens, and the next token at
 // each position; T <= context). loss = mean per-token cross-entropy in nats; eval metric

@@ -32,7 +32,7 @@
 
 #define KILN_OPS(X)                                             \
   X(placeholder, 0, Source, false, false, None, "dtype shape")                                       \
-  X(variable, 0, Source, false, false, Keep, "dtype shape init value? low? high? mean? stddev? seed?") \
+  X(variable, 0, Source, false, false, Keep, "dtype shape init value? low? high? mean? stddev? scale? mode? distribution? layout? seed? local? trainable?") \
   X(constant, 0, Source, false, true, Follow, "dtype shape value runtime?")                          \
   X(cast, 1, Cast, true, true, None, "dtype")                                                        \
   X(stop_gradient, 1, Unary, true, true, Follow, "")                                                 \
@@ -84,7 +84,9 @@
   X(max_pool2d_grad, 2, Pool2DGrad, false, false, Follow, "window stride padding positive?")         \
   X(avg_pool2d, 1, Pool2D, true, false, Follow, "window stride padding")                             \
   X(avg_pool2d_grad, 1, AvgPool2DGrad, false, false, Follow, "window stride padding input_shape")    \
-  X(one_hot, 1, OneHot, false, true, None, "depth dtype")                                           \
+  X(one_hot, 1, OneHot, false, true, None, "depth dtype strict?")                                           \
+  /* one_hot {strict=1}: an index outside 0..depth-1 is an error of the input (a class id of    \
+     sparse_softmax_cross_entropy), not a row of zeros; see ir/index_bounds.h */                   \
   /* rows of params [V, ...] picked by integer indices [...]: an embedding lookup */                \
   X(gather, 2, Gather, true, true, Follow, "")                                                       \
   /* gather's gradient: updates [..., D] summed into `rows` rows at their indices */                \

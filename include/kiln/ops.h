@@ -39,25 +39,64 @@ class Tensor {
 
 // How a variable gets its first value. Seeds make initialisation reproducible across
 // machines (kiln uses its own generator, not the C++ library's distributions).
+//
+// The fan-based kinds (glorot_*, he_*, variance_scaling) read fan_in and fan_out from the
+// shape. Rank 0: 1 and 1; rank 1: both the extent; rank 2 [in, out]; higher ranks follow
+// `layout`: "OIHW" (kiln's convolution filters [out, in, kh, kw], the default) or "HWIO"
+// (TensorFlow's [kh, kw, in, out], what TensorFlow's initialisers assume for every
+// kernel of rank > 2): fan_in = in * receptive field, fan_out = out * receptive field.
 struct Init {
-  std::string kind = "zeros";  // zeros, constant, uniform, normal, glorot_uniform, glorot_normal, he_uniform, he_normal
-  double a = 0;                // constant: value; uniform: low; normal: mean
-  double b = 0;                // uniform: high; normal: stddev
+  // zeros, constant, uniform, normal, truncated_normal, glorot_uniform, glorot_normal,
+  // he_uniform, he_normal, variance_scaling
+  std::string kind = "zeros";
+  double a = 0;                // constant: value; uniform: low; (truncated_)normal: mean; variance_scaling: scale
+  double b = 0;                // uniform: high; (truncated_)normal: stddev
   int64_t seed = 0;
+  std::string layout = {};     // "" or "OIHW" (the default), "HWIO"
+  // variance_scaling (TensorFlow's VarianceScaling): n = fan_in, fan_out or their mean
+  // (mode fan_in, fan_out, fan_avg); distribution uniform: U(-sqrt(3 scale/n), +...);
+  // truncated_normal: N(0, sqrt(scale/n)/0.87962566103423978) cut at 2 standard
+  // deviations; untruncated_normal: N(0, sqrt(scale/n)).
+  std::string mode = {};
+  std::string distribution = {};
 
   static Init zeros() { return {}; }
   static Init constant(double v) { return {"constant", v, 0, 0}; }
   static Init uniform(double low, double high, int64_t seed) { return {"uniform", low, high, seed}; }
   static Init normal(double mean, double stddev, int64_t seed) { return {"normal", mean, stddev, seed}; }
+  // N(mean, stddev) with draws beyond 2 standard deviations drawn again (TensorFlow's
+  // truncated_normal).
+  static Init truncated_normal(double mean, double stddev, int64_t seed) { return {"truncated_normal", mean, stddev, seed}; }
   static Init glorot_uniform(int64_t seed) { return {"glorot_uniform", 0, 0, seed}; }
   static Init glorot_normal(int64_t seed) { return {"glorot_normal", 0, 0, seed}; }
   static Init he_uniform(int64_t seed) { return {"he_uniform", 0, 0, seed}; }
   static Init he_normal(int64_t seed) { return {"he_normal", 0, 0, seed}; }
+  static Init variance_scaling(double scale, std::string mode, std::string distribution, int64_t seed) {
+    return {"variance_scaling", scale, 0, seed, {}, std::move(mode), std::move(distribution)};
+  }
+  // The same initialiser for a kernel of another layout (see `layout`).
+  Init with_layout(std::string l) const {
+    Init i = *this;
+    i.layout = std::move(l);
+    return i;
+  }
 };
 
 // Sources
 Tensor placeholder(Graph& g, const std::string& name, DType dtype, Shape shape);
 Tensor variable(Graph& g, const std::string& name, DType dtype, Shape shape, Init init = {});
+// A variable (attribute local=1) that holds state of one train() call only, as
+// TensorFlow's local variables do (the running totals of tf.metrics): not saved in
+// checkpoints, and set to its initial value at the start of every train().
+Tensor local_variable(Graph& g, const std::string& name, DType dtype, Shape shape, Init init = {});
+bool is_local_variable(const Node& n);
+// A variable (attribute trainable=0) that minimize() leaves to the graph's own updates, as
+// TensorFlow's trainable=False: batch normalization's moving statistics, say. Saved in
+// checkpoints like any other.
+Tensor non_trainable_variable(Graph& g, const std::string& name, DType dtype, Shape shape, Init init = {});
+// What Optimizer::minimize trains when it is given no variables: float variables that are
+// neither local nor non-trainable.
+bool is_trainable_variable(const Node& n);
 Tensor constant(Graph& g, double value, DType dtype = DType::f32, Shape shape = {});
 // A scalar constant in x's graph with x's dtype.
 Tensor scalar_like(const Tensor& x, double value);
@@ -153,7 +192,10 @@ Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
 // Per-example loss for logits [N, C] and integer labels [N] in 0..C-1: shape [N].
 Tensor sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels);
-Tensor one_hot(const Tensor& indices, int64_t depth, DType dtype = DType::f32);
+// A row of zeros for an index outside 0..depth-1 (TensorFlow's one_hot). `strict`: such an
+// index is an error of the input, checked where batches are fed (ir/index_bounds.h), as
+// TensorFlow's sparse cross-entropy and gather raise on one.
+Tensor one_hot(const Tensor& indices, int64_t depth, DType dtype = DType::f32, bool strict = false);
 // Rows of params [V, ...] at integer indices of any shape: [indices..., params[1:]...]
 // (an embedding lookup, TensorFlow's tf.gather on axis 0). An index outside 0..V-1 gives
 // a row of zeros, as one_hot does. Its gradient is scatter_add, not one_hot x matmul.

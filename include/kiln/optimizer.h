@@ -32,7 +32,8 @@ class Optimizer {
  public:
   explicit Optimizer(double learning_rate) : learning_rate_(learning_rate) {}
   virtual ~Optimizer() = default;
-  // Gradients of `loss` w.r.t. every float variable of its graph (or `vars` if given),
+  // Gradients of `loss` w.r.t. every trainable variable of its graph (is_trainable_variable;
+  // or `vars` if given),
   // the update of each, and increment of global_step. See kLossScaleName.
   TrainOp minimize(const Tensor& loss, std::vector<Tensor> vars = {});
   virtual std::string name() const = 0;

@@ -1,6 +1,7 @@
 // Process-wide settings for programs that train with kiln: the `kiln` command and the
 // benchmarks call this first thing in main; a program embedding the library may too.
 #pragma once
+#include <cstdint>
 
 namespace kiln {
 
@@ -20,5 +21,9 @@ void tune_process(char** argv);
 // Point 1 alone, for a process that cannot re-execute itself (the Python module, which
 // instead sets GOMP_SPINCOUNT before libgomp loads).
 void tune_heap();
+
+// This machine's memory in bytes (physical pages, or the cgroup's memory limit when it is
+// lower); 0 if it cannot be told.
+int64_t machine_memory_bytes();
 
 }  // namespace kiln

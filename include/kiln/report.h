@@ -56,7 +56,9 @@ struct Run {
 
 // A run from kiln records (in file order), e.g. those `kiln train` wrote in this process.
 // A resumed run's "start" record drops what the killed run recorded after its checkpoint.
-Run run_from_records(const std::vector<nlohmann::json>& records, std::string label, std::string source);
+// `lines` (optional): each record's line in its file, for the notes on records skipped.
+Run run_from_records(const std::vector<nlohmann::json>& records, std::string label, std::string source,
+                     const std::vector<int64_t>& lines = {});
 
 // A run from a model directory (its summaries.jsonl) or a --metrics-out file; the label
 // defaults to the directory's or file's name. DataError naming the path when it is

@@ -25,6 +25,7 @@
 // that vanished silently would make a report lie.
 #pragma once
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -63,11 +64,25 @@ class SummaryWriter {
 // A file of kiln records (a summary file or a --metrics-out file), as far as it is sound.
 struct RecordFile {
   std::vector<nlohmann::json> records;  // JSON objects with an "event", in file order
+  std::vector<int64_t> record_lines;    // the line of each record (1-based)
   // One line per line skipped: "line 12: torn last record (no end of line)",
-  // "line 3: not JSON (...)", "line 5: a JSON value that is not a kiln record (no \"event\")".
+  // "line 3: not JSON (...)", "line 5: a JSON value that is not a kiln record (no \"event\")",
+  // "line 7: field \"phase\" of a \"progress\" record is 7; expected a string",
+  // "line 9: nested more than 64 levels deep (...)".
   std::vector<std::string> skipped;
   int64_t lines = 0;  // lines read, skipped ones included
 };
+
+// The longest record line a reader takes (longer ones are skipped, and not held in memory).
+inline constexpr size_t kMaxRecordBytes = size_t{1} << 20;
+
+// Why `r` is not a record kiln's readers can use ("" when it is): not an object with an
+// "event", or a field they read of another type than kiln writes (see summary_file.cpp).
+std::string record_problem(const nlohmann::json& r);
+
+// The records of a JSON Lines stream, with the limits of bounded_json.h (nesting) and
+// `max_line_bytes`; anything else is skipped and noted, never thrown.
+RecordFile parse_records(std::istream& in, size_t max_line_bytes = kMaxRecordBytes);
 
 // DataError "[summaries] cannot read '<path>': ..." when the file cannot be opened or is
 // a directory; anything inside the file that is not a record is skipped and noted.

@@ -30,6 +30,7 @@ class GraphContext:
         self.layer_counts = {}
         self.variables = 0
         self.training_hooks = []
+        self.metrics = {}  # tensor id -> kiln.metrics.MetricPair, for eval_metric_ops given as tuples
 
     def unique_layer_name(self, base):
         n = self.layer_counts.get(base, 0)
@@ -144,9 +145,7 @@ def convert_to_tensor(x, like=None, dtype=None, op="convert_to_tensor"):
     scope = like._scope if like is not None else current(op).scope
     if isinstance(x, (numbers.Number, np.generic)):
         return _core.constant(scope, float(x), dtype.kiln, [])
-    arr = np.asarray(x)
-    if arr.dtype == object:
-        raise TypeError("[%s] cannot make a tensor of %r" % (op, type(x).__name__))
+    arr = _numeric_array(x, op)
     flat = arr.reshape(-1)
     if flat.size and not np.all(flat == flat[0]):
         unsupported(
@@ -154,6 +153,35 @@ def convert_to_tensor(x, like=None, dtype=None, op="convert_to_tensor"):
             "kiln's IR holds constants of one repeated value; compute the values in the graph or feed them as input",
         )
     return _core.constant(scope, float(flat[0]) if flat.size else 0.0, dtype.kiln, list(arr.shape))
+
+
+def _numeric_array(x, op):
+    """x as a numpy array of numbers, or TypeError at once (never a walk through an
+    object's items: numpy would index a sequence-like object without end)."""
+    if isinstance(x, np.ndarray):
+        arr = x
+    elif isinstance(x, (list, tuple)):
+        if _holds_tensor(x):
+            unsupported("a list of tensors where one tensor is needed (%s)" % op, "combine them with kiln.stack or kiln.concat")
+        arr = np.asarray(x)
+    else:
+        raise TypeError("[%s] cannot make a tensor of a %s; give a kiln.Tensor, a number, a numpy array or a "
+                        "list of numbers" % (op, type(x).__name__))
+    if arr.dtype.kind not in "biuf":
+        raise TypeError("[%s] cannot make a tensor of a %s of dtype %s" % (op, type(x).__name__, arr.dtype))
+    return arr
+
+
+def _holds_tensor(x):
+    return any(isinstance(v, Tensor) or (isinstance(v, (list, tuple)) and _holds_tensor(v)) for v in x)
+
+
+def _no_array(t, *args, **kwargs):
+    raise TypeError("a kiln.Tensor has no value while the graph is built, so it is no numpy array; "
+                    "fetch it with a hook (SessionRunArgs) or from predict()")
+
+
+Tensor.__array__ = _no_array
 
 
 def _binary(fn, op):
@@ -386,7 +414,10 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 
 def constant(value, dtype=None, shape=None, name=None):
-    arr = np.asarray(value)
+    if isinstance(value, Tensor):
+        raise TypeError("[constant] the value is a kiln.Tensor; a constant holds numbers (use kiln.identity)")
+    arr = value if isinstance(value, (numbers.Number, np.generic)) else _numeric_array(value, "constant")
+    arr = np.asarray(arr)
     if shape is not None:
         arr = np.broadcast_to(arr, tuple(int(d) for d in shape))
     if dtype is None:

@@ -18,7 +18,10 @@ def get_variable(name, shape=None, dtype=None, initializer=None, trainable=True,
     existing = ctx.scope.find(name)
     if existing is not None:
         raise ValueError("[get_variable] '%s' already exists in this graph; variable names are unique" % name)
-    return _core.variable(ctx.scope, name, dtype.kiln, [int(d) for d in shape], i.kind, i.a, i.b, int(seed))
+    # TensorFlow's kernels are [..., in, out] (HWIO for convolutions), and so are the fans
+    # its initialisers compute.
+    return _core.variable(ctx.scope, name, dtype.kiln, [int(d) for d in shape], i.kind, i.a, i.b, int(seed),
+                          i.mode, i.distribution, "HWIO")
 
 
 def get_or_create_global_step():

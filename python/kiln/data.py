@@ -19,6 +19,8 @@ from . import _core
 from ._graph import unsupported
 
 AUTOTUNE = -1
+MAX_PREFETCH = 1024  # batches a prefetch thread keeps ready
+MAX_BATCH = 2**31 - 1
 DataError = _core.DataError
 
 
@@ -108,8 +110,8 @@ class Dataset:
     def batch(self, batch_size, drop_remainder=False):
         if self._has("batch"):
             raise ValueError("[Dataset.batch] the dataset is batched already")
-        if not isinstance(batch_size, numbers.Integral) or batch_size < 1:
-            raise ValueError("[Dataset.batch] batch_size %r must be an integer >= 1" % (batch_size,))
+        if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) or not 1 <= batch_size <= MAX_BATCH:
+            raise ValueError("[Dataset.batch] batch_size %r must be an integer from 1 to %d" % (batch_size, MAX_BATCH))
         n = self._features.shape[0]
         if drop_remainder and batch_size > n:
             raise ValueError("[Dataset.batch] batch_size %d is larger than the %d examples with drop_remainder=True, "
@@ -126,8 +128,10 @@ class Dataset:
     def prefetch(self, buffer_size):
         if not self._has("batch"):
             unsupported("Dataset.prefetch before batch", "kiln prefetches batches; call it after batch")
-        if buffer_size != AUTOTUNE and (not isinstance(buffer_size, numbers.Integral) or buffer_size < 1):
-            raise ValueError("[Dataset.prefetch] buffer_size %r must be an integer >= 1 or AUTOTUNE" % (buffer_size,))
+        if buffer_size != AUTOTUNE and (isinstance(buffer_size, bool) or not isinstance(buffer_size, numbers.Integral)
+                                        or not 1 <= buffer_size <= MAX_PREFETCH):
+            raise ValueError("[Dataset.prefetch] buffer_size %r must be an integer from 1 to %d (batches kept ready) "
+                             "or AUTOTUNE" % (buffer_size, MAX_PREFETCH))
         return self._with(("prefetch", 2 if buffer_size == AUTOTUNE else int(buffer_size)))
 
     def map(self, *args, **kwargs):
@@ -203,6 +207,9 @@ class BatchReader:
             features, labels = item, None
         features, key = _split_features(features, "[input_fn] batch %d: features" % i)
         f = _as_input_array(features, "[input_fn] batch %d: features" % i)
+        if f.shape[0] == 0:
+            raise DataError("[input_fn] batch %d holds no examples (features of shape %s): every batch needs at "
+                            "least one" % (i, f.shape))
         lab = None if labels is None else _as_input_array(labels, "[input_fn] batch %d: labels" % i)
         if lab is not None and lab.shape[0] != f.shape[0]:
             raise DataError("[input_fn] batch %d: features have %d examples (shape %s) but labels %d (shape %s)"

@@ -182,7 +182,7 @@ class Estimator:
         anyway: a hook may fetch any of them by name."""
         out = []
         for name in scope.named_values():
-            if name in ("loss", "global_step", "grads_finite") or name in self._cpp_fetches:
+            if name in ("global_step", "grads_finite") or name in self._cpp_fetches:
                 continue
             if scope.find(name)._op in ("variable", "placeholder"):
                 continue

@@ -58,7 +58,7 @@ void HookBridge::save_checkpoint(const std::string& dir, int64_t keep, bool lock
   if (World::get().rank() != 0) return;  // a data-parallel job's checkpoints are rank 0's
   Checkpoint c;
   c.step = ctx.global_step;
-  c.variables = *ctx.variables;
+  c.variables = ctx.checkpointed_variables();
   if (ctx.train_state) c.state = ctx.train_state();
   py::gil_scoped_release release;
   CheckpointDir d(dir, keep);

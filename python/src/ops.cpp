@@ -176,9 +176,22 @@ void bind_ops(py::module_& m) {
     return PyTensor{hyperparameter(*s->graph, value, parse_dtype(dtype)), s};
   });
   m.def("variable", [](const std::shared_ptr<GraphScope>& s, const std::string& name, const std::string& dtype,
-                       Shape shape, const std::string& init, double a, double b, int64_t seed) {
+                       Shape shape, const std::string& init, double a, double b, int64_t seed, const std::string& mode,
+                       const std::string& distribution, const std::string& layout) {
     open_scope(s, "variable");
-    return PyTensor{variable(*s->graph, name, parse_dtype(dtype), std::move(shape), Init{init, a, b, seed}), s};
+    const Init i{init, a, b, seed, layout, mode, distribution};
+    return PyTensor{variable(*s->graph, name, parse_dtype(dtype), std::move(shape), i), s};
+  });
+  // TensorFlow's local variables (the running totals of tf.metrics): not checkpointed,
+  // reset at every train().
+  m.def("local_variable", [](const std::shared_ptr<GraphScope>& s, const std::string& name, const std::string& dtype,
+                             Shape shape) {
+    open_scope(s, "local_variable");
+    return PyTensor{local_variable(*s->graph, name, parse_dtype(dtype), std::move(shape)), s};
+  });
+  m.def("assign", [](const PyTensor& var, const PyTensor& value) {
+    check_same_graph(var, value, "assign");
+    return wrap(var, assign(var.t, value.t));
   });
   m.def("global_step", [](const std::shared_ptr<GraphScope>& s) {
     open_scope(s, "get_or_create_global_step");

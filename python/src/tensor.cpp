@@ -63,6 +63,7 @@ void bind_tensor(py::module_& m) {
         return std::string(op_name(x.t.node().op));
       })
       .def_property_readonly("_scope", [](const PyTensor& x) { return x.scope; })
+      .def_property_readonly("_id", [](const PyTensor& x) { return x.t.id(); })
       .def("_named", [](const PyTensor& x, const std::string& name) {
         open_graph(x, "name");
         return wrap(x, x.t.named(name));

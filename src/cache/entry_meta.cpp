@@ -1,3 +1,4 @@
+#include "json/bounded_json.h"
 #include "cache/entry_meta.h"
 
 #include <cmath>
@@ -37,10 +38,11 @@ std::optional<double> meta_time(const nlohmann::json& j, const char* field) {
 }
 
 EntryMeta parse_entry_meta(std::string_view text, const std::string& key, const std::string& path) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  std::string why;
+  nlohmann::json j = parse_bounded_json(text, JsonLimits{}, &why);
   if (j.is_discarded() || !j.is_object()) {
     EntryMeta m;
-    m.problem = path + " is not valid JSON";
+    m.problem = path + (j.is_discarded() ? " is not valid JSON (" + why + ")" : " is not a JSON object");
     return m;
   }
   return entry_meta_of(std::move(j), key, path);

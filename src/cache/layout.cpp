@@ -1,3 +1,4 @@
+#include "json/bounded_json.h"
 #include "cache/layout.h"
 
 #include <fcntl.h>
@@ -159,7 +160,8 @@ std::string marker_problem(const std::string& root) {
   char buf[4096];
   const ssize_t n = ::read(fd, buf, sizeof buf);
   ::close(fd);
-  const nlohmann::json j = nlohmann::json::parse(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), nullptr, false);
+  const nlohmann::json j =
+      parse_bounded_json(std::string_view(buf, n > 0 ? static_cast<size_t>(n) : 0), JsonLimits{sizeof buf, 8});
   if (!j.is_object() || !j.contains("format") || j["format"] != kMarkerFormat)
     return path + " is not kiln's cache marker (it lacks \"format\": \"" + kMarkerFormat + "\")";
   return {};

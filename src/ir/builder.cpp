@@ -47,30 +47,68 @@ Tensor reduce(Op op, const Tensor& x, std::vector<int64_t> axes, bool keepdims) 
               {{"axes", all_axes_if_empty(x, std::move(axes))}, {"keepdims", int64_t{keepdims}}});
 }
 
+bool one_of(const std::string& v, std::initializer_list<const char*> valid) {
+  for (const char* k : valid)
+    if (v == k) return true;
+  return false;
+}
+
 Attrs init_attrs(DType dtype, const Shape& shape, const Init& init) {
-  static const char* kKinds[] = {"zeros", "constant", "uniform", "normal", "glorot_uniform", "glorot_normal",
-                                 "he_uniform", "he_normal"};
-  bool ok = false;
-  for (const char* k : kKinds) ok = ok || init.kind == k;
-  if (!ok)
+  if (!one_of(init.kind, {"zeros", "constant", "uniform", "normal", "truncated_normal", "glorot_uniform",
+                          "glorot_normal", "he_uniform", "he_normal", "variance_scaling"}))
     KILN_THROW(GraphError) << "[variable] unknown initialiser '" << init.kind
-                           << "'; valid: zeros, constant, uniform, normal, glorot_uniform, glorot_normal, he_uniform, "
-                              "he_normal";
+                           << "'; valid: zeros, constant, uniform, normal, truncated_normal, glorot_uniform, "
+                              "glorot_normal, he_uniform, he_normal, variance_scaling";
   Attrs a{{"dtype", std::string(dtype_name(dtype))}, {"shape", shape}, {"init", init.kind}};
   if (init.kind == "constant") a.set("value", init.a);
   if (init.kind == "uniform") {
     a.set("low", init.a);
     a.set("high", init.b);
   }
-  if (init.kind == "normal") {
+  if (init.kind == "normal" || init.kind == "truncated_normal") {
+    if (!(init.b >= 0)) KILN_THROW(GraphError) << "[variable] " << init.kind << " stddev " << init.b << " must be >= 0";
     a.set("mean", init.a);
     a.set("stddev", init.b);
   }
+  if (init.kind == "variance_scaling") {
+    if (!(init.a > 0))
+      KILN_THROW(GraphError) << "[variable] variance_scaling scale " << init.a << " must be > 0";
+    if (!one_of(init.mode, {"fan_in", "fan_out", "fan_avg"}))
+      KILN_THROW(GraphError) << "[variable] variance_scaling mode '" << init.mode << "'; valid: fan_in, fan_out, fan_avg";
+    if (!one_of(init.distribution, {"uniform", "truncated_normal", "untruncated_normal"}))
+      KILN_THROW(GraphError) << "[variable] variance_scaling distribution '" << init.distribution
+                             << "'; valid: uniform, truncated_normal, untruncated_normal";
+    a.set("scale", init.a);
+    a.set("mode", init.mode);
+    a.set("distribution", init.distribution);
+  }
+  if (!init.layout.empty() && !one_of(init.layout, {"OIHW", "HWIO"}))
+    KILN_THROW(GraphError) << "[variable] layout '" << init.layout << "'; valid: OIHW (the default), HWIO";
+  // Only where it changes the fans: the attribute is part of the graph (and its cache key).
+  if (init.layout == "HWIO" && shape.size() > 2) a.set("layout", init.layout);
   if (init.kind != "zeros" && init.kind != "constant") a.set("seed", init.seed);
   return a;
 }
 
 }  // namespace
+
+Tensor local_variable(Graph& g, const std::string& name, DType dtype, Shape shape, Init init) {
+  Attrs a = init_attrs(dtype, shape, init);
+  a.set("local", int64_t{1});
+  return Tensor(&g, g.add(Op::variable, {}, std::move(a), name));
+}
+
+bool is_local_variable(const Node& n) { return n.op == Op::variable && n.attrs.i_or("local", 0) != 0; }
+
+Tensor non_trainable_variable(Graph& g, const std::string& name, DType dtype, Shape shape, Init init) {
+  Attrs a = init_attrs(dtype, shape, init);
+  a.set("trainable", int64_t{0});
+  return Tensor(&g, g.add(Op::variable, {}, std::move(a), name));
+}
+
+bool is_trainable_variable(const Node& n) {
+  return n.op == Op::variable && is_float(n.dtype) && !is_local_variable(n) && n.attrs.i_or("trainable", 1) != 0;
+}
 
 int64_t Tensor::dim(int64_t axis) const {
   const auto r = static_cast<int64_t>(rank());
@@ -237,13 +275,14 @@ Tensor sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels) 
   if (logits.rank() != 2 || labels.rank() != 1 || labels.dim(0) != logits.dim(0))
     KILN_THROW(GraphError) << "[sparse_softmax_cross_entropy] needs logits [N,C] and labels [N], got "
                            << shape_str(logits.shape()) << " and " << shape_str(labels.shape());
-  Tensor picked = reduce_sum(one_hot(labels, logits.dim(1), logits.dtype()) * log_softmax(logits, 1), {1});
+  Tensor picked = reduce_sum(one_hot(labels, logits.dim(1), logits.dtype(), /*strict=*/true) * log_softmax(logits, 1), {1});
   return -picked;
 }
 
-Tensor one_hot(const Tensor& indices, int64_t depth, DType dtype) {
-  return make(indices.graph(), Op::one_hot, {indices.id()},
-              {{"depth", depth}, {"dtype", std::string(dtype_name(dtype))}});
+Tensor one_hot(const Tensor& indices, int64_t depth, DType dtype, bool strict) {
+  Attrs a{{"depth", depth}, {"dtype", std::string(dtype_name(dtype))}};
+  if (strict) a.set("strict", int64_t{1});
+  return make(indices.graph(), Op::one_hot, {indices.id()}, std::move(a));
 }
 Tensor gather(const Tensor& params, const Tensor& indices) {
   return make(same_graph(params, indices, "gather"), Op::gather, {params.id(), indices.id()});

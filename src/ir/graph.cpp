@@ -32,7 +32,9 @@ ValueId Graph::add(Op op, std::vector<ValueId> inputs, Attrs attrs, std::string 
   for (ValueId in : n.inputs)
     if (in < 0 || static_cast<size_t>(in) >= nodes_.size())
       KILN_THROW(GraphError) << "[" << op_name(op) << "] input %" << in << " does not exist in this graph";
+  n.name = name;  // for infer's messages
   infer(*this, n);
+  n.name.clear();
   // Checked before appending, so that a failed add leaves the graph unchanged.
   if (!name.empty() && names_.count(name))
     KILN_THROW(GraphError) << "[name] '" << name << "' already names " << describe_node(*this, names_.at(name));

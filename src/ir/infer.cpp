@@ -447,6 +447,28 @@ void check_attributes(const Ctx& c, std::string_view spec) {
 
 }  // namespace
 
+namespace {
+// x86-64 addresses 2^48 bytes: no tensor of a machine kiln runs on is larger.
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 48;
+
+// Every value's element count and byte size, computed without overflow: a shape whose
+// size wraps around would get a buffer of the wrapped size (e.g. 16 bytes for 2^62+1 x 4
+// elements) and every index into it would read or write outside it.
+void check_size(const Ctx& c) {
+  int64_t elements = 1, bytes = 0;
+  for (int64_t d : c.n.shape) {
+    if (d < 0) c.fail() << "shape " << shape_str(c.n.shape) << " has a negative extent";
+    if (__builtin_mul_overflow(elements, d, &elements))
+      c.fail() << "shape " << shape_str(c.n.shape) << " has more elements than a 64-bit count holds";
+  }
+  if (__builtin_mul_overflow(elements, static_cast<int64_t>(dtype_size(c.n.dtype)), &bytes) || bytes > kMaxTensorBytes)
+    c.fail() << dtype_name(c.n.dtype) << shape_str(c.n.shape) << " (" << elements
+             << " elements) is larger than any machine's memory (2^48 bytes at most)";
+}
+
+void infer_family(Ctx& c, OpFamily family);
+}  // namespace
+
 void infer(const Graph& g, Node& n) {
   Ctx c{g, n};
   const OpInfo& info = op_info(n.op);
@@ -455,7 +477,13 @@ void infer(const Graph& g, Node& n) {
     c.fail() << "takes " << info.arity << " input(s), got " << n.inputs.size();
   for (ValueId in : n.inputs)
     if (in < 0 || static_cast<size_t>(in) >= g.size()) c.fail() << "input %" << in << " does not exist";
-  switch (info.family) {
+  infer_family(c, info.family);
+  check_size(c);
+}
+
+namespace {
+void infer_family(Ctx& c, OpFamily family) {
+  switch (family) {
     case OpFamily::Source: return source(c);
     case OpFamily::Cast: return cast(c);
     case OpFamily::Unary: return unary(c);
@@ -486,5 +514,6 @@ void infer(const Graph& g, Node& n) {
     case OpFamily::Collective: return collective(c);
   }
 }
+}  // namespace
 
 }  // namespace kiln

@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace kiln {
@@ -21,6 +22,22 @@ void tune_process(char** argv) {
   execv("/proc/self/exe", argv);
   // No /proc (or exec refused): carry on with libgomp's defaults.
   unsetenv("GOMP_SPINCOUNT");
+}
+
+}  // namespace kiln
+
+namespace kiln {
+
+int64_t machine_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  int64_t bytes = pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : 0;
+  // A cgroup v2 limit ("max" when there is none) is what the process can really use.
+  if (FILE* f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
+    long long limit = 0;
+    if (std::fscanf(f, "%lld", &limit) == 1 && limit > 0 && (bytes == 0 || limit < bytes)) bytes = limit;
+    std::fclose(f);
+  }
+  return bytes;
 }
 
 }  // namespace kiln

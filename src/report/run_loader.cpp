@@ -186,12 +186,22 @@ std::string PrecisionSwitchMark::describe() const {
   return std::to_string(step) + " (requested " + std::to_string(requested_step) + (why.empty() ? "" : ", " + why) + ")";
 }
 
-Run run_from_records(const std::vector<nlohmann::json>& records, std::string label, std::string source) {
+Run run_from_records(const std::vector<nlohmann::json>& records, std::string label, std::string source,
+                     const std::vector<int64_t>& lines) {
   Run run;
   run.label = std::move(label);
   run.source = std::move(source);
   Builder b(run);
-  for (const auto& r : records) b.add(r);
+  for (size_t i = 0; i < records.size(); ++i) {
+    // read_records checked the fields the Builder reads; a value it did not foresee costs
+    // its record, named, never the page.
+    try {
+      b.add(records[i]);
+    } catch (const nlohmann::json::exception& e) {
+      run.notes.push_back(run.source + ":" + (i < lines.size() ? "line " + std::to_string(lines[i]) : "record " + std::to_string(i + 1)) +
+                          ": skipped a \"" + records[i].value("event", std::string("?")) + "\" record: " + e.what());
+    }
+  }
   b.finish();
   return run;
 }
@@ -214,7 +224,7 @@ Run load_run(const std::string& path, std::string label) {
     label = (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
     if (!fs::is_directory(path, ec)) label = fs::path(label).stem().string();
   }
-  Run run = run_from_records(f.records, std::move(label), path);
+  Run run = run_from_records(f.records, std::move(label), path, f.record_lines);
   for (const auto& s : f.skipped) run.notes.push_back(file + ": " + s);
   if (f.records.empty())
     KILN_THROW(DataError) << "[report] '" << file << "' holds no kiln record"

@@ -40,8 +40,8 @@ bool process_exists(pid_t pid) { return pid == ::getpid() || ::kill(pid, 0) == 0
 
 CheckpointDir::CheckpointDir(std::string dir, int64_t keep) : dir_(std::move(dir)), keep_(keep) {}
 
-void CheckpointDir::prepare() {
-  lock_ = ModelDirLock::acquire(dir_);  // creates the directory
+void CheckpointDir::prepare(std::shared_ptr<ModelDirLock> held) {
+  lock_ = held && held->covers(dir_) ? std::move(held) : ModelDirLock::acquire(dir_);  // creates the directory
   const std::string probe = (fs::path(dir_) / (".tmp-" + std::to_string(::getpid()) + "-probe")).string();
   FILE* f = std::fopen(probe.c_str(), "w");
   if (!f) KILN_THROW(CheckpointError) << "[model_dir] '" << dir_ << "' is not writable: " << std::strerror(errno);

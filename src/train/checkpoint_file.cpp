@@ -10,7 +10,9 @@
 #include <functional>
 #include <limits>
 
+#include "json/bounded_json.h"
 #include "kiln/checkpoint.h"
+#include "kiln/ops.h"
 #include "process/failpoint.h"
 
 namespace kiln {
@@ -248,8 +250,10 @@ Checkpoint parse_checkpoint(std::string_view bytes, const std::string& path) {
   if (mlen > bytes.size() - kHeader - kTrailer) corrupt("manifest length out of range");
   const size_t data_at = kHeader + mlen, data_len = bytes.size() - kTrailer - data_at;
   const std::string_view data = bytes.substr(data_at, data_len);
-  const nlohmann::json m = nlohmann::json::parse(bytes.substr(kHeader, mlen), nullptr, /*allow_exceptions=*/false);
-  if (m.is_discarded()) corrupt("the manifest is not valid JSON");
+  // A manifest lists every variable: at most 64 MiB of it, nested as kiln writes it.
+  std::string why;
+  const nlohmann::json m = parse_bounded_json(bytes.substr(kHeader, mlen), JsonLimits{size_t{64} << 20, 16}, &why);
+  if (m.is_discarded()) corrupt("the manifest is not valid JSON (" + why + ")");
   if (!m.is_object()) corrupt("the manifest is not a JSON object");
   Checkpoint ckpt;
   ckpt.step = integer_field(m, "global_step", 0, std::numeric_limits<int64_t>::max(), "the manifest", corrupt);
@@ -279,6 +283,7 @@ std::vector<std::string> checkpoint_mismatches(const Graph& g, const Variables& 
   for (ValueId id : g.variables()) {
     const Node& n = g.node(id);
     in_graph[n.name] = true;
+    if (is_local_variable(n)) continue;  // never in a checkpoint
     auto it = saved.find(n.name);
     if (it == saved.end()) {
       out.push_back("'" + n.name + "' " + std::string(dtype_name(n.dtype)) + shape_str(n.shape) +

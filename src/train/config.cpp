@@ -18,6 +18,12 @@ void check_at_least(std::string_view option, int64_t value, int64_t min, std::st
                             << min << meaning;
 }
 
+void check_range(std::string_view option, int64_t value, int64_t min, int64_t max, std::string_view meaning) {
+  if (value < min || value > max)
+    KILN_THROW(ConfigError) << "[" << option << "] value '" << value << "' is invalid; valid: an integer from " << min
+                            << " to " << max << meaning;
+}
+
 // accelerate_train_mode needs an original-precision base (SPEC §1.2).
 void check_accelerate_base(const RunConfig& cfg) {
   if (auto m = cfg.parsed_precision_mode(); m && !allows_accelerate_train_mode(*m))
@@ -78,7 +84,7 @@ ParsedRunConfig RunConfig::validate() const {
   check_at_least("keep_checkpoint_max", keep_checkpoint_max, 0, " (0 = keep all)");
   check_at_least("log_step_count_steps", log_step_count_steps, 0, " (0 = off)");
   check_at_least("save_summary_steps", save_summary_steps, 0, " (0 = off)");
-  check_at_least("num_threads", num_threads, 0, " (0 = one per core)");
+  check_range("num_threads", num_threads, 0, kMaxThreads, " (0 = one per core)");
   check_at_least("all_reduce_bucket_bytes", all_reduce_bucket_bytes, 0, " (0 = one MPI call per gradient)");
   ParsedRunConfig parsed{.accelerate_train_mode = validate_experimental(experimental_config)};
   if (parsed.accelerate_train_mode) check_accelerate_base(*this);

@@ -3,6 +3,10 @@
 #include <cstring>
 #include <utility>
 
+#include <xxhash.h>
+
+#include <nlohmann/json.hpp>
+
 #include "kiln/error.h"
 #include "kiln/world.h"
 
@@ -92,6 +96,75 @@ bool take_rank_rows(data::Batch& batch) {
 
 void sum_over_ranks(std::vector<double>& sums) {
   World::get().all_reduce_sum(sums.data(), static_cast<int64_t>(sums.size()));
+}
+
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// `text` of rank `root`, on every rank.
+std::string broadcast_text(const std::string& text, int root) {
+  World& world = World::get();
+  int64_t size = static_cast<int64_t>(text.size());
+  world.broadcast(&size, sizeof size, root);
+  std::string out = world.rank() == root ? text : std::string(static_cast<size_t>(size), '\0');
+  if (size > 0) world.broadcast(out.data(), size, root);
+  return out;
+}
+
+std::string shortened(const std::string& s) { return s.size() > 120 ? s.substr(0, 117) + "..." : s; }
+
+// The keys of two JSON objects' texts whose values differ, "key a -> b", joined.
+std::string json_differences(const std::string& a, const std::string& b) {
+  const nlohmann::json ja = nlohmann::json::parse(a, nullptr, false), jb = nlohmann::json::parse(b, nullptr, false);
+  if (!ja.is_object() || !jb.is_object()) return shortened(a) + " vs " + shortened(b);
+  std::string out;
+  auto add = [&](const std::string& k, const std::string& va, const std::string& vb) {
+    out += (out.empty() ? "" : ", ") + k + " " + shortened(va) + " vs " + shortened(vb);
+  };
+  for (const auto& [k, v] : ja.items())
+    if (!jb.contains(k)) add(k, v.dump(), "(unset)");
+    else if (jb[k] != v) add(k, v.dump(), jb[k].dump());
+  for (const auto& [k, v] : jb.items())
+    if (!ja.contains(k)) add(k, "(unset)", v.dump());
+  return out;
+}
+
+}  // namespace
+
+void agree_on_settings(const std::vector<JobSetting>& settings) {
+  World& world = World::get();
+  if (!world.distributed()) return;
+  const int n = world.size(), me = world.rank();
+  // Fixed length: the list is the Estimator's, the same in every kiln of one version (and
+  // the version is its first entry).
+  std::vector<uint64_t> mine(settings.size()), first(settings.size());
+  for (size_t k = 0; k < settings.size(); ++k) mine[k] = first[k] = XXH3_64bits(settings[k].value.data(), settings[k].value.size());
+  world.broadcast(first.data(), static_cast<int64_t>(first.size() * sizeof(uint64_t)), 0);
+  std::vector<double> differs(settings.size() * static_cast<size_t>(n), 0.0);
+  for (size_t k = 0; k < settings.size(); ++k) differs[k * n + me] = mine[k] != first[k] ? 1.0 : 0.0;
+  world.all_reduce_sum(differs.data(), static_cast<int64_t>(differs.size()));
+  std::string message;
+  for (size_t k = 0; k < settings.size(); ++k) {
+    std::vector<int> ranks;
+    for (int r = 0; r < n; ++r)
+      if (differs[k * n + r] > 0) ranks.push_back(r);
+    if (ranks.empty()) continue;
+    // Every rank takes part in these broadcasts, in the same order, so all build one message.
+    const std::string at0 = broadcast_text(settings[k].value, 0);
+    const std::string other = broadcast_text(settings[k].value, ranks.front());
+    std::string which;
+    for (int r : ranks) which += (which.empty() ? "" : ", ") + std::to_string(r);
+    message += "\n  " + settings[k].name + ": ";
+    if (settings[k].json) message += json_differences(at0, other) + " (rank 0 vs rank " + std::to_string(ranks.front()) + ")";
+    else message += shortened(at0) + " on rank 0, " + shortened(other) + " on rank " + std::to_string(ranks.front());
+    message += ranks.size() > 1 ? " (ranks differing from rank 0: " + which + ")" : "";
+  }
+  if (!message.empty())
+    KILN_THROW(ConfigError) << "[data_parallel] the ranks of this job were started with different settings, so their "
+                               "collectives would not match (every rank must run the same command):"
+                            << message;
 }
 
 }  // namespace kiln

@@ -3,6 +3,7 @@
 // evaluation sums reduced. In a world of one every function here changes nothing.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kiln/data.h"
@@ -33,5 +34,21 @@ bool on_any_rank(bool mine);
 
 // Sums kept by evaluation, added up over the ranks.
 void sum_over_ranks(std::vector<double>& sums);
+
+// A setting every rank of a job must share, as text (json: a JSON object's text, whose
+// differing keys a mismatch names).
+struct JobSetting {
+  std::string name;
+  std::string value;
+  bool json = false;
+};
+
+// Before the first collective of a training run: every rank's `settings` (the same list,
+// in the same order, on every rank) are compared with rank 0's. Ranks that differ in what
+// shapes the sequence of collectives (the graph, the steps, the batch, ...) would pair one
+// rank's gradient all-reduce with another's evaluation and corrupt memory; instead every
+// rank throws the same ConfigError naming each differing setting, its values and the
+// ranks. Nothing in a world of one.
+void agree_on_settings(const std::vector<JobSetting>& settings);
 
 }  // namespace kiln

@@ -9,8 +9,11 @@
 
 #include "backend/onednn/isa.h"
 #include "kiln/cpu_features.h"
+#include <xxhash.h>
+
 #include "kiln/error.h"
 #include "kiln/optimizer.h"
+#include "kiln/text.h"
 #include "kiln/world.h"
 #include "train/accelerated_step.h"
 #include "train/data_parallel.h"
@@ -55,11 +58,11 @@ void check_train_arguments(const InputFn& input_fn, int64_t max_steps, const Hoo
     if (!h) KILN_THROW(ConfigError) << "[hooks] a hook is null";
 }
 
-std::optional<CheckpointDir> prepared_model_dir(const RunConfig& config) {
+std::optional<CheckpointDir> prepared_model_dir(const RunConfig& config, std::shared_ptr<ModelDirLock> held) {
   if (config.model_dir.empty()) return std::nullopt;
   CheckpointDir dir(config.model_dir, config.keep_checkpoint_max);
   // In a data-parallel job rank 0 alone writes (and locks) the directory; every rank reads it.
-  if (World::get().rank() == 0) dir.prepare();
+  if (World::get().rank() == 0) dir.prepare(std::move(held));
   return dir;
 }
 
@@ -94,6 +97,9 @@ void adopt_state(Variables& vars, const Graph& graph, const Graph* low_graph, st
     const auto bad = checkpoint_mismatches(graph, vars);
     if (!bad.empty()) KILN_THROW(ConfigError) << "[train] the model changed between train() calls:" << join_lines(bad);
   }
+  // Local variables (metric totals) start anew in every train(), as in a new TensorFlow session.
+  for (ValueId id : graph.variables())
+    if (is_local_variable(graph.node(id))) vars.erase(graph.node(id).name);
   initialize_variables(graph, vars);
   if (!low_graph) return;
   const auto bad = checkpoint_mismatches(*low_graph, vars);
@@ -107,9 +113,10 @@ void adopt_state(Variables& vars, const Graph& graph, const Graph* low_graph, st
 // around each loop, until max_steps, a stop request, the end of the input or an interrupt.
 class StepLoop {
  public:
-  StepLoop(Variables& vars, Executable& exec, AcceleratedStep* accelerated, const std::atomic<bool>* interrupt,
+  StepLoop(Variables& vars, const BuiltGraph& built, AcceleratedStep* accelerated, const std::atomic<bool>* interrupt,
            int64_t iterations_per_loop)
-      : vars_(vars), exec_(exec), accelerated_(accelerated), interrupt_(interrupt), per_loop_(iterations_per_loop) {}
+      : vars_(vars), built_(built), exec_(*built.exec), accelerated_(accelerated), interrupt_(interrupt),
+        per_loop_(iterations_per_loop) {}
 
   // `batch` is the first batch, already taken from `source`.
   void run(data::BatchSource& source, data::Batch& batch, HookList& hooks, RunContext& ctx, TrainStats& st) {
@@ -145,6 +152,7 @@ class StepLoop {
 
  private:
   void step(data::Batch& batch, RunValues& rv, TrainStats& st) {
+    check_batch(built_, batch, "the batch of global step " + std::to_string(st.global_step));
     feeds_["features"] = std::move(batch.features);
     feeds_["labels"] = std::move(batch.labels);
     Executable& exec = accelerated_ ? accelerated_->before_step(st.global_step, st.final_loss, feeds_) : exec_;
@@ -156,7 +164,7 @@ class StepLoop {
     require_step_advanced(step_before, st.global_step);
     // The fetched global_step is read at the start of the step; report the step reached.
     rv.values["global_step"] = vars_.at("global_step");
-    const double loss = rv.values.at("loss").item();
+    const double loss = rv.values.at(kSpecLoss).item();
     rv.losses.push_back(loss);
     st.losses.push_back(loss);
     st.final_loss = loss;
@@ -168,6 +176,7 @@ class StepLoop {
   }
 
   Variables& vars_;
+  const BuiltGraph& built_;
   Executable& exec_;
   AcceleratedStep* accelerated_;
   const std::atomic<bool>* interrupt_;
@@ -175,6 +184,29 @@ class StepLoop {
   Feeds feeds_;
   bool have_batch_ = true, input_ended_ = false;
 };
+
+// What every rank of a data-parallel job must agree on before training (agree_on_settings).
+std::vector<JobSetting> job_settings(const RunConfig& config, const ParsedRunConfig& parsed,
+                                     const EstimatorOptions& options, const Graph& train_graph,
+                                     const data::Batch& batch, int64_t max_steps, int64_t start_step) {
+  const std::string text = print_graph(train_graph, TextForm::structure);
+  char graph[64];
+  std::snprintf(graph, sizeof graph, "%016llx (%zu nodes)",
+                static_cast<unsigned long long>(XXH3_64bits(text.data(), text.size())), train_graph.size());
+  const auto shape = [](const Array& a) {
+    return a.empty() ? std::string("-") : std::string(dtype_name(a.dtype())) + shape_str(a.shape());
+  };
+  const auto& accel = parsed.accelerate_train_mode;
+  return {{"kiln version", KILN_VERSION},
+          {"the training graph (model_fn's model)", graph},
+          {"max_steps", std::to_string(max_steps)},
+          {"the batch (features, labels)", shape(batch.features) + ", " + shape(batch.labels)},
+          {"accelerate_train_mode", accel ? accel->to_string() : "off"},
+          {"iterations_per_loop", std::to_string(config.iterations_per_loop)},
+          {"all_reduce_bucket_bytes", std::to_string(config.all_reduce_bucket_bytes)},
+          {"the step it starts at (model_dir's checkpoint)", std::to_string(start_step)},
+          {"the job's settings", options.job_settings.dump(), /*json=*/true}};
+}
 
 }  // namespace
 
@@ -195,14 +227,26 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   check_train_arguments(input_fn, max_steps, hooks);
   const std::optional<AccelerateTrainMode>& accel = parsed_.accelerate_train_mode;
   const TellMeStepOrLossHook* tell = accel ? &accelerate_hook(hooks, *accel) : nullptr;
-  const std::optional<CheckpointDir> dir = prepared_model_dir(config_);
+  const std::optional<CheckpointDir> dir = prepared_model_dir(config_, options_.model_dir_lock);
   const double compile_before = s_->compile_seconds;
   TrainStats st;
   st.final_loss = std::numeric_limits<double>::quiet_NaN();
 
-  // Restore: the in-memory state of an earlier train() wins; else the newest checkpoint.
+  // Restore: the newest checkpoint of model_dir, as TensorFlow restores in every train();
+  // the in-memory state of an earlier train() is that checkpoint unless another Estimator
+  // trained in model_dir since (then its newer state is continued, and that is said).
   std::optional<Checkpoint> restored;
-  if (s_->vars.empty() && dir) restored = dir->load_latest();
+  if (dir && s_->vars.empty()) {
+    restored = dir->load_latest();
+  } else if (dir) {
+    if (const auto latest = dir->latest_step(); latest && *latest != global_step()) {
+      restored = dir->load_latest();
+      if (options_.log)
+        *options_.log << "model_dir '" << config_.model_dir << "' holds a checkpoint at step " << *latest
+                      << " that this Estimator did not write (its own state is at step " << global_step()
+                      << "): continuing from the checkpoint\n";
+    }
+  }
   st.start_step = st.global_step = restored ? restored->step : global_step();
   if (st.start_step >= max_steps) {
     if (options_.log)
@@ -219,6 +263,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   source->skip(st.start_step);  // one batch per step: continue where the run stopped
   data::Batch batch;
   if (!source->next(batch)) KILN_THROW(DataError) << "[input_fn] the input yields no batches";
+  check_has_examples(batch, "the batch of global step " + std::to_string(st.global_step));
   const std::vector<std::string> fetches = fetches_of(hooks);
   BuiltGraph& built = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::train, batch, fetches);
   BuiltGraph* low = nullptr;
@@ -232,6 +277,9 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   }
   adopt_state(s_->vars, *built.graph, low ? low->graph.get() : nullptr, restored, dir, options_.log,
               options_.run_settings, st);
+  // Before the first collective: ranks started with other settings would pair mismatched
+  // collectives (and corrupt memory); they are refused, every rank with the same message.
+  agree_on_settings(job_settings(config_, parsed_, options_, *built.graph, batch, max_steps, st.start_step));
   broadcast_variables(s_->vars);  // every rank starts from rank 0's state
   st.compile_seconds = s_->compile_seconds - compile_before;
   std::optional<AcceleratedStep> accelerated;
@@ -257,6 +305,8 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   ctx.global_step = st.start_step;
   ctx.max_steps = max_steps;
   ctx.variables = &s_->vars;
+  for (ValueId id : built.graph->variables())
+    if (is_local_variable(built.graph->node(id))) ctx.local_variables.push_back(built.graph->node(id).name);
   ctx.phase = accelerated ? accelerated->phase() : PrecisionPhase::original;
   AcceleratedStep* acc = accelerated ? &*accelerated : nullptr;
   ctx.train_state = [&ctx, acc, this] {
@@ -270,7 +320,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   const double collective_before = world.collective_seconds();
   const int64_t reduced_before = world.bytes_reduced(), calls_before = world.all_reduce_calls();
   if (acc) acc->start(t0);
-  StepLoop(s_->vars, *built.exec, acc, options_.interrupt, config_.iterations_per_loop)
+  StepLoop(s_->vars, built, acc, options_.interrupt, config_.iterations_per_loop)
       .run(*source, batch, all, ctx, st);
   st.collective_seconds = world.collective_seconds() - collective_before;
   st.bytes_reduced = world.bytes_reduced() - reduced_before;

@@ -5,6 +5,7 @@
 #include "kiln/error.h"
 #include "kiln/optimizer.h"
 #include "kiln/precision.h"
+#include "passes/passes.h"
 #include "train/data_parallel.h"
 #include "train/estimator_state.h"
 
@@ -40,17 +41,28 @@ void name_if_free(Graph& g, const Tensor& t, const std::string& name) {
 // The outputs of each mode; `ctx` starts the messages ("[model_fn] train mode: ").
 // A training graph reports the loss averaged over the ranks (the 1-rank loss of the global
 // batch), so every rank's hooks, loss split and NaN guard decide on the same number.
-void add_loss_output(Graph& g, const EstimatorSpec& spec, const std::string& ctx, bool averaged) {
+// Returns the output's value.
+ValueId add_loss_output(Graph& g, const EstimatorSpec& spec, const std::string& ctx, bool averaged) {
   if (!spec.loss.valid()) KILN_THROW(ConfigError) << ctx << "the spec has no loss";
   if (spec.loss.rank() != 0 || !is_float(spec.loss.dtype()))
     KILN_THROW(ConfigError) << ctx << "the loss must be a float scalar, not " << dtype_name(spec.loss.dtype())
                             << shape_str(spec.loss.shape());
   name_if_free(g, spec.loss, "loss");
-  g.add_output("loss", averaged ? averaged_over_ranks(spec.loss).id() : spec.loss.id());
+  const ValueId out = averaged ? averaged_over_ranks(spec.loss).id() : spec.loss.id();
+  if (out != spec.loss.id()) {
+    // Outputs model_fn's front end added for the loss read it as the Estimator does.
+    std::vector<Output> outputs = g.outputs();
+    g.clear_outputs();
+    for (const Output& o : outputs) g.add_output(o.name, o.value == spec.loss.id() ? out : o.value);
+  }
+  g.add_output(kSpecLoss, out);
+  return out;
 }
 
+// A fetch reads the value of its name; the spec's loss is read as the Estimator reads it
+// (`loss_output`: averaged over the ranks), so that every rank's hooks see one number.
 void add_train_outputs(Graph& g, const EstimatorSpec& spec, const std::string& ctx,
-                       const std::vector<std::string>& fetches, bool guarded) {
+                       const std::vector<std::string>& fetches, bool guarded, ValueId loss_output) {
   if (spec.train_op.updates.empty()) KILN_THROW(ConfigError) << ctx << "the spec has no train_op";
   if (!increments_global_step(g)) increment_global_step(g);
   g.add_output("global_step", global_step(g).id());
@@ -62,13 +74,19 @@ void add_train_outputs(Graph& g, const EstimatorSpec& spec, const std::string& c
                                  " was built another way";
     g.add_output(kGradsFiniteName, *finite);
   }
-  for (const auto& name : fetches) {
-    if (name == "loss" || name == "global_step") continue;
+  // "loss" is always there to fetch: the value model_fn named so, else the spec's loss.
+  std::vector<std::string> names = fetches;
+  names.insert(names.begin(), "loss");
+  for (const auto& name : names) {
+    if (name == "global_step" || name == kSpecLoss) continue;
+    bool added = false;
+    for (const Output& o : g.outputs()) added = added || o.name == name;
+    if (added) continue;
     const auto id = g.find(name);
     if (!id)
       KILN_THROW(ConfigError) << "[hooks] a hook fetches '" << name
                               << "', which is not a named value of the graph; named values: " << named_values(g);
-    g.add_output(name, *id);
+    g.add_output(name, *id == spec.loss.id() ? loss_output : *id);
   }
 }
 
@@ -96,6 +114,21 @@ void add_predict_outputs(Graph& g, const EstimatorSpec& spec, const std::string&
 
 }  // namespace
 
+void check_has_examples(const data::Batch& batch, const std::string& where) {
+  // A step over no examples has no mean loss (0/0): that is the input's fault, said so.
+  if (batch.features.shape().empty() || batch.features.shape()[0] == 0)
+    KILN_THROW(DataError) << "[input_fn] " << where << " holds no examples (features "
+                          << shape_str(batch.features.shape()) << "): every batch needs at least one";
+}
+
+void check_batch(const BuiltGraph& b, const data::Batch& batch, const std::string& where) {
+  check_has_examples(batch, where);
+  for (const auto& [name, bound] : b.index_bounds) {
+    if (name == "features") check_indices(name, batch.features, bound, where);
+    else if (name == "labels" && !batch.labels.empty()) check_indices(name, batch.labels, bound, where);
+  }
+}
+
 BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Params& params,
                         const BackendOptions& backend, ModeKeys mode, const data::Batch& batch,
                         const std::vector<std::string>& fetches, bool guarded) {
@@ -119,11 +152,15 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Para
     KILN_THROW(ConfigError) << "[input_fn] " << mode_name(mode) << " needs labels, but the input's batches have none";
   const EstimatorSpec spec = model_fn(x, y, mode, params);
   const std::string ctx = std::string("[model_fn] ") + std::string(mode_name(mode)) + " mode: ";
-  if (mode != ModeKeys::predict) add_loss_output(g, spec, ctx, mode == ModeKeys::train);
-  if (mode == ModeKeys::train) add_train_outputs(g, spec, ctx, fetches, guarded);
+  const ValueId loss = mode != ModeKeys::predict ? add_loss_output(g, spec, ctx, mode == ModeKeys::train) : -1;
+  if (mode == ModeKeys::train) add_train_outputs(g, spec, ctx, fetches, guarded, loss);
   else if (mode == ModeKeys::eval) add_eval_outputs(g, spec, ctx, b);
   else add_predict_outputs(g, spec, ctx, batch.features.shape()[0], b);
   verify(g);
+  // Outside training nothing changes a variable or the step counter, whatever model_fn
+  // built (TensorFlow ignores a train_op outside TRAIN; kiln drops every update).
+  if (mode != ModeKeys::train) g = passes::drop_updates(g);
+  b.index_bounds = index_bounds(g);
   CompileReport report;
   BackendOptions with_report = backend;
   with_report.report = &report;

@@ -14,8 +14,12 @@
 namespace kiln {
 
 Variables& Estimator::state_for_inference(const char* what) {
-  if (!s_->vars.empty()) return s_->vars;
-  if (!config_.model_dir.empty()) {
+  // The in-memory state, unless model_dir holds a newer checkpoint (another Estimator
+  // trained there since): that one, as TensorFlow evaluates the newest checkpoint.
+  const std::optional<int64_t> latest =
+      config_.model_dir.empty() ? std::nullopt : CheckpointDir(config_.model_dir, 0).latest_step();
+  if (!s_->vars.empty() && !(latest && *latest > global_step())) return s_->vars;
+  if (latest) {
     if (auto c = CheckpointDir(config_.model_dir, 0).load_latest()) {
       s_->vars = std::move(c->variables);
       return s_->vars;
@@ -92,13 +96,15 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps) {
   // sums are added up over the ranks below.
   const World& world = World::get();
   for (int64_t n = 0; (steps <= 0 || n < steps) && source->next(batch); ++n) {
+    check_has_examples(batch, "batch " + std::to_string(n) + " of the evaluation input");
     if (!take_rank_rows(batch)) continue;
     BuiltGraph& b = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::eval, batch, {});
     check_fits(*b.graph, vars);
+    check_batch(b, batch, "batch " + std::to_string(n) + " of the evaluation input");
     const int64_t size = batch.features.shape()[0];
     Feeds feeds = feeds_of(batch);
     Fetches out = b.exec->run(feeds, vars);
-    loss_sum += out.at("loss").item() * static_cast<double>(size);
+    loss_sum += out.at(kSpecLoss).item() * static_cast<double>(size);
     for (const auto& m : b.metric_names) {
       sums[m].first += out.at("metric/" + m + "/total").item();
       sums[m].second += out.at("metric/" + m + "/count").item();
@@ -121,9 +127,11 @@ std::map<std::string, Array> Estimator::predict(const InputFn& input_fn) {
   if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
   std::map<std::string, std::vector<Array>> parts;
   data::Batch batch;
-  while (source->next(batch)) {
+  for (int64_t n = 0; source->next(batch); ++n) {
+    check_has_examples(batch, "batch " + std::to_string(n) + " of the prediction input");
     BuiltGraph& b = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::predict, batch, {});
     check_fits(*b.graph, vars);
+    check_batch(b, batch, "batch " + std::to_string(n) + " of the prediction input");
     Feeds feeds = feeds_of(batch);
     Fetches out = b.exec->run(feeds, vars);
     for (const auto& p : b.prediction_names) parts[p].push_back(std::move(out.at("prediction/" + p)));

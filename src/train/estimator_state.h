@@ -8,6 +8,7 @@
 
 #include "kiln/backend.h"
 #include "kiln/estimator.h"
+#include "ir/index_bounds.h"
 #include "train/precision_switch.h"
 
 namespace kiln {
@@ -17,7 +18,17 @@ struct BuiltGraph {
   std::unique_ptr<Executable> exec;
   std::vector<std::string> metric_names;
   std::vector<std::string> prediction_names;
+  // Fed values that are indices (class ids, token ids) and their ranges: every batch is
+  // checked against them before it is fed (check_batch).
+  std::map<std::string, IndexBound> index_bounds;
 };
+
+// DataError when the batch holds no examples, or naming the feed, `where` (which batch),
+// the example and the value when a value of the batch is outside the range
+// b.index_bounds gives it.
+void check_batch(const BuiltGraph& b, const data::Batch& batch, const std::string& where);
+// The first part of check_batch, for a batch no graph is built for yet.
+void check_has_examples(const data::Batch& batch, const std::string& where);
 
 struct Estimator::State {
   Variables vars;

@@ -49,11 +49,17 @@ void LoggingHook::after_run(RunContext& ctx, const RunValues& v) {
   count_ = 0;
 }
 
+Variables RunContext::checkpointed_variables() const {
+  KILN_CHECK(variables != nullptr) << "the Estimator sets RunContext::variables";
+  Variables v = *variables;
+  for (const auto& name : local_variables) v.erase(name);
+  return v;
+}
+
 void CheckpointSaverHook::save(const RunContext& ctx) {
-  KILN_CHECK(ctx.variables != nullptr) << "the Estimator sets RunContext::variables";
   Checkpoint c;
   c.step = ctx.global_step;
-  c.variables = *ctx.variables;
+  c.variables = ctx.checkpointed_variables();
   if (ctx.train_state) c.state = ctx.train_state();
   dir_.save(c);
   last_saved_ = ctx.global_step;

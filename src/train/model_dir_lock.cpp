@@ -1,4 +1,5 @@
-// The model_dir lock: flock on <model_dir>/.kiln-lock, shared within the process.
+// The model_dir lock: flock on <model_dir>/.kiln-lock, exclusive within the process too.
+#include "json/bounded_json.h"
 #include "kiln/model_dir_lock.h"
 
 #include <fcntl.h>
@@ -69,7 +70,8 @@ std::string ModelDirLock::recorded_holder(const std::string& dir) {
   char buf[4096];
   const ssize_t n = ::read(fd, buf, sizeof buf);
   ::close(fd);
-  const nlohmann::json j = nlohmann::json::parse(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), nullptr, false);
+  const nlohmann::json j =
+      parse_bounded_json(std::string_view(buf, n > 0 ? static_cast<size_t>(n) : 0), JsonLimits{sizeof buf, 8});
   if (!j.is_object() || !j.contains("pid") || !j["pid"].is_number_integer()) return {};
   std::string out = "pid " + std::to_string(j["pid"].get<int64_t>());
   if (j.contains("host") && j["host"].is_string()) out += " on host " + j["host"].get<std::string>();
@@ -88,7 +90,12 @@ std::shared_ptr<ModelDirLock> ModelDirLock::acquire(const std::string& dir) {
     KILN_THROW(CheckpointError) << "[model_dir] cannot examine '" << dir << "': " << std::strerror(errno);
   const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
   std::lock_guard<std::mutex> g(g_mu);
-  if (auto held = g_held[id].lock()) return held;
+  // flock would refuse a second open file of this process too, with no holder to name.
+  if (g_held[id].lock())
+    KILN_THROW(CheckpointError) << "[model_dir] '" << dir << "' is in use by another training run in this process "
+                                << "(pid " << ::getpid() << ": another Estimator's train()): two runs in one model "
+                                   "directory would overwrite each other's checkpoints. Let it finish, or give this "
+                                   "Estimator another model directory";
 
   const std::string path = lock_path(dir);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -118,9 +125,14 @@ std::shared_ptr<ModelDirLock> ModelDirLock::acquire(const std::string& dir) {
     ::close(fd);
     KILN_THROW(CheckpointError) << "[model_dir] cannot write '" << path << "': " << std::strerror(err);
   }
-  std::shared_ptr<ModelDirLock> lock(new ModelDirLock(dir, fd));
+  std::shared_ptr<ModelDirLock> lock(new ModelDirLock(dir, fd, st.st_dev, st.st_ino));
   g_held[id] = lock;
   return lock;
+}
+
+bool ModelDirLock::covers(const std::string& dir) const {
+  struct stat st {};
+  return ::stat(dir.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
 }
 
 ModelDirLock::~ModelDirLock() {

@@ -195,7 +195,7 @@ TrainOp Optimizer::minimize(const Tensor& loss, std::vector<Tensor> vars) {
   Graph& g = loss.graph();
   if (vars.empty())
     for (ValueId id : g.variables())
-      if (is_float(g.node(id).dtype)) vars.emplace_back(&g, id);
+      if (is_trainable_variable(g.node(id))) vars.emplace_back(&g, id);
   if (vars.empty()) KILN_THROW(GraphError) << "[" << name() << "] the graph has no float variables to train";
   const std::optional<Tensor> scale = loss_scale_of(g);
   std::vector<Tensor> grads;

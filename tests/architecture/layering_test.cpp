@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 // Lowest first. Folders on one level must not include each other.
 const std::map<std::string, int> kLayerLevel = {
     {"ir", 0},     {"process", 0},  // the graph IR; the host process's tuning
+    {"json", 0},                     // bounded JSON reading, for every reader of files kiln did not write
     {"dist", 1},                     // the MPI world: rank, size, collectives
     {"autodiff", 1},                 // VJP rules, grad()
     {"passes", 2},                   // graph-to-graph passes and precision policies

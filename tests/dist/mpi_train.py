@@ -3,7 +3,7 @@
 
 usage: mpi_train.py KILN_BINARY WORK_DIR SCENARIO
 Scenarios: parity_interp, parity_cpu, accelerate, kill_rank, interrupt, shared_cache, resume_across_sizes,
-buckets.
+buckets, mismatch.
 Exit 0 = pass, 1 = fail (with the reason), 77 = skipped (no data set or no mpirun).
 """
 import atexit
@@ -285,6 +285,29 @@ def buckets(kiln, work):
     print(f"20 losses agree to 1e-6 across bucket sizes; MPI_Allreduce calls per step {calls}")
 
 
+def mismatch(kiln, work):
+    """Ranks started with other settings (MPMD: --steps 20 on rank 0, 40 on rank 1) stop
+    before their first collective, every one with one message naming the setting and the
+    ranks (before, rank 0's final evaluation met rank 1's gradient all-reduce: a corrupt heap)."""
+    model = os.path.join(work, "mismatch")
+    shutil.rmtree(model, ignore_errors=True)
+    base = [kiln, "train"] + COMMON + ["--backend", "interp", "--model-dir", model]
+    cmd = ["mpirun", "--oversubscribe", "-np", "1"] + base + ["--steps", "20", ":", "-np", "1"] + base + ["--steps", "40"]
+    p = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=300)
+    out = p.stdout + p.stderr
+    if p.returncode == 0:
+        raise Failure(f"a job whose ranks were given --steps 20 and 40 succeeded:\n{out[-3000:]}")
+    for want in ("[data_parallel] the ranks of this job were started with different settings",
+                 "max_steps: 20 on rank 0, 40 on rank 1"):
+        if want not in out:
+            raise Failure(f"expected {want!r} in:\n{out[-3000:]}")
+    if "corrupt" in out or "double free" in out or "Segmentation" in out:
+        raise Failure(f"memory error:\n{out[-3000:]}")
+    if any(f.startswith("ckpt-") for f in os.listdir(model)) if os.path.isdir(model) else False:
+        raise Failure("a refused job wrote a checkpoint")
+    print("refused before training: " + next(l for l in out.splitlines() if "max_steps:" in l).strip())
+
+
 def main():
     kiln, work, scenario = sys.argv[1:4]
     if not os.path.exists(os.path.join(DATA, "train-images-idx3-ubyte.gz")):
@@ -311,6 +334,7 @@ def main():
         "interrupt": lambda: interrupt(kiln, work),
         "resume_across_sizes": lambda: resume_across_sizes(kiln, work),
         "buckets": lambda: buckets(kiln, work),
+        "mismatch": lambda: mismatch(kiln, work),
     }
     try:
         scenarios[scenario]()

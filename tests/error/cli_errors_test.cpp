@@ -87,7 +87,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"IR dump under a file", "KILN_DUMP_IR=@DIR/a-file/sub", "train" + kShort,
                  {"[KILN_DUMP_IR]", "a-file/sub"}},
         BadInput{"TMPDIR missing", "TMPDIR=@DIR/nonexistent", "train" + kShort, {"[TMPDIR]", "nonexistent"}},
-        BadInput{"TMPDIR is a file", "TMPDIR=@DIR/a-file", "train" + kShort, {"[TMPDIR]", "a-file"}}),
+        BadInput{"TMPDIR is a file", "TMPDIR=@DIR/a-file", "train" + kShort, {"[TMPDIR]", "a-file"}},
+        // Sizes: each option's range is checked before any work, and so is the memory a
+        // run needs (a crash inside OpenMP, std::bad_alloc, or a compile with no end before).
+        BadInput{"threads beyond the range", "", "train --dry-run --threads 100000",
+                 {"[--threads]", "'100000'", "0 to 1024"}},
+        BadInput{"layers beyond the range", "", "train --dry-run --model gpt --layers 2147483647",
+                 {"--layers", "2147483647", "1 to 256"}},
+        BadInput{"a width the machine cannot hold", "", "train --dry-run --model gpt --width 65536 --heads 1",
+                 {"[memory]", "training gpt", "more than this machine's"}},
+        BadInput{"a batch beyond the range", "", "train --dry-run --batch-size 99999999999", {"--batch-size", "99999999999"}}),
     [](const ::testing::TestParamInfo<BadInput>& info) {
       std::string name;
       for (const char* p = info.param.what; *p; ++p) name += std::isalnum(static_cast<unsigned char>(*p)) ? *p : '_';

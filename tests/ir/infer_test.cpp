@@ -157,8 +157,8 @@ TEST_F(Infer, NamesAndVariables) {
   EXPECT_GRAPH_ERROR(exp(x4).named("x34"), "[name]", "'x34'");
   EXPECT_GRAPH_ERROR(variable(g, "", DType::f32, {1}), "[variable]", "named");
   EXPECT_GRAPH_ERROR(variable(g, "u", DType::f32, {1}, Init{"bogus"}), "[variable]", "bogus");
-  EXPECT_GRAPH_ERROR(variable(g, "bools", DType::boolean, {1}), "[variable]");
-  EXPECT_GRAPH_ERROR(placeholder(g, "neg", DType::f32, {-1, 2}), "[placeholder]", "negative");
+  EXPECT_GRAPH_ERROR(variable(g, "bools", DType::boolean, {1}), "[variable 'bools']");
+  EXPECT_GRAPH_ERROR(placeholder(g, "neg", DType::f32, {-1, 2}), "[placeholder 'neg']", "negative");
   EXPECT_GRAPH_ERROR(g.lookup("nope", "fetch"), "[fetch]", "'nope'", "x23");
   g.add_output("o", x4.id());
   EXPECT_GRAPH_ERROR(g.add_output("o", x23.id()), "[output]", "'o'");
@@ -177,6 +177,20 @@ TEST_F(Infer, DescribeNode) {
   Tensor y = exp(x4).named("logits");
   EXPECT_EQ(describe_node(g, y.id()), "%" + std::to_string(y.id()) + " (exp 'logits')");
   EXPECT_EQ(describe_node(g, x4.id()), "%2 (placeholder 'x4')");
+}
+
+// Element counts and byte sizes are checked without overflow: a wrapped size would get a
+// small buffer that every index then overruns.
+TEST_F(Infer, ShapesWhoseSizeOverflowsOrExceedsAnyMemoryAreErrors) {
+  const int64_t big = (int64_t{1} << 62) + 1;
+  EXPECT_GRAPH_ERROR(variable(g, "w", DType::f32, {big, 4}), "[variable 'w']", "more elements than a 64-bit count holds");
+  EXPECT_GRAPH_ERROR(variable(g, "v", DType::f32, {INT64_MAX}), "[variable 'v']", "larger than any machine's memory");
+  EXPECT_GRAPH_ERROR(placeholder(g, "p", DType::f32, {1 << 20, 1 << 20, 1 << 20}), "[placeholder 'p']", "2^48 bytes");
+  const Tensor a = placeholder(g, "a", DType::f32, {1 << 25, 1});
+  const Tensor b = placeholder(g, "b", DType::f32, {1, 1 << 25});
+  EXPECT_GRAPH_ERROR(a + b, "[add]", "larger than any machine's memory");  // [2^25, 2^25] f32: 2^52 bytes
+  EXPECT_GRAPH_ERROR(variable(g, "n", DType::f32, {-3, 4}), "negative extent");
+  EXPECT_NO_THROW(variable(g, "ok", DType::f32, {1 << 20, 1 << 10}));  // 4 GiB is a size, if not this machine's
 }
 
 }  // namespace

@@ -2,11 +2,11 @@
 `mpirun -np 2` (not a test itself: pytest collects only test_*.py).
 
 usage: data_parallel_script.py train OUT_JSON MODEL_DIR BACKEND
-       data_parallel_script.py raise-in-training | raise-before-training | exit-before-training
+       data_parallel_script.py raise-in-training | raise-before-training | exit-before-training | other-steps
 `train`: an MLP on a fixed synthetic problem, 30 steps at the global batch 64; rank 0 writes
 every step's loss and the run's statistics to OUT_JSON. The raise modes raise on rank 1 only,
 during the step loop (a hook, at step 3) or before train() (while rank 0 waits in it); the
-exit mode calls sys.exit(3) on rank 1 before train()."""
+exit mode calls sys.exit(3) on rank 1 before train(); other-steps trains rank 1 to other max_steps."""
 import json
 import sys
 
@@ -58,8 +58,9 @@ def main():
     if mode == "exit-before-training" and kiln.distributed.rank() == 1:
         sys.exit(3)  # no exception reaches the excepthook: kiln's exit handler ends the job
     hook = Losses(raise_at=3 if mode == "raise-in-training" else None)
+    steps = STEPS + 10 if mode == "other-steps" and kiln.distributed.rank() == 1 else STEPS
     est.train(lambda: kiln.data.Dataset.from_tensor_slices((x, y)).shuffle(len(x), seed=5).repeat().batch(
-        BATCH, drop_remainder=True), max_steps=STEPS, hooks=[hook])
+        BATCH, drop_remainder=True), max_steps=steps, hooks=[hook])
     if kiln.distributed.rank() == 0:
         with open(sys.argv[2], "w") as f:
             json.dump({"losses": hook.losses, "stats": est.last_train_stats, "size": kiln.distributed.size()}, f)

@@ -80,3 +80,11 @@ def test_a_failing_exit_on_rank_1_ends_the_job():
     assert p.returncode != 0
     assert "kiln: rank 1: error: exiting with status 3" in p.stderr, p.stderr
     print("sys.exit(3) on rank 1: the job ended in %.1f s, exit %d" % (took, p.returncode))
+
+
+def test_ranks_started_with_other_settings_are_refused_before_any_collective():
+    p, took = run(["other-steps"], 2)
+    assert p.returncode != 0
+    assert "[data_parallel] the ranks of this job were started with different settings" in p.stderr, p.stderr
+    assert "max_steps: 30 on rank 0, 40 on rank 1" in p.stderr, p.stderr
+    print("rank 1 with other max_steps: refused in %.1f s" % took)

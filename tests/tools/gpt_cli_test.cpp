@@ -97,7 +97,9 @@ TEST_F(GptCli, BadInputsExitTwoWithTheReason) {
   const std::pair<std::string, std::string> cases[] = {
       {"train --dry-run --model gpt --data " + (dir_ / "latin1.txt").string(), "is not UTF-8 text: byte 3 (0xe9)"},
       {"train --dry-run --model gpt --heads 3 --data " + (dir_ / "text.txt").string(), "not a multiple of 3 heads"},
-      {"train --dry-run --model gpt --context 5000 --data " + (dir_ / "text.txt").string(), "fewer than one window"},
+      {"train --dry-run --model gpt --context 5000 --batch-size 1 --heads 1 --layers 1 --data " + (dir_ / "text.txt").string(),
+       "fewer than one window"},
+      {"train --dry-run --model gpt --context 5000 --data " + (dir_ / "text.txt").string(), "[memory] training gpt"},
       {"train --dry-run --model gpt --data " + (dir_ / "missing").string(), "does not exist"},
       {"train --dry-run --model mlp --layers 2", "is an option of --model gpt"},
       {"sample --model-dir " + (dir_ / "none").string(), "is not a directory"},

@@ -124,3 +124,47 @@ TEST(ReportCli, TrainWritesSummariesAndAReport) {
 }
 
 }  // namespace
+
+namespace {
+
+// A report never replaces what it reads: -o naming an input (a file, or a model
+// directory's summaries) exits 2 and leaves the records as they were.
+TEST(ReportCli, TheOutputMayNotBeAnInput) {
+  Dir d("input-output");
+  fs::create_directories(d.path / "run");
+  std::ofstream(d / "run/summaries.jsonl") << kRecord << "\n";
+  std::ofstream(d / "m.jsonl") << kRecord << "\n";
+  for (const std::string& out : {d / "run/summaries.jsonl", d / "run/./summaries.jsonl", d / "m.jsonl"}) {
+    const auto r = run_kiln("report " + d / "run" + " " + d / "m.jsonl" + " -o " + out);
+    EXPECT_EQ(r.status, 2) << out << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "[report] the page would replace")) << r.output;
+  }
+  EXPECT_EQ(testkit::read_file(d / "run/summaries.jsonl"), std::string(kRecord) + "\n");
+  EXPECT_EQ(testkit::read_file(d / "m.jsonl"), std::string(kRecord) + "\n");
+  // kiln train --report onto its own --metrics-out file, before any training.
+  const auto t = run_kiln("train --steps 1 --metrics-out " + d / "m.jsonl" + " --report " + d / "m.jsonl");
+  EXPECT_EQ(t.status, 2) << t.output;
+  EXPECT_TRUE(contains(t.output, "[--report] the page would replace")) << t.output;
+  EXPECT_EQ(testkit::read_file(d / "m.jsonl"), std::string(kRecord) + "\n");
+}
+
+// One mistyped field costs its record, named by file, line and field; the rest renders.
+// A record nested 100 000 levels deep is refused by the reader, not by the stack.
+TEST(ReportCli, AMistypedOrDeeplyNestedRecordIsSkippedAndNamed) {
+  Dir d("mistyped");
+  std::ofstream(d / "m.jsonl") << kRecord << "\n"
+                               << R"({"event":"progress","step":20,"loss":1.0,"steps_per_second":20,"phase":7})" << "\n"
+                               << R"({"event":"progress","step":30,"loss":0.5,"steps_per_second":20,"phase":"original"})"
+                               << "\n"
+                               << R"({"event":"progress","step":40,"scalars":)" << std::string(100000, '[')
+                               << std::string(100000, ']') << "}\n";
+  const auto r = run_kiln("report " + d / "m.jsonl" + " -o " + d / "r.html");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "line 2: field \"phase\" of a \"progress\" record is 7; expected a string")) << r.output;
+  EXPECT_TRUE(contains(r.output, "line 4: nested more than 64 levels deep")) << r.output;
+  const std::string html = testkit::read_file(d / "r.html");
+  EXPECT_TRUE(contains(html, "field &quot;phase&quot;") || contains(html, "field \"phase\"")) << "listed on the page";
+  EXPECT_TRUE(contains(html, "id=\"loss\""));
+}
+
+}  // namespace

@@ -1,6 +1,6 @@
 // The model_dir lock through the Estimator API: train() takes it (and a second process
-// cannot), evaluate() and predict() read a locked directory, the lock is shared within a
-// process and released when train() returns. The other process is this test binary again,
+// cannot), evaluate() and predict() read a locked directory, the lock excludes within a
+// process as between processes and is released when train() returns. The other process is this test binary again,
 // filtered to a DISABLED_ test.
 #include "kiln/model_dir_lock.h"
 
@@ -106,24 +106,80 @@ TEST(ModelDirLock, TrainRefusesADirectoryAnotherProcessTrainsInButEvaluateAndPre
   fs::remove_all(t);
 }
 
-TEST(ModelDirLock, SharedWithinAProcessAndReleasedWhenTrainReturns) {
+TEST(ModelDirLock, ExclusiveWithinAProcessAsBetweenProcessesAndReleasedWhenTrainReturns) {
   const fs::path t = testkit::fresh_dir("lock-shared"), dir = t / "model";
   const auto ds = testkit::blobs(128, 3);
   {
     const auto held = ModelDirLock::acquire(dir.string());
-    EXPECT_EQ(ModelDirLock::acquire((t / "." / "model" / "").string()), held) << "the same directory, spelled otherwise";
+    EXPECT_TRUE(held->covers((t / "." / "model" / "").string())) << "the same directory, spelled otherwise";
     EXPECT_TRUE(contains(ModelDirLock::recorded_holder(dir.string()), "pid " + std::to_string(::getpid()) + " on host "));
-    // This process may train in it (as `kiln train` does while it holds the lock) ...
-    EXPECT_EQ(blob_estimator(dir).train(testkit::training_input(ds, 32), 2).global_step, 2);
-    // ... another may not.
+    // A second holder in this process is refused, as another process is ...
+    try {
+      ModelDirLock::acquire((t / "." / "model" / "").string());
+      ADD_FAILURE() << "a second lock of one directory in one process";
+    } catch (const CheckpointError& e) {
+      EXPECT_TRUE(contains(e.what(), "in use by another training run in this process")) << e.what();
+    }
+    EXPECT_THROW(blob_estimator(dir).train(testkit::training_input(ds, 32), 2), CheckpointError);
     const testkit::Result r = try_lock_in_another_process(dir);
     EXPECT_TRUE(contains(r.output, "refused: [model_dir] '" + dir.string() + "' is in use by another training run (pid " +
                                        std::to_string(::getpid())))
         << r.output;
+    // ... unless the holder hands its lock to the Estimator (as `kiln train` does).
+    RunConfig cfg;
+    cfg.model_dir = dir.string();
+    EstimatorOptions o = testkit::interp();
+    o.model_dir_lock = held;
+    Estimator own(classifier_model_fn(mlp_model({16}, 2, 7)), cfg, Params{{"optimizer", "sgd"}, {"learning_rate", 0.1}}, o);
+    EXPECT_EQ(own.train(testkit::training_input(ds, 32), 2).global_step, 2);
   }
   EXPECT_TRUE(contains(try_lock_in_another_process(dir).output, "locked\n")) << "released with the last holder";
   EXPECT_EQ(blob_estimator(dir).train(testkit::training_input(ds, 32), 4).global_step, 4);
   EXPECT_TRUE(contains(try_lock_in_another_process(dir).output, "locked\n")) << "released when train() returned";
+  fs::remove_all(t);
+}
+
+// Two Estimators of one process on one model_dir: while one trains the other is refused;
+// one after the other, each continues from the other's checkpoint (TensorFlow restores
+// model_dir in every train()), so neither starts over nor interleaves its checkpoints.
+TEST(ModelDirLock, TwoEstimatorsOfOneProcessTakeTurnsAndNeverStartOver) {
+  const fs::path t = testkit::fresh_dir("lock-two"), dir = t / "model";
+  const auto ds = testkit::blobs(128, 3);
+  Estimator a = blob_estimator(dir), b = blob_estimator(dir);
+  EXPECT_EQ(a.train(testkit::training_input(ds, 32), 5).global_step, 5);
+  const TrainStats sb = b.train(testkit::training_input(ds, 32), 10);
+  EXPECT_EQ(sb.start_step, 5);
+  EXPECT_EQ(sb.global_step, 10);
+  const TrainStats sa = a.train(testkit::training_input(ds, 32), 15);
+  EXPECT_EQ(sa.start_step, 10) << "a continues from b's checkpoint, not from its own step 5";
+  EXPECT_EQ(a.evaluate(testkit::eval_input(ds, 32)).global_step, 15);
+  EXPECT_EQ(b.evaluate(testkit::eval_input(ds, 32)).global_step, 15) << "b evaluates the newest checkpoint";
+  EXPECT_EQ(CheckpointDir(dir.string(), 0).steps(), (std::vector<int64_t>{5, 10, 15}));
+
+  // At the same time: a hook of a's train() lets b try to train meanwhile.
+  struct Meanwhile : Hook {
+    Estimator* other;
+    std::shared_ptr<const data::Dataset> ds;
+    std::string refused;
+    void after_run(RunContext&, const RunValues&) override {
+      if (!refused.empty()) return;
+      std::thread th([&] {
+        try {
+          other->train(testkit::training_input(ds, 32), 100);
+          refused = "(trained)";
+        } catch (const CheckpointError& e) {
+          refused = e.what();
+        }
+      });
+      th.join();
+    }
+  };
+  auto hook = std::make_shared<Meanwhile>();
+  hook->other = &b;
+  hook->ds = ds;
+  a.train(testkit::training_input(ds, 32), 17, {hook});
+  EXPECT_TRUE(contains(hook->refused, "in use by another training run in this process")) << hook->refused;
+  EXPECT_EQ(CheckpointDir(dir.string(), 0).latest_step(), 17);
   fs::remove_all(t);
 }
 

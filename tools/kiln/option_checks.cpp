@@ -35,6 +35,18 @@ CLI::Validator whole_number(int64_t min) {
       "INT>=" + std::to_string(min));
 }
 
+CLI::Validator whole_number(int64_t min, int64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        int64_t v = 0;
+        const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v < min || v > max)
+          return "'" + text + "' is not a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+        return {};
+      },
+      "INT in [" + std::to_string(min) + "," + std::to_string(max) + "]");
+}
+
 CLI::Validator positive_real() {
   return real_check([](double v) { return v > 0; }, "a positive number", "REAL>0");
 }

@@ -8,6 +8,8 @@
 namespace kiln::cli {
 
 CLI::Validator whole_number(int64_t min);  // an integer >= min
+// An integer in [min, max]: the documented range of a size option, shown in --help.
+CLI::Validator whole_number(int64_t min, int64_t max);
 CLI::Validator positive_real();            // a finite number > 0
 CLI::Validator nonnegative_real();         // a finite number >= 0
 CLI::Validator fraction();                 // a number in [0, 1)

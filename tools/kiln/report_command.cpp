@@ -10,6 +10,7 @@
 
 #include "kiln/error.h"
 #include "kiln/report.h"
+#include "kiln/summary.h"
 
 namespace kiln::cli {
 
@@ -23,10 +24,29 @@ ReportCommand::ReportCommand(CLI::App& parent) {
   cmd_->add_option("--title", title_, "The page's title")->capture_default_str();
 }
 
-void check_report_path(const std::string& path) {
+namespace {
+// The file an input names: a model directory's summaries, else the path itself.
+std::filesystem::path input_file(const std::string& input) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(input, ec)) return summary_path(input);
+  return input;
+}
+
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec)) return std::filesystem::equivalent(a, b, ec);
+  return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
+}
+}  // namespace
+
+void check_report_path(const std::string& path, const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) KILN_THROW(ConfigError) << "[report] cannot write '" << path << "': it is a directory";
+  for (const auto& in : inputs)
+    if (same_file(input_file(in), path))
+      KILN_THROW(ConfigError) << "[report] the page would replace '" << input_file(in).string() << "', which holds "
+                              << "the records of run '" << in << "': write the page to another file (e.g. report.html)";
   const fs::path parent = fs::path(path).parent_path();
   const std::string dir = parent.empty() ? "." : parent.string();
   if (::access(dir.c_str(), W_OK) != 0)
@@ -37,7 +57,7 @@ int ReportCommand::run() {
   if (!labels_.empty() && labels_.size() != runs_.size())
     KILN_THROW(ConfigError) << "[label] " << labels_.size() << " labels for " << runs_.size()
                             << " runs: give one --label per run, in order, or none";
-  check_report_path(out_);
+  check_report_path(out_, runs_);
   std::vector<report::Run> runs;
   report::ReportOptions options;
   options.title = title_;

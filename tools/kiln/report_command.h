@@ -25,7 +25,9 @@ class ReportCommand {
 
 // ConfigError "[report] cannot write '<path>': ..." unless the report can be written there
 // (checked before training, so a bad path costs no run).
-void check_report_path(const std::string& path);
+// `inputs`: files (or model directories, for their summaries.jsonl) the page is made from
+// or that the run writes: the page may not replace one (ConfigError naming it).
+void check_report_path(const std::string& path, const std::vector<std::string>& inputs = {});
 // `kiln train --report`: the page of this run's records.
 void write_run_report(const std::vector<nlohmann::json>& records, const std::string& label, const std::string& path);
 

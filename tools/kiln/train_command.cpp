@@ -20,6 +20,7 @@
 #include "kiln/model_dir_lock.h"
 #include "kiln/models.h"
 #include "kiln/optimizer_params.h"
+#include "backend/memory_check.h"
 #include "kiln/summary.h"
 #include "kiln/text_data.h"
 #include "kiln/world.h"
@@ -60,17 +61,17 @@ TrainCommand::TrainCommand(CLI::App& parent) {
                    "mlp, cnn: directory holding the Fashion-MNIST IDX files; gpt: a UTF-8 text file or a folder of them "
                    "(default " + std::string(data::kDefaultFortunesDir) + ")")
       ->capture_default_str();
-  cmd_->add_option("--layers", gpt_.layers, "gpt: transformer blocks")->check(whole_number(1))->capture_default_str();
+  cmd_->add_option("--layers", gpt_.layers, "gpt: transformer blocks")->check(whole_number(1, 256))->capture_default_str();
   cmd_->add_option("--heads", gpt_.heads, "gpt: attention heads (must divide --width)")
-      ->check(whole_number(1))
+      ->check(whole_number(1, 1024))
       ->capture_default_str();
-  cmd_->add_option("--width", gpt_.width, "gpt: embedding width")->check(whole_number(1))->capture_default_str();
-  cmd_->add_option("--context", gpt_.context, "gpt: tokens (bytes) per window")->check(whole_number(1))->capture_default_str();
+  cmd_->add_option("--width", gpt_.width, "gpt: embedding width")->check(whole_number(1, 65536))->capture_default_str();
+  cmd_->add_option("--context", gpt_.context, "gpt: tokens (bytes) per window")->check(whole_number(1, 65536))->capture_default_str();
   cmd_->add_option("--steps", steps_, "Global step to train to (a resumed run counts the steps already done; gpt: default 2000)")
       ->check(whole_number(1))
       ->capture_default_str();
   cmd_->add_option("--batch-size", batch_size_, "Examples per step (gpt: windows per step, default 32)")
-      ->check(whole_number(1))
+      ->check(whole_number(1, int64_t{1} << 24))
       ->capture_default_str();
   optimizer_options_.add_to(*cmd_);
   cmd_->add_option("--seed", seed_, "Seed of initialisation and shuffling")->check(whole_number(0))->capture_default_str();
@@ -117,6 +118,10 @@ int TrainCommand::run() {
     // gpt's own defaults for the options it shares with the classifiers.
     if (cmd_->count("--data") == 0) data_dir_ = data::kDefaultFortunesDir;
     if (cmd_->count("--batch-size") == 0) batch_size_ = 32;
+    // Before any work (also in a dry run): a model the machine cannot hold is refused.
+    const double bytes = gpt_training_bytes(check, batch_size_ / std::max(world.size(), 1));
+    check_fits_in_memory(bytes > 9e18 ? int64_t{9000000000000000000} : static_cast<int64_t>(bytes),
+                         "training gpt (--layers, --width, --context, --batch-size)");
     if (cmd_->count("--steps") == 0) steps_ = 2000;
     if (cmd_->count("--train-limit") > 0)
       KILN_THROW(ConfigError) << "[train_limit] counts Fashion-MNIST examples; for gpt give --data a shorter text";
@@ -150,18 +155,22 @@ int TrainCommand::run() {
   }
   if (config_.num_threads > 0) omp_set_num_threads(config_.num_threads);
   else if (world.distributed()) omp_set_num_threads(world.default_threads());  // the host's cores shared
-  metrics_ = std::make_unique<MetricsWriter>(metrics_out_);
   if (!report_out_.empty()) {
-    check_report_path(report_out_);
-    metrics_->keep_records();
+    std::vector<std::string> written;  // what this run writes records to
+    if (!metrics_out_.empty()) written.push_back(metrics_out_);
+    if (!config_.model_dir.empty()) written.push_back(summary_path(config_.model_dir));
+    check_report_path(report_out_, written);
   }
+  metrics_ = std::make_unique<MetricsWriter>(metrics_out_);
+  if (!report_out_.empty()) metrics_->keep_records();
   const Data data = load_data();
-  if (is_gpt()) est = make_estimator();  // again: the run settings now hold the text's vocabulary
   // One run per model directory, for the whole run: training, evaluations and the report
   // (taken once the data is known good, so bad data leaves no directory behind).
   // In a data-parallel job, rank 0 holds it for the job (it alone writes there).
   const auto model_dir_lock =
       config_.model_dir.empty() || world.rank() != 0 ? nullptr : ModelDirLock::acquire(config_.model_dir);
+  // Again: training under this run's lock (gpt: with the text's vocabulary in the run settings).
+  est = make_estimator(model_dir_lock);
   train(*est, data);
   const int status = totals_.st.interrupted ? report_interrupted() : (report_final(*est, data), 0);
   if (!report_out_.empty()) write_run_report(metrics_->records(), run_label(est->parsed_config()), report_out_);
@@ -172,13 +181,19 @@ std::string TrainCommand::run_label(const ParsedRunConfig& parsed) const {
   return model_ + " " + (parsed.accelerate_train_mode ? parsed.accelerate_train_mode->to_string() : "original");
 }
 
-std::unique_ptr<Estimator> TrainCommand::make_estimator() {
+std::unique_ptr<Estimator> TrainCommand::make_estimator(std::shared_ptr<ModelDirLock> model_dir_lock) {
   EstimatorOptions eo;
+  eo.model_dir_lock = std::move(model_dir_lock);
   eo.backend = backend_;
   eo.log = quiet_ ? nullptr : &std::cout;
   eo.interrupt = interrupt_requested();
   eo.on_precision_switch = [this](const PrecisionSwitchEvent& e) { on_precision_switch(e); };
   eo.run_settings = run_settings();
+  // What decides the collectives of the whole run besides training itself: evaluations
+  // inside it and at its end (every rank evaluates its share).
+  eo.job_settings = run_settings();
+  eo.job_settings.update(nlohmann::json{{"--model", model_}, {"--eval-every", eval_every_}, {"--test-limit", test_limit_},
+                                        {"--data", data_dir_}});
   RunConfig cfg = config_;
   cfg.log_step_count_steps = 0;  // the progress hook does the logging (it honours the option)
   Params params{{"model", model_},  // for the summaries (and reports)

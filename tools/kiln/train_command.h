@@ -38,7 +38,7 @@ class TrainCommand {
     double compile_s = 0, train_s = 0, eval_s = 0;
   };
 
-  std::unique_ptr<Estimator> make_estimator();
+  std::unique_ptr<Estimator> make_estimator(std::shared_ptr<ModelDirLock> model_dir_lock = nullptr);
   void check_final_loss(const std::optional<AccelerateTrainMode>& accel) const;
   std::string banner() const;
   Data load_data();

@@ -9,6 +9,7 @@
 #include "backend/cpu/host_build.h"
 #include "backend/cpu/object_identity.h"
 #include "backend/cpu/schedule.h"
+#include "backend/memory_check.h"
 #include "cache/session.h"
 #include "kiln/compiler.h"
 #include "kiln/cpu_features.h"
@@ -69,6 +70,8 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
                                                                .after_pass = dumps.pass_recorder(),
                                                                .all_reduce_bucket_bytes = options.all_reduce_bucket_bytes});
   cpu::Schedule schedule = cpu::make_schedule(lowered);
+  // Before the host compiler runs: a step the machine cannot hold is refused, not compiled.
+  check_fits_in_memory(schedule.arena_bytes, "the step's working memory (graph '" + options.name + "')");
   report.passes_seconds = clock.lap();
   describe_schedule(schedule, report);
 
