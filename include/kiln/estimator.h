@@ -241,10 +241,13 @@ class Estimator {
   // latest checkpoint in model_dir (CheckpointError if there is neither). With model_dir and
   // save_summary_steps > 0 the result is appended to the summaries as an "eval" record
   // (skipped, with a line to options.log, when model_dir is not writable).
-  Evaluation evaluate(const InputFn& input_fn, int64_t steps = 0);
+  // `checkpoint_path` (TensorFlow's evaluate(checkpoint_path=)): that checkpoint's state
+  // instead, leaving the Estimator's own as it is.
+  Evaluation evaluate(const InputFn& input_fn, int64_t steps = 0, const std::string& checkpoint_path = {});
 
-  // The model's predictions for every example of the input, concatenated along axis 0.
-  std::map<std::string, Array> predict(const InputFn& input_fn);
+  // The model's predictions for every example of the input, concatenated along axis 0
+  // (with `checkpoint_path`: of that checkpoint's state).
+  std::map<std::string, Array> predict(const InputFn& input_fn, const std::string& checkpoint_path = {});
 
   // The training state (after train() or a restore); empty before.
   const Variables& variables() const;
@@ -265,6 +268,8 @@ class Estimator {
   HookList with_builtin_hooks(const HookList& hooks, const std::optional<CheckpointDir>& dir,
                               std::shared_ptr<Hook> summaries) const;
   Variables& state_for_inference(const char* what);
+  // `checkpoint_path`'s variables in `holder` (and a reference to them), else state_for_inference.
+  Variables& state_for_inference(const char* what, const std::string& checkpoint_path, Variables& holder);
   // Appends evaluate()'s "eval" record to the summaries (kiln/summary.h), if they are on.
   void record_evaluation(const Evaluation& ev) const;
   std::unique_ptr<State> s_;

@@ -17,7 +17,7 @@ enum class OpFamily : uint8_t {
   Source, Cast, Unary, Binary, Compare, Select, Reduce, Reshape, Transpose, BroadcastTo,
   Slice, Pad, Concat, MatMul, Dense, Conv2D, Conv2DBias, Conv2DBackwardInput, Conv2DBackwardFilter, Pool2D,
   Pool2DGrad, AvgPool2DGrad, OneHot, Gather, ScatterAdd, ArgMax, Assign,
-  Collective
+  Collective, Random
 };
 
 

@@ -32,8 +32,8 @@
 
 #define KILN_OPS(X)                                             \
   X(placeholder, 0, Source, false, false, None, "dtype shape")                                       \
-  X(variable, 0, Source, false, false, Keep, "dtype shape init value? low? high? mean? stddev? scale? mode? distribution? layout? seed? local? trainable?") \
-  X(constant, 0, Source, false, true, Follow, "dtype shape value runtime?")                          \
+  X(variable, 0, Source, false, false, Keep, "dtype shape init value? low? high? mean? stddev? scale? mode? distribution? layout? seed? local? trainable? data?") \
+  X(constant, 0, Source, false, true, Follow, "dtype shape value runtime? data?")                          \
   X(cast, 1, Cast, true, true, None, "dtype")                                                        \
   X(stop_gradient, 1, Unary, true, true, Follow, "")                                                 \
   X(neg, 1, Unary, true, true, Follow, "")                                                           \
@@ -92,12 +92,16 @@
   /* gather's gradient: updates [..., D] summed into `rows` rows at their indices */                \
   X(scatter_add, 2, ScatterAdd, true, false, Follow, "rows")                                         \
   X(argmax, 1, ArgMax, false, false, None, "axis")                                                   \
+  /* random(seed, step, rank): f32 draws of `distribution` (uniform [0,1), normal,            \
+     truncated_normal) of shape `shape`, a pure function of the three i64 scalars, the stream  \
+     and the element's index (src/ir/philox.h): reproducible, the same in every backend */     \
+  X(random, 3, Random, false, true, Keep, "dtype shape distribution stream")                       \
   X(assign, 2, Assign, false, false, None, "")                                                       \
   /* the elementwise sum of the input over the ranks of a data-parallel job (src/dist/):          \
      inserted by minimize on each gradient when world_size > 1; world_size is checked at run */   \
   X(all_reduce, -1, Collective, false, false, Keep, "world_size")
 
-#define KILN_OP_COUNT 57
+#define KILN_OP_COUNT 58
 
 // For X-macro users that need a piece only where a true/false column is true, e.g. a
 // declaration for fusible ops only: KILN_OP_CHOOSE(fusible, <if true>, <if false>).

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/array.h"
 #include "kiln/graph.h"
 
 namespace kiln {
@@ -47,7 +48,7 @@ class Tensor {
 // kernel of rank > 2): fan_in = in * receptive field, fan_out = out * receptive field.
 struct Init {
   // zeros, constant, uniform, normal, truncated_normal, glorot_uniform, glorot_normal,
-  // he_uniform, he_normal, variance_scaling
+  // he_uniform, he_normal, variance_scaling, values
   std::string kind = "zeros";
   double a = 0;                // constant: value; uniform: low; (truncated_)normal: mean; variance_scaling: scale
   double b = 0;                // uniform: high; (truncated_)normal: stddev
@@ -59,6 +60,7 @@ struct Init {
   // deviations; untruncated_normal: N(0, sqrt(scale/n)).
   std::string mode = {};
   std::string distribution = {};
+  std::string data = {};       // values: every element as a float64 in hex (encode_values)
 
   static Init zeros() { return {}; }
   static Init constant(double v) { return {"constant", v, 0, 0}; }
@@ -74,6 +76,8 @@ struct Init {
   static Init variance_scaling(double scale, std::string mode, std::string distribution, int64_t seed) {
     return {"variance_scaling", scale, 0, seed, {}, std::move(mode), std::move(distribution)};
   }
+  // Exactly these values (of the variable's shape; TensorFlow's Variable(initial_value)).
+  static Init values(const Array& v);
   // The same initialiser for a kernel of another layout (see `layout`).
   Init with_layout(std::string l) const {
     Init i = *this;
@@ -106,8 +110,19 @@ Tensor scalar_like(const Tensor& x, double value);
 // step in the compile cache. Graph rewrites never fold or merge it; the interpreter
 // treats it as any constant.
 Tensor hyperparameter(Graph& g, double value, DType dtype = DType::f32);
-// Is n such a constant?
+// Is n such a constant (a scalar hyperparameter, or an array constant_values)?
 bool is_hyperparameter(const Node& n);
+// A constant of differing values (a learning-rate table, a mask): `values` (its dtype and
+// shape) kept in the graph as its `data` attribute, every element as a float64 in hex, and
+// fed to the compiled step at run time like a hyperparameter, so that the code (and the
+// cache key) do not depend on the values. Integer values beyond 2^53 are refused.
+Tensor constant_values(Graph& g, const Array& values);
+// The values of a constant node: `data` decoded, or `value` repeated.
+Array constant_array(const Node& n);
+// The `data` text of constants and Init::values: each element as a float64 in hex.
+// decode_values fills `out` (its dtype and shape set), GraphError if the text does not fit.
+std::string encode_values(const Array& values);
+void decode_values(const std::string& data, Array& out, const std::string& context);
 
 Tensor cast(const Tensor& x, DType dtype);
 Tensor stop_gradient(const Tensor& x);
@@ -204,6 +219,14 @@ Tensor gather(const Tensor& params, const Tensor& indices);
 // zero tensor (tf.math.unsorted_segment_sum); out-of-range indices are dropped.
 Tensor scatter_add(const Tensor& updates, const Tensor& indices, int64_t rows);
 Tensor argmax(const Tensor& x, int64_t axis = -1);
+
+// Random draws (f32, `shape`) of `distribution` ("uniform" in [0, 1), "normal",
+// "truncated_normal" cut at 2 standard deviations) from i64 scalars seed, step and rank
+// and the op's `stream`: a pure function of them and of each element's index (ir/philox.h),
+// so a run is reproducible from its seed, a resumed run continues exactly (step is the
+// global step), ranks differ (rank), and both backends give the same bits. No gradient.
+Tensor random(const Tensor& seed, const Tensor& step, const Tensor& rank, Shape shape, const std::string& distribution,
+              int64_t stream);
 
 // Data parallelism: the elementwise sum of x over the `world_size` ranks of the job
 // (kiln::World); runs only in a world of that size. minimize() inserts it.

@@ -33,9 +33,17 @@ class Optimizer {
   explicit Optimizer(double learning_rate) : learning_rate_(learning_rate) {}
   virtual ~Optimizer() = default;
   // Gradients of `loss` w.r.t. every trainable variable of its graph (is_trainable_variable;
-  // or `vars` if given),
-  // the update of each, and increment of global_step. See kLossScaleName.
+  // or `vars` if given), the update of each, and increment of global_step. See
+  // kLossScaleName. The same as apply_gradients(compute_gradients(loss, vars), vars).
   TrainOp minimize(const Tensor& loss, std::vector<Tensor> vars = {});
+  // TensorFlow's two halves of minimize(): the gradients of `loss` (averaged over the ranks
+  // of a data-parallel job; with the loss scale undone, and the finite-gradients flag taken
+  // for the next apply_gradients, when the graph scales the loss). `vars` empty: every
+  // trainable variable, filled in.
+  std::vector<Tensor> compute_gradients(const Tensor& loss, std::vector<Tensor>& vars);
+  // The updates of `vars` by `grads` (clipped if set_clip_norm; guarded by the flag the last
+  // compute_gradients took, if any) and the increment of global_step when `count_step`.
+  TrainOp apply_gradients(std::vector<Tensor> grads, const std::vector<Tensor>& vars, bool count_step = true);
   virtual std::string name() const = 0;
 
   // The learning rate follows `schedule` (learning_rate.h) from the next minimize() on.
@@ -68,7 +76,7 @@ class Optimizer {
   LearningRateSchedule schedule_;
   std::optional<Tensor> rate_tensor_;  // set_learning_rate(Tensor)
   double clip_norm_ = 0;
-  std::optional<Tensor> grads_finite_;  // set while minimize() builds a guarded update
+  std::optional<Tensor> grads_finite_;  // from compute_gradients to apply_gradients, when the loss is scaled
   std::optional<Tensor> rate_;          // the scheduled rate, while minimize() runs
 };
 
@@ -96,6 +104,16 @@ std::unique_ptr<Optimizer> make_adamw(double learning_rate, double weight_decay,
 // projections) except embedding tables, recognised by "embedding" in their name. Biases
 // and normalisation scales and offsets have rank 1 and are not decayed.
 bool decayed_by_default(const std::string& name, const Shape& shape);
+
+// TensorFlow RMSPropOptimizer: ms = decay ms + (1 - decay) g^2 (ms starts at 1);
+// centered: mg = decay mg + (1 - decay) g, denominator ms - mg^2;
+// mom = momentum mom + lr g / sqrt(denominator + epsilon); var -= mom.
+// Slots "<var>/RMSProp" (ms), "<var>/RMSProp_1" (mom; centered: mg, then "_2" mom).
+std::unique_ptr<Optimizer> make_rmsprop(double learning_rate, double decay = 0.9, double momentum = 0.0,
+                                        double epsilon = 1e-10, bool centered = false);
+// TensorFlow AdagradOptimizer: accum += g^2 (accum starts at initial_accumulator_value);
+// var -= lr g / sqrt(accum). Slot "<var>/Adagrad".
+std::unique_ptr<Optimizer> make_adagrad(double learning_rate, double initial_accumulator_value = 0.1);
 
 std::vector<std::string> optimizer_names();  // sgd, momentum, adam, adamw
 

@@ -13,8 +13,10 @@
 // order, dead nodes and names of intermediate values do not change it.
 //
 // The structure form is the canonical form with each hyperparameter's value (kiln/ops.h)
-// printed as `value=runtime`: what the compile cache's key hashes, so that graphs which
-// differ only in hyperparameter values share a compiled step. It is not parseable.
+// printed as `value=runtime` (an array constant's `data` too) and without how variables are
+// initialised (only their dtype, shape and local/trainable flags): what the compile cache's
+// key hashes, so that graphs which differ only in hyperparameter values, seeds or initial
+// values share a compiled step. It is not parseable.
 #pragma once
 #include <string>
 #include <string_view>

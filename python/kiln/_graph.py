@@ -5,6 +5,7 @@ A graph exists only while model_fn runs (kiln builds one per mode and batch shap
 ops called outside model_fn raise ValueError. Ops TensorFlow has and kiln's IR lacks
 raise NotImplementedError naming them (see unsupported()).
 """
+import builtins
 import numbers
 import threading
 
@@ -17,6 +18,7 @@ from ._dtypes import float32, int32, int64
 
 Tensor = _core.Tensor
 _local = threading.local()
+builtins_slice = builtins.slice
 
 
 class GraphContext:
@@ -25,16 +27,35 @@ class GraphContext:
 
     def __init__(self, scope, seed, mode):
         self.scope = scope
-        self.seed = seed
+        self.seed = seed  # the graph-level seed (RunConfig random_seed; tf.set_random_seed replaces it)
         self.mode = mode
-        self.layer_counts = {}
+        self.layer_counts = {}  # tf.layers' names, per variable scope: {scope: {base: count}}
+        self.keras_counts = {}  # tf.keras layers' names, graph-wide
         self.variables = 0
         self.training_hooks = []
         self.metrics = {}  # tensor id -> kiln.metrics.MetricPair, for eval_metric_ops given as tuples
+        # _scopes.py: collections, scopes, control dependencies, deferred updates
+        self.collections = {}
+        self.name_stack = []
+        self.var_scopes = []
+        self.scope_counts = {}
+        self.name_scope_counts = {}
+        self.control_deps = []
+        self.tensor_deps = {}
+        self.updates = []
+        self.random_ops = 0
+        self.random_inputs = None  # (seed, step, rank) tensors of the random ops, made once
+        self.regularizers_applied = set()
+        self.static_values = {}  # tensor id -> numpy value known at graph-building time (kiln.shape, ...)
 
-    def unique_layer_name(self, base):
-        n = self.layer_counts.get(base, 0)
-        self.layer_counts[base] = n + 1
+    def unique_layer_name(self, base, keras=False):
+        """tf.layers names layers per variable scope; tf.keras graph-wide (as TensorFlow 1 does)."""
+        if keras:
+            counts = self.keras_counts
+        else:
+            counts = self.layer_counts.setdefault(self.var_scopes[-1].name if self.var_scopes else "", {})
+        n = counts.get(base, 0)
+        counts[base] = n + 1
         return base if n == 0 else "%s_%d" % (base, n)
 
     def next_seed(self):
@@ -77,11 +98,29 @@ def strip_index(name):
 # --- Tensor ---------------------------------------------------------------------------
 
 
+class Dimension(int):
+    """One extent of a static shape: an int with TensorFlow 1's `.value`."""
+
+    @property
+    def value(self):
+        return int(self)
+
+    def __repr__(self):
+        return "Dimension(%d)" % int(self)
+
+
 class TensorShape(tuple):
-    """A static shape; TensorFlow code calls as_list() and ndims on it."""
+    """A static shape (every extent known): as_list(), ndims, shape[i].value as in TensorFlow 1."""
+
+    def __new__(cls, dims=()):
+        return super().__new__(cls, tuple(Dimension(int(d)) for d in dims))
+
+    def __getitem__(self, key):
+        out = super().__getitem__(key)
+        return TensorShape(out) if isinstance(key, builtins_slice) else out
 
     def as_list(self):
-        return list(self)
+        return [int(d) for d in self]
 
     @property
     def ndims(self):
@@ -90,6 +129,41 @@ class TensorShape(tuple):
     @property
     def rank(self):
         return len(self)
+
+    @property
+    def dims(self):
+        return list(self)
+
+    def num_elements(self):
+        n = 1
+        for d in self:
+            n *= int(d)
+        return n
+
+    def is_fully_defined(self):
+        return True
+
+    def is_compatible_with(self, other):
+        other = list(other) if other is not None else None
+        if other is None:
+            return True
+        return len(other) == len(self) and all(o is None or int(o) == int(d) for o, d in zip(other, self))
+
+    def assert_is_compatible_with(self, other):
+        if not self.is_compatible_with(other):
+            raise ValueError("shapes %s and %s are incompatible" % (self.as_list(), list(other)))
+
+    def merge_with(self, other):
+        self.assert_is_compatible_with(other)
+        return self
+
+    def concatenate(self, other):
+        return TensorShape(self.as_list() + list(other))
+
+    def with_rank(self, rank):
+        if len(self) != rank:
+            raise ValueError("shape %s must have rank %d" % (self.as_list(), rank))
+        return self
 
 
 def _tensor_repr(t):
@@ -123,9 +197,20 @@ Tensor.__iter__ = _no_iter
 Tensor.__len__ = lambda t: t._shape[0] if t._shape else _no_iter(t)
 
 
+def _set_shape(t, shape):
+    """Checks that the static shape agrees (None entries match anything); kiln's shapes are
+    always known."""
+    TensorShape(t._shape).assert_is_compatible_with(None if shape is None else list(shape))
+
+
+Tensor.set_shape = _set_shape
+
+
 def convert_to_tensor(x, like=None, dtype=None, op="convert_to_tensor"):
     """A Tensor as is; a Python or numpy number as a scalar constant of `like`'s dtype
     (or `dtype`); a uniform numpy array as a constant of its shape."""
+    if hasattr(x, "_as_tensor"):  # an update (tf.assign's result) stands for the value it writes
+        x = x._as_tensor()
     if isinstance(x, Tensor):
         if dtype is not None and as_dtype(dtype).kiln != x._dtype:
             raise TypeError(
@@ -148,10 +233,11 @@ def convert_to_tensor(x, like=None, dtype=None, op="convert_to_tensor"):
     arr = _numeric_array(x, op)
     flat = arr.reshape(-1)
     if flat.size and not np.all(flat == flat[0]):
-        unsupported(
-            "a constant with differing values (%s)" % op,
-            "kiln's IR holds constants of one repeated value; compute the values in the graph or feed them as input",
-        )
+        # Differing values: an array constant, fed to the compiled step like a hyperparameter.
+        np_type = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "i32": np.int32, "i64": np.int64,
+                   "bool": np.bool_}[dtype.kiln]
+        t = _core.constant_values(scope, np.ascontiguousarray(arr.astype(np_type)))
+        return t if dtype.kiln != "bf16" else _core.cast(t, "bf16")
     return _core.constant(scope, float(flat[0]) if flat.size else 0.0, dtype.kiln, list(arr.shape))
 
 
@@ -210,6 +296,9 @@ def named(t, name):
         return t
     if t._name or t._op in ("variable", "placeholder"):
         t = _core.add(t, _core.scalar_like(t, 0.0))
+    ctx = getattr(_local, "ctx", None)
+    if ctx is not None and ctx.name_stack and "/" not in name[:1]:
+        name = "/".join(ctx.name_stack) + "/" + name
     base, n = name, 0
     while t._scope.find(name) is not None:
         n += 1
@@ -280,6 +369,10 @@ stop_gradient = _unary(_core.stop_gradient, "stop_gradient")
 
 def identity(x, name=None):
     x = convert_to_tensor(x, op="identity")
+    ctx = current("identity")
+    if ctx.control_deps:  # the value depends on the block's control inputs (_scopes.py)
+        x = _core.add(x, _core.scalar_like(x, 0.0)) if x._dtype != "bool" else x
+        ctx.tensor_deps.setdefault(x._id, []).extend(ctx.control_deps)
     return named(x, name) if name else x
 
 
@@ -302,13 +395,38 @@ Tensor.__rmatmul__ = _swap(matmul)
 
 
 def cast(x, dtype, name=None):
-    return named(_core.cast(convert_to_tensor(x, op="cast"), as_dtype(dtype).kiln), name)
+    d = as_dtype(dtype)
+    y = _core.cast(convert_to_tensor(x, op="cast"), d.kiln)
+    if d.wrap is not None:  # a narrow integer held in int32: wrap around into its range
+        lo, hi = d.wrap
+        span = hi - lo + 1
+        shifted = y - _core.scalar_like(y, lo)
+        q = _core.div(shifted, _core.scalar_like(y, span))
+        r = shifted - q * _core.scalar_like(y, span)
+        r = _core.select(_core.less(r, _core.scalar_like(r, 0)), r + _core.scalar_like(r, span), r)
+        y = r + _core.scalar_like(r, lo)
+    return named(y, name)
 
 
 def _shape_list(shape, op):
+    """Ints from a list of ints, Dimensions, None (-1) and tensors whose values are known
+    (kiln.shape's result and its elements), or from such a tensor."""
+    def known(t):
+        ctx = getattr(_local, "ctx", None)
+        v = ctx.static_values.get(t._id) if ctx is not None else None
+        if v is None:
+            unsupported("%s with a shape computed in the graph" % op, "shapes are static in kiln; pass a list of ints")
+        return np.asarray(v).reshape(-1)
+
     if isinstance(shape, Tensor):
-        unsupported("%s with a shape tensor" % op, "shapes are static in kiln; pass a list of ints")
-    return [int(d) for d in shape]
+        return [int(d) for d in known(shape)]
+    out = []
+    for d in shape:
+        if isinstance(d, Tensor):
+            out.extend(int(v) for v in known(d))
+        else:
+            out.append(-1 if d is None else int(d))
+    return out
 
 
 def reshape(tensor, shape, name=None):
@@ -472,7 +590,11 @@ def _getitem(t, key):
         else:
             unsupported("indexing with %s" % type(k).__name__, "kiln indexes with ints, slices of step 1 and '...'")
     out = _core.slice(t, begin, end)
-    return _core.reshape(out, keep) if len(keep) != len(shape) else out
+    out = _core.reshape(out, keep) if len(keep) != len(shape) else out
+    ctx = getattr(_local, "ctx", None)
+    if ctx is not None and t._id in ctx.static_values:
+        ctx.static_values[out._id] = np.asarray(ctx.static_values[t._id])[key]
+    return out
 
 
 Tensor.__getitem__ = _getitem

@@ -85,6 +85,8 @@ def fetch_name(f, where):
         return f._name
     if isinstance(f, str):
         return strip_index(f)
+    if isinstance(getattr(f, "name", None), str):  # tf.train.get_global_step() outside model_fn
+        return strip_index(f.name)
     raise TypeError("[%s] fetch %r is neither a name nor a kiln.Tensor" % (where, f))
 
 

@@ -17,7 +17,8 @@ from . import metrics as _metrics
 from ._graph import GraphContext, Tensor, enter, leave, unsupported
 from ._hooks import HookRunner
 from .config import RunConfig  # noqa: F401 (also tf.estimator.RunConfig)
-from .train import CheckpointSaverHook, SessionRunHook, TellMeStepOrLossHook, TrainOp
+from . import _scopes
+from .train import CheckpointSaverHook, SessionRunHook, TellMeStepOrLossHook
 
 
 class ModeKeys:
@@ -41,9 +42,9 @@ class EstimatorSpec:
             raise ValueError("[EstimatorSpec] mode %r is not one of ModeKeys.TRAIN, EVAL, PREDICT" % (mode,))
         if loss is not None and not isinstance(loss, Tensor):
             raise TypeError("[EstimatorSpec] loss must be a kiln.Tensor, not %s" % type(loss).__name__)
-        if train_op is not None and not isinstance(train_op, TrainOp):
-            raise TypeError("[EstimatorSpec] train_op must come from an optimizer's minimize(), not %s"
-                            % type(train_op).__name__)
+        if train_op is not None and not isinstance(train_op, (_scopes.Operation, _scopes.Update, list, tuple)):
+            raise TypeError("[EstimatorSpec] train_op must be what an optimizer's minimize() or apply_gradients(), "
+                            "tf.group or tf.assign returns, not %s" % type(train_op).__name__)
         if mode == ModeKeys.TRAIN and (loss is None or train_op is None):
             raise ValueError("[EstimatorSpec] TRAIN mode needs loss and train_op")
         if mode == ModeKeys.EVAL and loss is None:
@@ -153,14 +154,19 @@ class Estimator:
                 if not isinstance(v, Tensor):
                     raise TypeError("[EstimatorSpec] predictions['%s'] is %s, not a kiln.Tensor" % (k, type(v).__name__))
         metrics = {k: _metrics.as_metric(k, m) for k, m in spec.eval_metric_ops.items()}
-        train_op = spec.train_op._core if spec.train_op is not None else None
+        train_op = None
+        if mode == ModeKeys.TRAIN:
+            # The updates the train_op holds run (deferred until now, _scopes.py); the rest
+            # (updates nothing depends on) are dropped, as TensorFlow never runs them.
+            core, assigns = _scopes.train_op_parts(spec.train_op)
+            train_op = _core.merge_train_ops(core + ([_core.train_op_of(assigns)] if assigns else []))
         outputs = []
         if mode == ModeKeys.TRAIN:
             if self._runner is not None and not self._took_training_hooks:
                 self._take_training_hooks(spec.training_hooks)
             outputs = self._fetchable_outputs(scope)
             self._fetchable = set(outputs) | {"loss", "global_step"} | self._cpp_fetches
-        return (spec.loss if mode != ModeKeys.PREDICT else None, train_op if mode == ModeKeys.TRAIN else None,
+        return (spec.loss if mode != ModeKeys.PREDICT else None, train_op,
                 dict(predictions or {}) if mode == ModeKeys.PREDICT else {}, metrics if mode == ModeKeys.EVAL else {},
                 outputs)
 
@@ -274,11 +280,10 @@ class Estimator:
         eval_metric_ops and 'global_step'."""
         if hooks:
             unsupported("evaluate(hooks=...)", "kiln runs hooks in train()")
-        if checkpoint_path is not None:
-            unsupported("evaluate(checkpoint_path=...)", "kiln evaluates the latest state of model_dir")
         if steps is not None and (isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps <= 0):
             raise ValueError("[steps] %r must be an integer >= 1" % (steps,))
-        out = self._core.evaluate(self._input(input_fn, ModeKeys.EVAL, False), int(steps or 0))
+        out = self._core.evaluate(self._input(input_fn, ModeKeys.EVAL, False), int(steps or 0),
+                                  _checkpoint_file(checkpoint_path))
         out.pop("examples", None)
         out.pop("seconds", None)
         return out
@@ -289,9 +294,7 @@ class Estimator:
         batch holding every example."""
         if hooks:
             unsupported("predict(hooks=...)", "kiln runs hooks in train()")
-        if checkpoint_path is not None:
-            unsupported("predict(checkpoint_path=...)", "kiln predicts with the latest state of model_dir")
-        out = self._core.predict(self._input(input_fn, ModeKeys.PREDICT, False))
+        out = self._core.predict(self._input(input_fn, ModeKeys.PREDICT, False), _checkpoint_file(checkpoint_path))
         if predict_keys is not None:
             keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
             missing = [k for k in keys if k not in out]
@@ -341,6 +344,73 @@ class Estimator:
 NPUEstimator = Estimator
 
 
+def _checkpoint_file(path):
+    """The file of a checkpoint path (as latest_checkpoint gives it), or '' for none."""
+    if path is None:
+        return ""
+    if not isinstance(path, str) or not path:
+        raise ValueError("[checkpoint_path] %r must be a checkpoint's path" % (path,))
+    return path
+
+
+class TrainSpec:
+    """tf.estimator.TrainSpec: the training half of train_and_evaluate."""
+
+    def __init__(self, input_fn, max_steps=None, hooks=None, saving_listeners=None):
+        if not callable(input_fn):
+            raise TypeError("[TrainSpec] input_fn must be callable")
+        if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer))
+                                      or max_steps <= 0):
+            raise ValueError("[TrainSpec] max_steps %r must be an integer >= 1" % (max_steps,))
+        if saving_listeners:
+            unsupported("TrainSpec(saving_listeners=...)", "use a SessionRunHook")
+        self.input_fn, self.max_steps, self.hooks = input_fn, max_steps, list(hooks or [])
+
+
+class EvalSpec:
+    """tf.estimator.EvalSpec: the evaluation half of train_and_evaluate. kiln evaluates after
+    every checkpoint the training run writes (TensorFlow's local run evaluates each new
+    checkpoint, at most every throttle_secs) and at the end."""
+
+    def __init__(self, input_fn, steps=100, name=None, hooks=None, exporters=None, start_delay_secs=120,
+                 throttle_secs=600):
+        if not callable(input_fn):
+            raise TypeError("[EvalSpec] input_fn must be callable")
+        if hooks:
+            unsupported("EvalSpec(hooks=...)", "kiln runs hooks in training")
+        self.input_fn, self.steps, self.name = input_fn, steps, name
+        self.exporters = [] if exporters is None else (list(exporters) if isinstance(exporters, (list, tuple))
+                                                       else [exporters])
+        self.throttle_secs = throttle_secs
+
+
+def train_and_evaluate(estimator, train_spec, eval_spec):
+    """Trains to train_spec.max_steps, evaluating on eval_spec every save_checkpoints_steps
+    steps (when a checkpoint is written) and at the end; returns (the last evaluation,
+    exporter results: none, kiln exports no SavedModel)."""
+    if not isinstance(estimator, Estimator):
+        raise TypeError("[train_and_evaluate] estimator must be a kiln Estimator")
+    if not isinstance(train_spec, TrainSpec) or not isinstance(eval_spec, EvalSpec):
+        raise TypeError("[train_and_evaluate] give a TrainSpec and an EvalSpec")
+    for e in eval_spec.exporters:
+        _log.warn("[EvalSpec] exporter %r is skipped: kiln writes no SavedModel" % (getattr(e, "name", e),), stacklevel=2)
+    every = estimator.config.save_checkpoints_steps or 0
+    target = train_spec.max_steps or _UNLIMITED
+    results = {}
+    while True:
+        now = estimator._current_step()
+        if now >= target:
+            break
+        stop = min(target, (now // every + 1) * every) if every > 0 else target
+        estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=stop)
+        results = estimator.evaluate(eval_spec.input_fn, steps=eval_spec.steps, name=eval_spec.name)
+        if estimator.last_train_stats and estimator.last_train_stats["global_step"] < stop:
+            break  # the input ended or a hook stopped training
+    if not results:
+        results = estimator.evaluate(eval_spec.input_fn, steps=eval_spec.steps, name=eval_spec.name)
+    return results, []
+
+
 class inputs:  # noqa: N801 (TensorFlow's tf.estimator.inputs module)
     @staticmethod
     def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000, num_threads=1):
@@ -357,3 +427,31 @@ class inputs:  # noqa: N801 (TensorFlow's tf.estimator.inputs module)
             return d.batch(batch_size, drop_remainder=False)
 
         return input_fn
+
+
+class _Exporter:
+    """TensorFlow's exporters write SavedModels, which kiln does not: train_and_evaluate
+    skips them with a warning, naming them."""
+
+    def __init__(self, name, serving_input_receiver_fn=None, *args, **kwargs):
+        self.name = name
+
+
+LatestExporter = FinalExporter = BestExporter = _Exporter
+
+
+class _Output:
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+class export:  # noqa: N801 (TensorFlow's tf.estimator.export module)
+    PredictOutput = ClassificationOutput = RegressionOutput = _Output
+
+    class ServingInputReceiver:
+        def __init__(self, features, receiver_tensors, receiver_tensors_alternatives=None):
+            self.features, self.receiver_tensors = features, receiver_tensors
+
+    @staticmethod
+    def build_raw_serving_input_receiver_fn(*args, **kwargs):
+        return lambda: None

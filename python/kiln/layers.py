@@ -1,104 +1,98 @@
-"""kiln.layers: TensorFlow 1.x's tf.layers. Variables are named '<layer>/kernel' and
-'<layer>/bias' (layers are named 'dense', 'dense_1', ... unless name= is given), kernels
-Glorot-uniform and biases zero by default, as in TensorFlow."""
-from . import _core
-from . import initializers as init
-from . import nn
-from ._graph import current, named, unsupported
-from ._variables import get_variable
+"""kiln.layers: TensorFlow 1.x's tf.layers, functions and classes, over the layers tf.keras
+shares (_layers_*.py). Variables are named '<layer>/kernel', '<layer>/bias', ...; layers
+are named 'dense', 'dense_1', ... per variable scope unless name= is given; name= with
+reuse=True shares the variables of an earlier call, as in TensorFlow."""
+from . import _layers_conv as _conv
+from . import _layers_core as _core_layers
+from . import _layers_norm as _norm
+from ._graph import named, unsupported
+from ._layer import Layer  # noqa: F401 (tf.layers.Layer)
+
+Dense = _core_layers.Dense
+Dropout = _core_layers.Dropout
+Flatten = _core_layers.Flatten
+Conv2D = _conv.Conv2D
+MaxPooling2D = _conv.MaxPooling2D
+AveragePooling2D = _conv.AveragePooling2D
+BatchNormalization = _norm.BatchNormalization
+SeparableConv2D = None  # set below
 
 
-def _layer_name(name, base):
-    ctx = current("layers." + base)
-    return name if name else ctx.unique_layer_name(base)
-
-
-def _activate(y, activation):
-    return activation(y) if activation is not None else y
-
-
-def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
-          bias_initializer=None, trainable=True, name=None, reuse=None):
+def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
+          kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+          bias_constraint=None, trainable=True, name=None, reuse=None):
     """activation(inputs @ kernel + bias) over the last axis of inputs."""
-    if reuse:
-        unsupported("layers.dense(reuse=True)", "each kiln graph builds its layers once")
-    scope = _layer_name(name, "dense")
-    shape = list(inputs._shape)
-    if len(shape) < 2:
-        raise ValueError("[layers.dense] inputs must have rank >= 2 (batch first), not shape %s" % (shape,))
-    kernel = get_variable(scope + "/kernel", [shape[-1], int(units)], inputs.dtype,
-                          init.as_initializer(kernel_initializer, init.glorot_uniform()), trainable)
-    x = inputs if len(shape) == 2 else _core.reshape(inputs, [-1, shape[-1]])
-    y = _core.matmul(x, kernel, False, False)
-    if use_bias:
-        bias = get_variable(scope + "/bias", [int(units)], inputs.dtype, init.as_initializer(bias_initializer, init.zeros()),
-                            trainable)
-        y = y + bias
-    if len(shape) != 2:
-        y = _core.reshape(y, shape[:-1] + [int(units)])
-    return _activate(y, activation)
-
-
-def _data_format(data_format, op):
-    if data_format in ("channels_last", "NHWC"):
-        return "NHWC"
-    if data_format in ("channels_first", "NCHW"):
-        return "NCHW"
-    raise ValueError("[%s] data_format '%s' is not one of: channels_last, channels_first" % (op, data_format))
+    return Dense(units, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                 bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint, trainable, name,
+                 _reuse=reuse)(inputs)
 
 
 def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
            dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
-           trainable=True, name=None, reuse=None):
+           kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+           bias_constraint=None, trainable=True, name=None, reuse=None):
     """2-D convolution layer; kernel [kh, kw, in, filters] (TensorFlow's layout)."""
-    if reuse:
-        unsupported("layers.conv2d(reuse=True)", "each kiln graph builds its layers once")
-    fmt = _data_format(data_format, "layers.conv2d")
-    scope = _layer_name(name, "conv2d")
-    kh, kw = nn._pair(kernel_size, "layers.conv2d kernel_size")
-    channels = inputs._shape[3] if fmt == "NHWC" else inputs._shape[1]
-    kernel = get_variable(scope + "/kernel", [kh, kw, channels, int(filters)], inputs.dtype,
-                          init.as_initializer(kernel_initializer, init.glorot_uniform()), trainable)
-    y = nn.conv2d(inputs, kernel, nn._pair(strides, "layers.conv2d strides"), str(padding).upper(), data_format=fmt,
-                  dilations=nn._pair(dilation_rate, "layers.conv2d dilation_rate"))
-    if use_bias:
-        bias = get_variable(scope + "/bias", [int(filters)], inputs.dtype, init.as_initializer(bias_initializer, init.zeros()),
-                            trainable)
-        y = nn.bias_add(y, bias, data_format=fmt)
-    return _activate(y, activation)
+    return Conv2D(filters, kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
+                  kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer, activity_regularizer,
+                  kernel_constraint, bias_constraint, trainable, name, _reuse=reuse)(inputs)
 
 
 def max_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
-    fmt = _data_format(data_format, "layers.max_pooling2d")
-    return named(nn.max_pool2d(inputs, nn._pair(pool_size, "pool_size"), nn._pair(strides, "strides"),
-                               str(padding).upper(), fmt), name)
+    return named(MaxPooling2D(pool_size, strides, padding, data_format)(inputs), name)
 
 
 def average_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
-    fmt = _data_format(data_format, "layers.average_pooling2d")
-    return named(nn.avg_pool2d(inputs, nn._pair(pool_size, "pool_size"), nn._pair(strides, "strides"),
-                               str(padding).upper(), fmt), name)
+    return named(AveragePooling2D(pool_size, strides, padding, data_format)(inputs), name)
 
 
 def flatten(inputs, name=None, data_format="channels_last"):
     """[batch, ...] -> [batch, product of the rest]."""
-    shape = list(inputs._shape)
-    rest = 1
-    for d in shape[1:]:
-        rest *= d
-    return named(_core.reshape(inputs, [shape[0], rest]), name)
+    return named(Flatten(data_format)(inputs), name)
 
 
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
-    """Identity when not training; training with dropout is not provided (no random op)."""
-    if training is True:
-        unsupported("layers.dropout(training=True)", "kiln's IR has no random-number op; train without dropout")
-    if not isinstance(training, bool):
-        unsupported("layers.dropout(training=<tensor>)", "pass a Python bool (mode == ModeKeys.TRAIN)")
-    return named(inputs, name) if name else inputs
+    """Identity unless training; then each element kept with probability 1 - rate and
+    scaled by 1 / (1 - rate) (kiln's random op: reproducible from the seed)."""
+    return named(Dropout(rate, noise_shape, seed)(inputs, training=training), name)
 
 
-def batch_normalization(*args, **kwargs):
-    unsupported("layers.batch_normalization", "kiln has no moving-statistics update yet")
+def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                        beta_initializer=None, gamma_initializer=None, moving_mean_initializer=None,
+                        moving_variance_initializer=None, beta_regularizer=None, gamma_regularizer=None,
+                        beta_constraint=None, gamma_constraint=None, training=False, trainable=True, name=None,
+                        reuse=None, renorm=False, renorm_clipping=None, renorm_momentum=0.99, fused=None,
+                        virtual_batch_size=None, adjustment=None):
+    """TensorFlow 1's batch normalization; in training, its moving-average updates go to
+    tf.GraphKeys.UPDATE_OPS (run them with control_dependencies around minimize)."""
+    return BatchNormalization(axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
+                              moving_mean_initializer, moving_variance_initializer, beta_regularizer,
+                              gamma_regularizer, beta_constraint, gamma_constraint, renorm, renorm_clipping,
+                              renorm_momentum, fused, trainable, virtual_batch_size, adjustment, name,
+                              _reuse=reuse)(inputs, training=training)
 
 
+def separable_conv2d(*args, **kwargs):
+    unsupported("layers.separable_conv2d", "use nn.separable_conv2d with variables of your own, or "
+                "keras.layers.DepthwiseConv2D then a 1x1 conv2d")
+
+
+def conv2d_transpose(*args, **kwargs):
+    unsupported("layers.conv2d_transpose", "kiln has no transposed convolution")
+
+
+def conv1d(inputs, filters, kernel_size, strides=1, padding="valid", data_format="channels_last", dilation_rate=1,
+           activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None, kernel_regularizer=None,
+           bias_regularizer=None, trainable=True, name=None, reuse=None, **kwargs):
+    """A 1-D convolution as a 2-D one of height 1: inputs [N, W, C], kernel [1, k, C, filters]
+    (TensorFlow's conv1d kernel is [k, C, filters]; kiln names its kernel the same but keeps
+    the height axis)."""
+    from ._graph import expand_dims, squeeze
+    x = expand_dims(inputs, 1)
+    y = Conv2D(filters, (1, int(kernel_size)), (1, int(strides)), padding, data_format, (1, int(dilation_rate)),
+               activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+               None, None, None, trainable, name or None, _reuse=reuse)
+    y._base_name = "conv1d"
+    return squeeze(y(x), [1])
+
+
+del SeparableConv2D

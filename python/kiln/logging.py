@@ -14,3 +14,35 @@ def set_verbosity(level):
 
 def info(msg, *args):
     _log.emit(msg % args if args else msg)
+
+
+def warning(msg, *args):
+    _log.emit("WARNING: " + (msg % args if args else msg))
+
+
+warn = warning
+
+
+def error(msg, *args):
+    _log.emit("ERROR: " + (msg % args if args else msg))
+
+
+def debug(msg, *args):
+    pass
+
+
+def log(level, msg, *args):
+    if level >= INFO:
+        _log.emit(msg % args if args else msg)
+
+
+def get_verbosity():
+    return INFO
+
+
+def log_every_n(level, msg, n, *args):
+    log(level, msg, *args)
+
+
+def log_first_n(level, msg, n, *args):
+    log(level, msg, *args)

@@ -101,8 +101,114 @@ def bias_add(value, bias, data_format=None, name=None):
     return named(value + bias, name)
 
 
-def dropout(x, *args, **kwargs):
-    unsupported("nn.dropout", "kiln's IR has no random-number op; drop dropout from the model or use it only outside training")
+from .random_ops import dropout  # noqa: E402,F401 (tf.nn.dropout)
+
+
+def softplus(features, name=None):
+    """log(1 + exp(x)), stable: max(x, 0) + log(1 + exp(-|x|))."""
+    x = convert_to_tensor(features, op="softplus")
+    return named(_core.relu(x) + _log(1.0 + _exp(-_abs(x))), name)
+
+
+def softsign(features, name=None):
+    x = convert_to_tensor(features, op="softsign")
+    return named(x / (1.0 + _abs(x)), name)
+
+
+def elu(features, name=None):
+    from ._graph import where
+    x = convert_to_tensor(features, op="elu")
+    return named(where(_core.greater(x, _core.scalar_like(x, 0)), x, _exp(minimum(x, 0.0)) - 1.0), name)
+
+
+def selu(features, name=None):
+    from ._graph import where
+    x = convert_to_tensor(features, op="selu")
+    a, s = 1.6732632423543772, 1.0507009873554805
+    return named(where(_core.greater(x, _core.scalar_like(x, 0)), x * s, (_exp(minimum(x, 0.0)) - 1.0) * (a * s)), name)
+
+
+def swish(features, name=None):
+    x = convert_to_tensor(features, op="swish")
+    return named(x * _core.sigmoid(x), name)
+
+
+silu = swish
+
+
+def crelu(features, name=None, axis=-1):
+    from ._graph import concat
+    x = convert_to_tensor(features, op="crelu")
+    return named(concat([_core.relu(x), _core.relu(-x)], axis), name)
+
+
+def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
+    """(mean, variance) over `axes` (the variance biased, as TensorFlow's), in float32."""
+    from ._graph import reduce_mean, square
+    x = convert_to_tensor(x, op="moments")
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    xf = _core.cast(x, "f32") if x._dtype != "f32" else x
+    mean = reduce_mean(xf, list(axes), keepdims=True)
+    var = reduce_mean(square(xf - mean), list(axes), keepdims=True)
+    if not keep:
+        mean = _core.reshape(mean, [d for i, d in enumerate(x._shape) if i not in [a % len(x._shape) for a in axes]])
+        var = _core.reshape(var, list(mean._shape))
+    return mean, var
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """tf.nn.batch_normalization: (x - mean) * scale / sqrt(variance + epsilon) + offset."""
+    x = convert_to_tensor(x, op="nn.batch_normalization")
+    inv = _core.rsqrt(variance + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    y = x * inv + ((offset - mean * inv) if offset is not None else -mean * inv)
+    return named(y, name)
+
+
+def in_top_k(predictions, targets, k, name=None):
+    """True where targets[i] is among the k largest of predictions[i] (ties count for the
+    target, as TensorFlow's)."""
+    p = convert_to_tensor(predictions, op="in_top_k")
+    t = convert_to_tensor(targets, op="in_top_k")
+    n, c = p._shape
+    hot = _core.one_hot(_core.cast(t, "i32"), c, "f32")
+    target_score = reduce_sum(p * hot, [1], True)
+    higher = _core.cast(_core.greater(p, target_score), "f32")
+    return named(_core.less(reduce_sum(higher, [1], False), _core.scalar_like(reduce_sum(higher, [1], False), float(k))),
+                 name)
+
+
+def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True, max_norm=None):
+    if isinstance(params, (list, tuple)):
+        if len(params) != 1:
+            unsupported("embedding_lookup over several shards", "give one table")
+        params = params[0]
+    if max_norm is not None:
+        unsupported("embedding_lookup(max_norm=...)", "kiln does not renormalise rows")
+    return named(_core.gather(params, convert_to_tensor(ids, op="embedding_lookup")), name)
+
+
+def zero_fraction(value, name=None):
+    x = convert_to_tensor(value, op="zero_fraction")
+    return named(_core.reduce_mean(_core.cast(_core.equal(x, _core.scalar_like(x, 0)), "f32"), [], False), name)
+
+
+def lrn(input, depth_radius=5, bias=1, alpha=1, beta=0.5, name=None):  # noqa: A002
+    """tf.nn.local_response_normalization over the last axis of an NHWC tensor."""
+    from ._graph import pad, pow
+    x = convert_to_tensor(input, op="lrn")
+    c = x._shape[-1]
+    sq = x * x
+    padded = pad(sq, [[0, 0]] * (len(x._shape) - 1) + [[depth_radius, depth_radius]])
+    total = None
+    for k in range(2 * depth_radius + 1):
+        part = _core.slice(padded, [0] * (len(x._shape) - 1) + [k], list(x._shape[:-1]) + [k + c])
+        total = part if total is None else total + part
+    return named(x / pow(total * alpha + bias, _core.scalar_like(x, beta)), name)
+
+
+local_response_normalization = lrn
 
 
 # --- convolution and pooling ----------------------------------------------------------
@@ -148,10 +254,7 @@ def _padding(padding, x_nchw, window, stride, op, pooling):
     if ph[0] == ph[1] and pw[0] == pw[1]:
         return x_nchw, [ph[0], pw[0]]
     if pooling:
-        unsupported(
-            "%s with padding 'SAME' that pads unevenly (%s, %s)" % (op, ph, pw),
-            "kiln pads pooling windows evenly; use 'VALID' or an input size the stride divides",
-        )
+        return x_nchw, (ph, pw)  # uneven: the pooling functions pad themselves (_uneven_pool)
     return _core.pad(x_nchw, [0, 0, ph[0], pw[0]], [0, 0, ph[1], pw[1]]), [0, 0]
 
 
@@ -181,11 +284,36 @@ def conv2d(input, filters=None, strides=None, padding=None, use_cudnn_on_gpu=Tru
     return named(_from_nchw(_core.conv2d(x, w, stride, pad), data_format), name)
 
 
+def _uneven_pool(fn, x, window, stride, pads):
+    """'SAME' pooling that pads more at the end (stride 2, window 3 on an even size), as
+    TensorFlow does: a max pool takes the maximum of the real elements only (the padding is
+    the lowest float), an average pool divides by the number of real elements."""
+    (t, b), (l, r) = pads
+    if fn is _core.max_pool2d:
+        lowest = _core.scalar_like(x, -3.4028234663852886e38)
+        inside = _core.pad(_core.add(_core.mul(x, _core.scalar_like(x, 0.0)), _core.scalar_like(x, 1.0)),
+                           [0, 0, t, l], [0, 0, b, r])
+        padded = _core.pad(x, [0, 0, t, l], [0, 0, b, r])
+        from ._graph import where
+        filled = where(_core.greater(inside, _core.scalar_like(inside, 0.5)), padded, lowest)
+        return fn(filled, window, stride, [0, 0])
+    ones = _core.add(_core.mul(x, _core.scalar_like(x, 0.0)), _core.scalar_like(x, 1.0))
+    total = fn(_core.pad(x, [0, 0, t, l], [0, 0, b, r]), window, stride, [0, 0])
+    count = fn(_core.pad(ones, [0, 0, t, l], [0, 0, b, r]), window, stride, [0, 0])
+    return total / count
+
+
 def _pool(fn, op, input, ksize, strides, padding, data_format, name):  # noqa: A002
     _check_format(data_format, op)
     window = _pair(ksize, op + " ksize", data_format)
     stride = _pair(strides, op + " strides", data_format)
     x, pad = _padding(padding, _to_nchw(input, data_format), window, stride, op, pooling=True)
+    if isinstance(pad, tuple):
+        return named(_from_nchw(_uneven_pool(fn, x, window, stride, pad), data_format), name)
+    if fn is _core.avg_pool2d and pad != [0, 0]:
+        # TensorFlow's average leaves the padding out of each window's count.
+        return named(_from_nchw(_uneven_pool(fn, x, window, stride, ((pad[0], pad[0]), (pad[1], pad[1]))),
+                                data_format), name)
     return named(_from_nchw(fn(x, window, stride, pad), data_format), name)
 
 
@@ -203,3 +331,70 @@ def max_pool(value, ksize, strides, padding, data_format="NHWC", name=None, inpu
 
 def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None, input=None):  # noqa: A002
     return avg_pool2d(value if input is None else input, ksize, strides, padding, data_format, name)
+
+
+def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None, data_format="NHWC",  # noqa: A002
+                     dilations=None):
+    """tf.nn.depthwise_conv2d: filter [kh, kw, in, multiplier]; output channel c*M + m is
+    input channel c convolved with filter[:, :, c, m]. Computed as a sum over the window's
+    taps of shifted inputs times per-channel weights (fused loops), then strided by
+    keeping every stride-th row and column."""
+    _check_format(data_format, "nn.depthwise_conv2d")
+    if (rate is not None and _pair(rate, "rate") != [1, 1]) or (dilations is not None and _pair(dilations, "dilations") != [1, 1]):
+        unsupported("depthwise_conv2d with dilations", "kiln's convolutions are not dilated")
+    x = _to_nchw(convert_to_tensor(input, op="depthwise_conv2d"), data_format)
+    kh, kw, c, m = filter._shape
+    stride = _pair(strides, "nn.depthwise_conv2d strides", data_format)
+    n, _, h, w = x._shape
+    if str(padding).upper() == "SAME":
+        ph = _same_padding(h, kh, stride[0])
+        pw = _same_padding(w, kw, stride[1])
+    elif str(padding).upper() == "VALID":
+        ph, pw = (0, 0), (0, 0)
+    else:
+        raise ValueError("[nn.depthwise_conv2d] padding %r is not one of: 'SAME', 'VALID'" % (padding,))
+    xp = _core.pad(x, [0, 0, ph[0], pw[0]], [0, 0, ph[1], pw[1]])
+    oh, ow = h + ph[0] + ph[1] - kh + 1, w + pw[0] + pw[1] - kw + 1  # stride 1 first
+    if m > 1:  # each input channel repeated M times: channel c*M + m
+        xp = _core.reshape(_core.broadcast_to(_core.reshape(xp, [n, c, 1] + list(xp._shape[2:])),
+                                              [n, c, m] + list(xp._shape[2:])), [n, c * m] + list(xp._shape[2:]))
+    wt = _core.reshape(filter, [kh, kw, c * m])  # [kh, kw, c*M]
+    out = None
+    for i in range(kh):
+        for j in range(kw):
+            tap = _core.slice(xp, [0, 0, i, j], [n, c * m, i + oh, j + ow])
+            weight = _core.reshape(_core.slice(wt, [i, j, 0], [i + 1, j + 1, c * m]), [1, c * m, 1, 1])
+            term = tap * weight
+            out = term if out is None else out + term
+    if stride != [1, 1]:
+        out = _subsample(out, stride)
+    return named(_from_nchw(out, data_format), name)
+
+
+def _subsample(x, stride):
+    """Every stride-th row and column of NCHW x, from the first."""
+    n, c, h, w = x._shape
+    sh, sw = stride
+    hh, ww = -(-h // sh), -(-w // sw)
+    x = _core.pad(x, [0, 0, 0, 0], [0, 0, hh * sh - h, ww * sw - w])
+    x = _core.reshape(x, [n, c, hh, sh, ww, sw])
+    x = _core.slice(x, [0, 0, 0, 0, 0, 0], [n, c, hh, 1, ww, 1])
+    return _core.reshape(x, [n, c, hh, ww])
+
+
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, rate=None, name=None,  # noqa: A002
+                     data_format="NHWC", dilations=None):
+    d = depthwise_conv2d(input, depthwise_filter, strides, padding, rate, None, data_format, dilations)
+    return named(conv2d(d, pointwise_filter, [1, 1, 1, 1], "VALID", data_format=data_format), name)
+
+
+def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu=None, data_format="NWC", name=None,
+           input=None, dilations=None):  # noqa: A002
+    """tf.nn.conv1d as a 2-D convolution of height 1: value [N, W, C], filters [k, C, O]."""
+    x = value if value is not None else input
+    if data_format not in ("NWC", "NHWC"):
+        unsupported("conv1d(data_format=%r)" % data_format, "use NWC")
+    x4 = _core.reshape(x, [x._shape[0], 1] + list(x._shape[1:]))
+    f4 = _core.reshape(filters, [1] + list(filters._shape))
+    y = conv2d(x4, f4, [1, 1, int(stride), 1], padding)
+    return named(_core.reshape(y, [y._shape[0]] + list(y._shape[2:])), name)

@@ -193,12 +193,12 @@ void bind_estimator(py::module_& m) {
              return stats_dict(st);
            })
       .def("evaluate",
-           [](PyEstimator& self, py::object input, int64_t steps) {
+           [](PyEstimator& self, py::object input, int64_t steps, const std::string& checkpoint_path) {
              const InputFn in = input_fn_of(std::move(input));
              Evaluation ev;
              {
                py::gil_scoped_release release;
-               ev = self.est->evaluate(in, steps);
+               ev = self.est->evaluate(in, steps, checkpoint_path);
              }
              py::dict d;
              for (const auto& [k, v] : ev.metrics) d[py::str(k)] = v;
@@ -208,12 +208,12 @@ void bind_estimator(py::module_& m) {
              return d;
            })
       .def("predict",
-           [](PyEstimator& self, py::object input) {
+           [](PyEstimator& self, py::object input, const std::string& checkpoint_path) {
              const InputFn in = input_fn_of(std::move(input));
              std::map<std::string, Array> out;
              {
                py::gil_scoped_release release;
-               out = self.est->predict(in);
+               out = self.est->predict(in, checkpoint_path);
              }
              py::dict d;
              for (auto& [k, v] : out) d[py::str(k)] = into_numpy(std::move(v));

@@ -8,6 +8,7 @@ PYBIND11_MODULE(_core, m) {
   kiln::python::bind_errors(m);
   kiln::python::bind_tensor(m);
   kiln::python::bind_ops(m);
+  kiln::python::bind_ops_tf(m);
   kiln::python::bind_config(m);
   kiln::python::bind_data(m);
   kiln::python::bind_estimator(m);

@@ -7,6 +7,7 @@ namespace kiln::python {
 void bind_errors(pybind11::module_& m);
 void bind_tensor(pybind11::module_& m);
 void bind_ops(pybind11::module_& m);
+void bind_ops_tf(pybind11::module_& m);  // what TensorFlow's API needs beyond the builder (random, optimizers, ...)
 void bind_config(pybind11::module_& m);
 void bind_data(pybind11::module_& m);
 void bind_estimator(pybind11::module_& m);

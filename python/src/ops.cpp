@@ -6,9 +6,13 @@
 
 #include <optional>
 
+#include "kiln/autodiff.h"
 #include "kiln/estimator.h"
+#include "kiln/runtime.h"
+#include "kiln/world.h"
 #include "kiln/optimizer.h"
 #include "module.h"
+#include "numpy_array.h"
 #include "tensor.h"
 
 namespace py = pybind11;
@@ -177,10 +181,12 @@ void bind_ops(py::module_& m) {
   });
   m.def("variable", [](const std::shared_ptr<GraphScope>& s, const std::string& name, const std::string& dtype,
                        Shape shape, const std::string& init, double a, double b, int64_t seed, const std::string& mode,
-                       const std::string& distribution, const std::string& layout) {
+                       const std::string& distribution, const std::string& layout, bool trainable) {
     open_scope(s, "variable");
     const Init i{init, a, b, seed, layout, mode, distribution};
-    return PyTensor{variable(*s->graph, name, parse_dtype(dtype), std::move(shape), i), s};
+    return PyTensor{trainable ? variable(*s->graph, name, parse_dtype(dtype), std::move(shape), i)
+                              : non_trainable_variable(*s->graph, name, parse_dtype(dtype), std::move(shape), i),
+                    s};
   });
   // TensorFlow's local variables (the running totals of tf.metrics): not checkpointed,
   // reset at every train().
@@ -210,29 +216,165 @@ void bind_ops(py::module_& m) {
     return py::make_tuple(wrap(values, s.total), wrap(values, s.count));
   });
 
-  // Optimizers: minimize() appends gradients and updates; the result is a TrainOp.
-  py::class_<TrainOp>(m, "TrainOp").def_property_readonly("size", [](const TrainOp& op) { return op.updates.size(); });
-  m.def("minimize", [](const std::string& kind, double lr, std::optional<PyTensor> lr_tensor, double a, double b,
-                       double eps, bool nesterov, double weight_decay, double clip_norm, const PyTensor& loss,
-                       const std::vector<PyTensor>& vars) {
-    open_graph(loss, "minimize");
-    std::unique_ptr<Optimizer> opt;
-    if (kind == "sgd") opt = make_sgd(lr);
-    else if (kind == "momentum") opt = make_momentum(lr, a, nesterov);
-    else if (kind == "adam") opt = make_adam(lr, a, b, eps);
-    else if (kind == "adamw") opt = make_adamw(lr, weight_decay, a, b, eps);
-    else throw py::value_error("[optimizer] unknown kind '" + kind + "'");
-    if (lr_tensor) {
-      check_same_graph(loss, *lr_tensor, "minimize");
-      opt->set_learning_rate(lr_tensor->t);
+}
+
+}  // namespace kiln::python
+
+namespace kiln::python {
+
+namespace {
+
+// The value of `t` when it depends on no input and no variable but the step counter (read
+// as 0, the step at which variables are initialised): its subgraph on the interpreter.
+Array evaluate_constant(const PyTensor& t) {
+  const Graph& g = open_graph(t, "initial_value");
+  std::vector<ValueId> map(g.size(), -1);
+  Graph sub;
+  std::vector<ValueId> order;
+  std::vector<bool> seen(g.size(), false);
+  std::vector<ValueId> work{t.t.id()};
+  while (!work.empty()) {  // everything t reaches
+    const ValueId v = work.back();
+    work.pop_back();
+    if (seen[v]) continue;
+    seen[v] = true;
+    const Node& n = g.node(v);
+    if (n.op == Op::placeholder || (n.op == Op::variable && n.name != "global_step") || n.op == Op::assign)
+      throw py::value_error("[initial_value] the value depends on " + describe_node(g, v) +
+                            "; an initial value may use constants and random ops only");
+    for (ValueId in : n.inputs) work.push_back(in);
+  }
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (!seen[i]) continue;
+    Node n = g.node(static_cast<ValueId>(i));
+    if (n.op == Op::variable) {  // global_step, at 0
+      n = Node{Op::constant, {}, Attrs{{"dtype", std::string("i64")}, {"shape", Shape{}}, {"value", 0.0}}, DType::i64, {}, {}};
     }
-    opt->set_clip_norm(clip_norm);
-    std::vector<Tensor> vs;
-    for (const auto& v : vars) {
-      check_same_graph(loss, v, "minimize");
-      vs.push_back(v.t);
+    for (ValueId& in : n.inputs) in = map[in];
+    n.name.clear();
+    map[i] = sub.add(n.op, n.inputs, n.attrs);
+  }
+  sub.add_output("value", map[t.t.id()]);
+  Variables none;
+  return make_interpreter(sub)->run({}, none).at("value");
+}
+
+class PyOptimizer {
+ public:
+  explicit PyOptimizer(std::unique_ptr<Optimizer> o) : opt_(std::move(o)) {}
+  Optimizer& get() { return *opt_; }
+
+ private:
+  std::unique_ptr<Optimizer> opt_;
+};
+
+std::vector<Tensor> tensors_of(const std::vector<PyTensor>& xs, const PyTensor& like, const char* op) {
+  std::vector<Tensor> out;
+  for (const auto& x : xs) {
+    check_same_graph(like, x, op);
+    out.push_back(x.t);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_ops_tf(py::module_& m) {
+  m.def("random", [](const PyTensor& seed, const PyTensor& step, const PyTensor& rank, Shape shape,
+                     const std::string& distribution, int64_t stream) {
+    check_same_graph(seed, step, "random");
+    check_same_graph(seed, rank, "random");
+    return wrap(seed, random(seed.t, step.t, rank.t, std::move(shape), distribution, stream));
+  });
+  m.def("constant_values", [](const std::shared_ptr<GraphScope>& s, const py::array& values) {
+    if (!s || !s->open) throw py::value_error("[constant] no graph is being built: call it inside model_fn");
+    return PyTensor{constant_values(*s->graph, to_array(values, "[constant] value")), s};
+  });
+  m.def("evaluate_constant", [](const PyTensor& t) { return into_numpy(evaluate_constant(t)); });
+  m.def("initialized_variable", [](const std::shared_ptr<GraphScope>& s, const std::string& name,
+                                   const py::array& values, bool trainable) {
+    if (!s || !s->open) throw py::value_error("[Variable] no graph is being built: call it inside model_fn");
+    const Array v = to_array(values, "[Variable] initial_value");
+    const Init init = Init::values(v);
+    return PyTensor{trainable ? variable(*s->graph, name, v.dtype(), v.shape(), init)
+                              : non_trainable_variable(*s->graph, name, v.dtype(), v.shape(), init),
+                    s};
+  });
+  // A variable initialised as `var` is (same attributes: its initial value, drawn again),
+  // not trainable: ExponentialMovingAverage's shadow.
+  m.def("shadow_variable", [](const PyTensor& var, const std::string& name) {
+    Graph& g = open_graph(var, "shadow_variable");
+    const Node& n = var.t.node();
+    if (n.op != Op::variable) throw py::type_error("[ExponentialMovingAverage] not a variable: " + describe_node(g, var.t.id()));
+    Attrs a = n.attrs;
+    a.set("trainable", int64_t{0});
+    return wrap(var, Tensor(&g, g.add(Op::variable, {}, a, name)));
+  });
+  m.def("gather", [](const PyTensor& params, const PyTensor& indices) {
+    check_same_graph(params, indices, "gather");
+    return wrap(params, gather(params.t, indices.t));
+  });
+  m.def("all_reduce_sum", [](const PyTensor& x) {
+    open_graph(x, "allreduce");
+    const int n = World::get().size();
+    return n == 1 ? x : wrap(x, all_reduce(x.t, n));
+  });
+  m.def("is_trainable", [](const PyTensor& v) {
+    open_graph(v, "trainable");
+    return is_trainable_variable(v.t.node());
+  });
+  m.def("gradients", [](const PyTensor& loss, const std::vector<PyTensor>& xs) {
+    open_graph(loss, "gradients");
+    std::vector<PyTensor> out;
+    for (const Tensor& gr : grad(loss.t, tensors_of(xs, loss, "gradients"))) out.push_back(wrap(loss, gr));
+    return out;
+  });
+
+  py::class_<PyOptimizer>(m, "Optimizer")
+      .def(py::init([](const std::string& kind, double lr, double a, double b, double eps, bool flag, double wd) {
+        std::unique_ptr<Optimizer> o;
+        if (kind == "sgd") o = make_sgd(lr);
+        else if (kind == "momentum") o = make_momentum(lr, a, flag);
+        else if (kind == "adam") o = make_adam(lr, a, b, eps);
+        else if (kind == "adamw") o = make_adamw(lr, wd, a, b, eps);
+        else if (kind == "rmsprop") o = make_rmsprop(lr, a, b, eps, flag);
+        else if (kind == "adagrad") o = make_adagrad(lr, a);
+        else throw py::value_error("[optimizer] unknown kind '" + kind + "'");
+        return std::make_unique<PyOptimizer>(std::move(o));
+      }))
+      .def("set_learning_rate", [](PyOptimizer& o, const PyTensor& rate) {
+        open_graph(rate, "learning_rate");
+        o.get().set_learning_rate(rate.t);
+      })
+      .def("set_clip_norm", [](PyOptimizer& o, double clip) { o.get().set_clip_norm(clip); })
+      .def("compute_gradients", [](PyOptimizer& o, const PyTensor& loss, std::vector<PyTensor> vars) {
+        open_graph(loss, "compute_gradients");
+        std::vector<Tensor> vs = tensors_of(vars, loss, "compute_gradients");
+        const std::vector<Tensor> grads = o.get().compute_gradients(loss.t, vs);
+        py::list out;
+        for (size_t i = 0; i < grads.size(); ++i) out.append(py::make_tuple(wrap(loss, grads[i]), wrap(loss, vs[i])));
+        return out;
+      })
+      .def("apply_gradients", [](PyOptimizer& o, const std::vector<PyTensor>& grads, const std::vector<PyTensor>& vars,
+                                 bool count_step) {
+        if (vars.empty()) throw py::value_error("[apply_gradients] no (gradient, variable) pairs");
+        return o.get().apply_gradients(tensors_of(grads, vars.front(), "apply_gradients"),
+                                       tensors_of(vars, vars.front(), "apply_gradients"), count_step);
+      });
+  py::class_<TrainOp>(m, "TrainOp")
+      .def_property_readonly("size", [](const TrainOp& op) { return op.updates.size(); });
+  m.def("merge_train_ops", [](const std::vector<TrainOp>& ops) {
+    TrainOp all;
+    for (const auto& op : ops) all.updates.insert(all.updates.end(), op.updates.begin(), op.updates.end());
+    return all;
+  });
+  m.def("train_op_of", [](const std::vector<PyTensor>& assigns) {
+    TrainOp op;
+    for (const auto& a : assigns) {
+      open_graph(a, "group");
+      op.updates.push_back(a.t);
     }
-    return opt->minimize(loss.t, vs);
+    return op;
   });
 }
 

@@ -76,6 +76,7 @@ KILN_NO_GRADIENT(max_pool2d_grad)
 KILN_NO_GRADIENT(all_reduce)
 KILN_NO_GRADIENT(avg_pool2d_grad)
 KILN_NO_GRADIENT(one_hot)
+KILN_NO_GRADIENT(random)
 KILN_NO_GRADIENT(argmax)
 KILN_NO_GRADIENT(assign)
 #undef KILN_NO_GRADIENT

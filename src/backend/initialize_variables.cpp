@@ -3,6 +3,7 @@
 
 #include "kiln/error.h"
 #include "backend/memory_check.h"
+#include "kiln/ops.h"
 #include "kiln/runtime.h"
 
 namespace kiln {
@@ -119,6 +120,10 @@ Array initial_value(const Node& n) {
   const std::string& kind = n.attrs.s("init");
   const int64_t count = a.numel();
   if (kind == "zeros") return a;
+  if (kind == "values") {
+    decode_values(n.attrs.s("data"), a, "variable '" + n.name + "'");
+    return a;
+  }
   if (kind == "constant") {
     for (int64_t i = 0; i < count; ++i) a.set(i, n.attrs.f("value"));
     return a;

@@ -1,6 +1,8 @@
 #include "kiln/error.h"
 #include "kiln/ops.h"
 
+#include <cstring>
+
 namespace kiln {
 namespace {
 
@@ -47,6 +49,14 @@ Tensor reduce(Op op, const Tensor& x, std::vector<int64_t> axes, bool keepdims) 
               {{"axes", all_axes_if_empty(x, std::move(axes))}, {"keepdims", int64_t{keepdims}}});
 }
 
+// The element count of a shape that may be unchecked yet (-1 when it overflows or is negative).
+int64_t numel_checked(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+  return n;
+}
+
 bool one_of(const std::string& v, std::initializer_list<const char*> valid) {
   for (const char* k : valid)
     if (v == k) return true;
@@ -55,12 +65,17 @@ bool one_of(const std::string& v, std::initializer_list<const char*> valid) {
 
 Attrs init_attrs(DType dtype, const Shape& shape, const Init& init) {
   if (!one_of(init.kind, {"zeros", "constant", "uniform", "normal", "truncated_normal", "glorot_uniform",
-                          "glorot_normal", "he_uniform", "he_normal", "variance_scaling"}))
+                          "glorot_normal", "he_uniform", "he_normal", "variance_scaling", "values"}))
     KILN_THROW(GraphError) << "[variable] unknown initialiser '" << init.kind
                            << "'; valid: zeros, constant, uniform, normal, truncated_normal, glorot_uniform, "
-                              "glorot_normal, he_uniform, he_normal, variance_scaling";
+                              "glorot_normal, he_uniform, he_normal, variance_scaling, values";
   Attrs a{{"dtype", std::string(dtype_name(dtype))}, {"shape", shape}, {"init", init.kind}};
   if (init.kind == "constant") a.set("value", init.a);
+  if (init.kind == "values") {
+    if (init.data.size() != static_cast<size_t>(std::max<int64_t>(numel_checked(shape), 0)) * 16)
+      KILN_THROW(GraphError) << "[variable] " << init.data.size() / 16 << " initial values for shape " << shape_str(shape);
+    a.set("data", init.data);
+  }
   if (init.kind == "uniform") {
     a.set("low", init.a);
     a.set("high", init.b);
@@ -86,11 +101,19 @@ Attrs init_attrs(DType dtype, const Shape& shape, const Init& init) {
     KILN_THROW(GraphError) << "[variable] layout '" << init.layout << "'; valid: OIHW (the default), HWIO";
   // Only where it changes the fans: the attribute is part of the graph (and its cache key).
   if (init.layout == "HWIO" && shape.size() > 2) a.set("layout", init.layout);
-  if (init.kind != "zeros" && init.kind != "constant") a.set("seed", init.seed);
+  if (init.kind != "zeros" && init.kind != "constant" && init.kind != "values") a.set("seed", init.seed);
   return a;
 }
 
 }  // namespace
+
+Tensor random(const Tensor& seed, const Tensor& step, const Tensor& rank, Shape shape, const std::string& distribution,
+              int64_t stream) {
+  same_graph(seed, step, "random");
+  same_graph(seed, rank, "random");
+  return make(seed.graph(), Op::random, {seed.id(), step.id(), rank.id()},
+              {{"dtype", std::string("f32")}, {"shape", std::move(shape)}, {"distribution", distribution}, {"stream", stream}});
+}
 
 Tensor local_variable(Graph& g, const std::string& name, DType dtype, Shape shape, Init init) {
   Attrs a = init_attrs(dtype, shape, init);
@@ -137,13 +160,77 @@ Tensor constant(Graph& g, double value, DType dtype, Shape shape) {
 Tensor scalar_like(const Tensor& x, double value) { return constant(x.graph(), value, x.dtype()); }
 
 Tensor hyperparameter(Graph& g, double value, DType dtype) {
-  if (!is_float(dtype))
-    KILN_THROW(GraphError) << "[hyperparameter] a hyperparameter is a float scalar, not " << dtype_name(dtype);
+  if (dtype == DType::boolean)
+    KILN_THROW(GraphError) << "[hyperparameter] a hyperparameter is a float or integer scalar, not bool";
+  if (!is_float(dtype) && (value != static_cast<double>(static_cast<int64_t>(value)) || value > 9007199254740992.0 ||
+                           value < -9007199254740992.0))
+    KILN_THROW(GraphError) << "[hyperparameter] an integer hyperparameter holds a whole number of at most 2^53 in "
+                              "size, not "
+                           << value;
   return make(g, Op::constant, {},
               {{"dtype", std::string(dtype_name(dtype))}, {"shape", Shape{}}, {"value", value}, {"runtime", int64_t{1}}});
 }
 
 bool is_hyperparameter(const Node& n) { return n.op == Op::constant && n.attrs.i_or("runtime", 0) != 0; }
+
+std::string encode_values(const Array& values) {
+  static const char* kHex = "0123456789abcdef";
+  std::string data;
+  data.reserve(static_cast<size_t>(values.numel()) * 16);
+  for (int64_t i = 0; i < values.numel(); ++i) {
+    const double v = values.get(i);
+    if (!is_float(values.dtype()) && (v > 9007199254740992.0 || v < -9007199254740992.0))
+      KILN_THROW(GraphError) << "[constant] integer " << static_cast<int64_t>(v) << " is beyond 2^53, which a constant "
+                             << "array holds exactly";
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    for (int s = 60; s >= 0; s -= 4) data.push_back(kHex[(bits >> s) & 0xf]);
+  }
+  return data;
+}
+
+void decode_values(const std::string& data, Array& out, const std::string& context) {
+  auto nibble = [&](char c) -> uint64_t {
+    if (c >= '0' && c <= '9') return static_cast<uint64_t>(c - '0');
+    if (c >= 'a' && c <= 'f') return static_cast<uint64_t>(c - 'a' + 10);
+    KILN_THROW(GraphError) << "[" << context << "] data holds '" << c << "', not a hex digit";
+  };
+  if (data.size() != static_cast<size_t>(out.numel()) * 16)
+    KILN_THROW(GraphError) << "[" << context << "] data holds " << data.size() / 16 << " values for shape "
+                           << shape_str(out.shape());
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    uint64_t bits = 0;
+    for (size_t k = 0; k < 16; ++k) bits = bits << 4 | nibble(data[static_cast<size_t>(i) * 16 + k]);
+    double v = 0;
+    std::memcpy(&v, &bits, sizeof v);
+    out.set(i, v);
+  }
+}
+
+Tensor constant_values(Graph& g, const Array& values) {
+  return make(g, Op::constant, {},
+              {{"dtype", std::string(dtype_name(values.dtype()))}, {"shape", values.shape()}, {"value", 0.0},
+               {"runtime", int64_t{1}}, {"data", encode_values(values)}});
+}
+
+Array constant_array(const Node& n) {
+  KILN_CHECK(n.op == Op::constant) << "not a constant: " << op_name(n.op);
+  Array out(n.dtype, n.shape);
+  if (n.attrs.has("data")) {
+    decode_values(n.attrs.s("data"), out, "constant");
+  } else {
+    const double v = n.attrs.f("value");
+    for (int64_t i = 0; i < out.numel(); ++i) out.set(i, v);
+  }
+  return out;
+}
+
+Init Init::values(const Array& v) {
+  Init i;
+  i.kind = "values";
+  i.data = encode_values(v);
+  return i;
+}
 
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;

@@ -387,6 +387,21 @@ void argmax(Ctx& c) {
   c.n.dtype = DType::i64;
 }
 
+void random(Ctx& c) {
+  for (size_t k = 0; k < 3; ++k) {
+    const Node& in = c.in(k);
+    if (in.dtype != DType::i64 || !in.shape.empty())
+      c.fail() << "input " << k << " (" << (k == 0 ? "seed" : k == 1 ? "step" : "rank") << ") must be an i64 scalar, got "
+               << dtype_name(in.dtype) << shape_str(in.shape);
+  }
+  const std::string& dist = c.n.attrs.s("distribution");
+  if (dist != "uniform" && dist != "normal" && dist != "truncated_normal")
+    c.fail() << "distribution '" << dist << "'; valid: uniform, normal, truncated_normal";
+  c.n.dtype = parse_dtype(c.n.attrs.s("dtype"));
+  if (c.n.dtype != DType::f32) c.fail() << "draws are f32 (cast them), not " << dtype_name(c.n.dtype);
+  c.n.shape = c.n.attrs.ints("shape");
+}
+
 void assign(Ctx& c) {
   const Node& var = c.in(0);
   if (var.op != Op::variable) c.fail() << "first input must be a variable, got " << describe_node(c.g, c.n.inputs[0]);
@@ -512,6 +527,7 @@ void infer_family(Ctx& c, OpFamily family) {
     case OpFamily::ArgMax: return argmax(c);
     case OpFamily::Assign: return assign(c);
     case OpFamily::Collective: return collective(c);
+    case OpFamily::Random: return random(c);
   }
 }
 }  // namespace

@@ -96,7 +96,12 @@ std::string print_graph(const Graph& g, TextForm form) {
       out += " {";
       bool first = true;
       for (const auto& [key, value] : n.attrs.items()) {
-        const bool hidden = structure && key == "value" && is_hyperparameter(n);
+        const bool hidden = structure && (key == "value" || key == "data") && is_hyperparameter(n);
+        // How a variable is initialised is not code: the compiled step never sees it, so
+        // graphs differing only there (another seed, initialiser or initial values) share it.
+        if (structure && n.op == Op::variable && key != "dtype" && key != "shape" && key != "local" &&
+            key != "trainable")
+          continue;
         out += (first ? "" : ", ") + key + "=" + (hidden ? std::string("runtime") : format_attr(value));
         first = false;
       }

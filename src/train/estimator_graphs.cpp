@@ -83,6 +83,10 @@ void add_train_outputs(Graph& g, const EstimatorSpec& spec, const std::string& c
     for (const Output& o : g.outputs()) added = added || o.name == name;
     if (added) continue;
     const auto id = g.find(name);
+    if (!id && name == "loss") {  // the spec's loss has another name and nothing is named "loss"
+      g.add_output(name, loss_output);
+      continue;
+    }
     if (!id)
       KILN_THROW(ConfigError) << "[hooks] a hook fetches '" << name
                               << "', which is not a named value of the graph; named values: " << named_values(g);

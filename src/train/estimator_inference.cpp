@@ -29,6 +29,12 @@ Variables& Estimator::state_for_inference(const char* what) {
                               << "directory holding checkpoints" << (config_.model_dir.empty() ? "" : " ('" + config_.model_dir + "' has none)");
 }
 
+Variables& Estimator::state_for_inference(const char* what, const std::string& checkpoint_path, Variables& holder) {
+  if (checkpoint_path.empty()) return state_for_inference(what);
+  holder = read_checkpoint(checkpoint_path).variables;
+  return holder;
+}
+
 void Estimator::record_evaluation(const Evaluation& ev) const {
   // Evaluating checkpoints in a directory one may only read is allowed; it is said, not failed.
   if (config_.model_dir.empty() || config_.save_summary_steps <= 0 || World::get().rank() != 0) return;
@@ -82,11 +88,12 @@ void reduce_evaluation(double& loss_sum, std::map<std::string, std::pair<double,
 }
 }  // namespace
 
-Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps) {
+Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std::string& checkpoint_path) {
   const double t0 = now_seconds(), c0 = s_->compile_seconds;
-  Variables& vars = state_for_inference("evaluate");
+  Variables holder;
+  Variables& vars = state_for_inference("evaluate", checkpoint_path, holder);
   Evaluation ev;
-  ev.global_step = global_step();
+  ev.global_step = vars.count("global_step") ? static_cast<int64_t>(vars.at("global_step").item()) : global_step();
   std::unique_ptr<data::BatchSource> source = input_fn();
   if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
   std::map<std::string, std::pair<double, double>> sums;  // metric -> (total, count)
@@ -121,8 +128,9 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps) {
   return ev;
 }
 
-std::map<std::string, Array> Estimator::predict(const InputFn& input_fn) {
-  Variables& vars = state_for_inference("predict");
+std::map<std::string, Array> Estimator::predict(const InputFn& input_fn, const std::string& checkpoint_path) {
+  Variables holder;
+  Variables& vars = state_for_inference("predict", checkpoint_path, holder);
   std::unique_ptr<data::BatchSource> source = input_fn();
   if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
   std::map<std::string, std::vector<Array>> parts;

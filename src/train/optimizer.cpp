@@ -9,8 +9,9 @@
 namespace kiln {
 namespace {
 
-Tensor slot(const Tensor& var, const std::string& name) {
-  return variable(var.graph(), var.node().name + "/" + name, var.dtype(), var.shape(), Init::zeros());
+// An optimizer's state for `var`: not trained itself (TensorFlow's slots are not trainable).
+Tensor slot(const Tensor& var, const std::string& name, Init init = Init::zeros()) {
+  return non_trainable_variable(var.graph(), var.node().name + "/" + name, var.dtype(), var.shape(), init);
 }
 
 Tensor as_type_of(const Tensor& x, const Tensor& like) { return x.dtype() == like.dtype() ? x : cast(x, like.dtype()); }
@@ -52,8 +53,8 @@ class AdamBase : public Optimizer {
     Tensor p1, p2;  // beta1^t, beta2^t for this step t (1-based)
   };
   Powers powers(Graph& g, TrainOp& op) {
-    const Tensor p1 = variable(g, "beta1_power", DType::f32, {}, Init::constant(b1_));
-    const Tensor p2 = variable(g, "beta2_power", DType::f32, {}, Init::constant(b2_));
+    const Tensor p1 = non_trainable_variable(g, "beta1_power", DType::f32, {}, Init::constant(b1_));
+    const Tensor p2 = non_trainable_variable(g, "beta2_power", DType::f32, {}, Init::constant(b2_));
     update(op, p1, p1 * setting(p1, b1_));
     update(op, p2, p2 * setting(p2, b2_));
     return {p1, p2};
@@ -111,6 +112,49 @@ class AdamW final : public AdamBase {
  private:
   double wd_;
   Tensor inv_c1_, inv_sqrt_c2_;
+};
+
+class RmsProp final : public Optimizer {
+ public:
+  RmsProp(double lr, double decay, double momentum, double eps, bool centered)
+      : Optimizer(lr), decay_(decay), momentum_(momentum), eps_(eps), centered_(centered) {}
+  std::string name() const override { return "rmsprop"; }
+  void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
+    const Tensor ms = slot(var, "RMSProp", Init::constant(1.0));
+    const Tensor ms_next = ms * setting(ms, decay_) + square(g) * setting(g, 1.0 - decay_);
+    update(op, ms, ms_next);
+    Tensor denominator = ms_next;
+    if (centered_) {
+      const Tensor mg = slot(var, "RMSProp_1");
+      const Tensor mg_next = mg * setting(mg, decay_) + g * setting(g, 1.0 - decay_);
+      update(op, mg, mg_next);
+      denominator = ms_next - square(mg_next);
+    }
+    const Tensor mom = slot(var, centered_ ? "RMSProp_2" : "RMSProp_1");
+    const Tensor mom_next =
+        mom * setting(mom, momentum_) + times_learning_rate(g) * rsqrt(denominator + setting(denominator, eps_));
+    update(op, mom, mom_next);
+    update(op, var, var - mom_next);
+  }
+
+ private:
+  double decay_, momentum_, eps_;
+  bool centered_;
+};
+
+class Adagrad final : public Optimizer {
+ public:
+  Adagrad(double lr, double initial) : Optimizer(lr), initial_(initial) {}
+  std::string name() const override { return "adagrad"; }
+  void apply(const Tensor& var, const Tensor& g, TrainOp& op) override {
+    const Tensor accum = slot(var, "Adagrad", Init::constant(initial_));
+    const Tensor next = accum + square(g);
+    update(op, accum, next);
+    update(op, var, var - times_learning_rate(g) * rsqrt(next));
+  }
+
+ private:
+  double initial_;
 };
 
 }  // namespace
@@ -192,28 +236,42 @@ void Optimizer::update(TrainOp& op, const Tensor& target, const Tensor& value) c
 }
 
 TrainOp Optimizer::minimize(const Tensor& loss, std::vector<Tensor> vars) {
+  std::vector<Tensor> grads = compute_gradients(loss, vars);
+  return apply_gradients(std::move(grads), vars);
+}
+
+std::vector<Tensor> Optimizer::compute_gradients(const Tensor& loss, std::vector<Tensor>& vars) {
   Graph& g = loss.graph();
   if (vars.empty())
     for (ValueId id : g.variables())
       if (is_trainable_variable(g.node(id))) vars.emplace_back(&g, id);
   if (vars.empty()) KILN_THROW(GraphError) << "[" << name() << "] the graph has no float variables to train";
   const std::optional<Tensor> scale = loss_scale_of(g);
-  std::vector<Tensor> grads;
   // Data parallelism: every gradient is averaged over the ranks before any use, so the
   // finite-gradient flag and the updates are the same on every rank.
-  if (!scale) {
-    grads = averaged_over_ranks(grad(loss, vars));
-  } else {
-    // The gradients of the scaled loss are averaged and checked as the backward pass wrote
-    // them, then divided by the scale: the division then happens inside each update's loop
-    // instead of in a stored copy of every gradient. For a scale of at least 1 (all the loss
-    // scaler feeds: it switches to the original precision below its floor of 1) a gradient
-    // is finite exactly when its quotient is.
-    grads = averaged_over_ranks(grad(loss * (loss.dtype() == DType::f32 ? *scale : cast(*scale, loss.dtype())), vars));
-    grads_finite_ = all_finite(g, grads);
-    const Tensor inverse = 1.0 / *scale;
-    for (Tensor& gr : grads) gr = gr * (gr.dtype() == DType::f32 ? inverse : cast(inverse, gr.dtype()));
-  }
+  if (!scale) return averaged_over_ranks(grad(loss, vars));
+  // The gradients of the scaled loss are averaged and checked as the backward pass wrote
+  // them, then divided by the scale: the division then happens inside each update's loop
+  // instead of in a stored copy of every gradient. For a scale of at least 1 (all the loss
+  // scaler feeds: it switches to the original precision below its floor of 1) a gradient
+  // is finite exactly when its quotient is.
+  std::vector<Tensor> grads =
+      averaged_over_ranks(grad(loss * (loss.dtype() == DType::f32 ? *scale : cast(*scale, loss.dtype())), vars));
+  if (!grads_finite_) grads_finite_ = all_finite(g, grads);  // one flag per step, however many calls
+  const Tensor inverse = 1.0 / *scale;
+  for (Tensor& gr : grads) gr = gr * (gr.dtype() == DType::f32 ? inverse : cast(inverse, gr.dtype()));
+  return grads;
+}
+
+TrainOp Optimizer::apply_gradients(std::vector<Tensor> grads, const std::vector<Tensor>& vars, bool count_step) {
+  if (grads.size() != vars.size() || vars.empty())
+    KILN_THROW(GraphError) << "[" << name() << "] apply_gradients needs one gradient per variable (" << grads.size()
+                           << " gradients, " << vars.size() << " variables)";
+  Graph& g = vars.front().graph();
+  for (size_t i = 0; i < vars.size(); ++i)
+    if (&grads[i].graph() != &g || grads[i].shape() != vars[i].shape())
+      KILN_THROW(GraphError) << "[" << name() << "] the gradient of '" << vars[i].node().name << "' is "
+                             << shape_str(grads[i].shape()) << ", the variable " << shape_str(vars[i].shape());
   if (clip_norm_ > 0) grads = clip_by_global_norm(grads, clip_norm_);
   struct Reset {
     std::optional<Tensor>&flag, &rate;
@@ -232,8 +290,8 @@ TrainOp Optimizer::minimize(const Tensor& loss, std::vector<Tensor> vars) {
   }
   TrainOp op;
   prepare(g, op);
-  for (size_t i = 0; i < vars.size(); ++i) apply(vars[i], grads[i], op);
-  op.updates.push_back(increment_global_step(g));
+  for (size_t i = 0; i < vars.size(); ++i) apply(vars[i], as_type_of(grads[i], vars[i]), op);
+  if (count_step) op.updates.push_back(increment_global_step(g));
   return op;
 }
 
@@ -248,6 +306,11 @@ std::unique_ptr<Optimizer> make_adam(double lr, double b1, double b2, double eps
 std::unique_ptr<Optimizer> make_adamw(double lr, double wd, double b1, double b2, double eps) {
   return std::make_unique<AdamW>(lr, wd, b1, b2, eps);
 }
+
+std::unique_ptr<Optimizer> make_rmsprop(double lr, double decay, double momentum, double eps, bool centered) {
+  return std::make_unique<RmsProp>(lr, decay, momentum, eps, centered);
+}
+std::unique_ptr<Optimizer> make_adagrad(double lr, double initial) { return std::make_unique<Adagrad>(lr, initial); }
 
 std::vector<std::string> optimizer_names() { return {"sgd", "momentum", "adam", "adamw"}; }
 

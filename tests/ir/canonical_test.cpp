@@ -150,7 +150,9 @@ TEST(Canonical, TheStructureFormLeavesOutOnlyHyperparameterValues) {
   EXPECT_NE(print_graph(a, TextForm::structure), print_graph(c, TextForm::structure)) << "a constant is structure";
   EXPECT_NE(print_graph(a, TextForm::structure).find("value=runtime"), std::string::npos);
   Graph g;
-  EXPECT_THROW(hyperparameter(g, 1.0, DType::i32), GraphError) << "a hyperparameter is a float";
+  EXPECT_THROW(hyperparameter(g, 1.0, DType::boolean), GraphError) << "a hyperparameter is a number";
+  EXPECT_THROW(hyperparameter(g, 1.5, DType::i32), GraphError) << "an integer hyperparameter is whole";
+  EXPECT_NO_THROW(hyperparameter(g, 7, DType::i64)) << "a seed, say";
 }
 
 }  // namespace

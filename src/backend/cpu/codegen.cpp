@@ -81,15 +81,16 @@ std::string elementwise_kernel(const Schedule& s, const Step& st, const std::str
 
 // The pooling rows only where there is pooling: on AVX-512 machines they include
 // <immintrin.h>, whose parsing alone costs more than compiling most steps.
-std::string prelude(bool split, bool pool) {
+std::string prelude(bool split, bool pool, bool random) {
   return std::string(split ? "#define KILN_KERNEL __attribute__((visibility(\"hidden\")))\n" : "#define KILN_KERNEL static\n") +
-         kPrelude + (pool ? kPreludePool : "") + "\n";
+         kPrelude + (pool ? kPreludePool : "") + (random ? kPhiloxText : "") + "\n";
 }
 
 }  // namespace
 
 GeneratedSource generate_source(const Schedule& s) {
   GeneratedSource out;
+  for (const Node& n : s.graph.nodes()) out.random = out.random || n.op == Op::random;
   std::ostringstream decls, step;
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const Step& st = s.steps[i];
@@ -125,7 +126,7 @@ GeneratedSource generate_source(const Schedule& s) {
 }
 
 std::string GeneratedSource::text() const {
-  std::string tu = prelude(false, pool);
+  std::string tu = prelude(false, pool, random);
   for (const auto& k : kernels) tu += k;
   return tu + entry;
 }
@@ -149,7 +150,7 @@ std::vector<std::string> GeneratedSource::units(int n, const std::string& entry_
   std::vector<std::string> out;
   for (size_t u = 0; u < count; ++u) {
     std::sort(members[u].begin(), members[u].end());
-    std::string tu = prelude(true, pool);
+    std::string tu = prelude(true, pool, random);
     for (size_t k : members[u]) tu += kernels[k];
     if (u == 0) tu += entry + entry_extra;
     out.push_back(std::move(tu));

@@ -13,11 +13,13 @@ namespace kiln::cpu {
 
 extern const char* const kPrelude;
 extern const char* const kPreludePool;  // prelude_pool.cpp
+extern const char* const kPhiloxText;   // src/ir/philox.h, embedded by the build
 
 struct GeneratedSource {
   std::vector<std::string> kernels;  // one function each, `KILN_KERNEL void kN(void** B)`
   std::string entry;                 // kernel declarations, kiln_abi_version, kiln_step
   bool pool = false;                 // pooling kernels: the prelude needs kPreludePool
+  bool random = false;               // random ops: the prelude needs kPhiloxText
 
   // The whole step as one translation unit: KILN_KERNEL is `static`.
   std::string text() const;

@@ -1,5 +1,7 @@
 #include "backend/cpu/executable.h"
 
+#include "kiln/ops.h"
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -28,9 +30,7 @@ class CompiledExecutable final : public Executable {
     for (size_t b = 0; b < schedule_.buffers.size(); ++b) {
       if (schedule_.buffers[b].kind != BufferKind::hyperparameter) continue;
       const Node& n = schedule_.graph.node(schedule_.buffers[b].node);
-      Array value(n.dtype, n.shape);
-      value.set(0, n.attrs.f("value"));
-      hyperparameters_.emplace_back(b, std::move(value));
+      hyperparameters_.emplace_back(b, constant_array(n));
     }
     for (auto& [b, value] : hyperparameters_) table_[b] = value.bytes();  // run() leaves them
     runtime_ = library_runtime();

@@ -30,8 +30,26 @@ std::optional<ConvUse> conv_use(const Schedule& s, ValueId id) {
 // An elementwise step that reads every buffer at the index it writes (or reads a scalar):
 // it computes element by element whatever the layout, as long as its roots and its
 // non-scalar reads share one (e.g. a ReLU's gradient between two convolutions).
+// Not a step that draws random numbers: a draw is a function of the element's index in
+// the plain layout.
+bool draws(const Schedule& s, const Step& st) {
+  std::vector<ValueId> work(st.roots.begin(), st.roots.end());
+  std::vector<bool> seen(s.graph.size(), false);
+  while (!work.empty()) {
+    const ValueId v = work.back();
+    work.pop_back();
+    if (seen[v]) continue;
+    seen[v] = true;
+    const Node& n = s.graph.node(v);
+    if (n.op == Op::random) return true;
+    if (std::find(st.roots.begin(), st.roots.end(), v) == st.roots.end() && s.has_buffer(v)) continue;
+    for (ValueId in : n.inputs) work.push_back(in);
+  }
+  return false;
+}
+
 bool layout_free(const Schedule& s, const Step& st) {
-  if (st.kind != StepKind::elementwise) return false;
+  if (st.kind != StepKind::elementwise || draws(s, st)) return false;
   const Shape& shape = s.graph.node(st.node()).shape;
   if (shape.size() != 4) return false;
   for (ValueId r : st.roots)

@@ -43,6 +43,16 @@ std::string loop_constant(LoopOp& op) {
   return "static_cast<int64_t>(" + std::to_string(static_cast<int64_t>(c)) + "LL)";
 }
 
+// The element's draw from the header the prelude embeds (ir/philox.h); the index is the
+// element's position in the node's own (plain) layout, as in the interpreter.
+std::string loop_random(LoopOp& op) {
+  const std::string& dist = op.n.attrs.s("distribution");
+  const std::string f = dist == "uniform" ? "uniform" : dist == "normal" ? "normal" : "truncated_normal";
+  auto u64 = [](const std::string& e) { return "static_cast<uint64_t>(" + e + ")"; };
+  return "kiln_philox::" + f + "(" + u64(op.in(0)) + ", " + std::to_string(static_cast<uint64_t>(op.n.attrs.i("stream"))) +
+         "ull, " + u64(op.in(1)) + ", " + u64(op.in(2)) + ", " + u64(op.idx) + ")";
+}
+
 std::string loop_cast(LoopOp& op) {
   const DType from = op.input(0).dtype, to = op.n.dtype;
   const std::string x = op.in(0);

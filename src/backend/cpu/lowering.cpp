@@ -40,6 +40,7 @@ constexpr Lowering lowering_by(OpFamily family, bool fusible) {
     case OpFamily::Slice:
     case OpFamily::Pad:
     case OpFamily::OneHot:
+    case OpFamily::Random:
     case OpFamily::Gather: return Lowering::fallback;
   }
   return Lowering::fallback;

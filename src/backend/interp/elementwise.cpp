@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "kiln/error.h"
+#include "kiln/ops.h"
 #include "backend/interp/float_math.h"
 #include "backend/interp/kernels.h"
 
@@ -210,12 +211,7 @@ Array interp_cast(const Node& n, Inputs in) {
   return out;
 }
 
-Array interp_constant(const Node& n, Inputs) {
-  Array out(n.dtype, n.shape);
-  const double v = n.attrs.f("value");
-  for (int64_t i = 0; i < out.numel(); ++i) out.set(i, v);
-  return out;
-}
+Array interp_constant(const Node& n, Inputs) { return constant_array(n); }
 
 Array interp_placeholder(const Node& n, Inputs) { not_a_kernel(n); }
 Array interp_variable(const Node& n, Inputs) { not_a_kernel(n); }

@@ -318,6 +318,17 @@ inline std::vector<Case> reduce_layout_cases() {
                [](const auto& x) { return one_hot(x[0], 3, DType::f32); }});
   c.push_back({"one_hot_i64_to_i32", {Op::one_hot}, {Ints(DType::i64, {2, 3}, 0, 4)},
                [](const auto& x) { return one_hot(x[0], 4, DType::i32); }});
+  // Dropout's pattern: a mask of uniform draws, and normal noise, scaling an input; the
+  // draws are bit-equal, so the products are too.
+  c.push_back({"random_dropout_and_noise", {Op::random}, {U({3, 4, 5})}, [](const auto& x) {
+                 Graph& g = x[0].graph();
+                 const Tensor seed = hyperparameter(g, 11, DType::i64), step = hyperparameter(g, 3, DType::i64);
+                 const Tensor rank = hyperparameter(g, 0, DType::i64);
+                 const Tensor u = random(seed, step, rank, {3, 4, 5}, "uniform", 1);
+                 const Tensor keep = select(greater_equal(u, scalar_like(u, 0.25)), scalar_like(u, 1 / 0.75), scalar_like(u, 0));
+                 const Tensor noise = random(seed, step, rank, {3, 4, 5}, "normal", 2) * scalar_like(u, 0.1);
+                 return x[0] * cast(keep, x[0].dtype()) + cast(noise, x[0].dtype());
+               }});
   // Repeated indices make the gradient's scatter sum rows; out-of-range ones read zeros.
   c.push_back({"gather_embedding", {Op::gather, Op::scatter_add}, {U({5, 3}), Fixed(DType::i32, {2, 4}, {0, 4, 2, 2, 1, 0, 3, 4})},
                [](const auto& x) { return gather(x[0], x[1]); }});

@@ -1,0 +1,74 @@
+"""tf.contrib.framework: arg_scope and add_arg_scope (default arguments for the functions
+listed, inside a with block)."""
+import contextlib
+import functools
+
+_stack = [{}]
+
+
+@contextlib.contextmanager
+def arg_scope(list_ops_or_scope, **kwargs):
+    if isinstance(list_ops_or_scope, dict):
+        _stack.append(dict(list_ops_or_scope))
+    else:
+        top = {k: dict(v) for k, v in _stack[-1].items()}
+        for op in list_ops_or_scope:
+            key = _key(op)
+            top.setdefault(key, {}).update(kwargs)
+        _stack.append(top)
+    try:
+        yield _stack[-1]
+    finally:
+        _stack.pop()
+
+
+def _key(op):
+    return getattr(op, "_arg_scope_key", getattr(op, "__qualname__", repr(op)) + "@" + getattr(op, "__module__", ""))
+
+
+def add_arg_scope(fn):
+    key = _key(fn)
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        merged = dict(_stack[-1].get(key, {}))
+        merged.update(kwargs)
+        return fn(*args, **merged)
+
+    wrapped._arg_scope_key = key
+    return wrapped
+
+
+def current_arg_scope():
+    return _stack[-1]
+
+
+def get_or_create_global_step():
+    from .._variables import get_or_create_global_step as g
+    return g()
+
+
+def get_global_step():
+    from .._variables import get_global_step as g
+    return g()
+
+
+def get_variables(scope=None, suffix=None, collection="variables"):
+    from .. import _scopes
+    return [v for v in _scopes.get_collection(collection, scope) if suffix is None or v._name.endswith(suffix)]
+
+
+def get_variables_to_restore(include=None, exclude=None):
+    from .._variables import global_variables
+    out = []
+    for v in global_variables():
+        if include and not any(v._name.startswith(i) for i in include):
+            continue
+        if exclude and any(v._name.startswith(e) for e in exclude):
+            continue
+        out.append(v)
+    return out
+
+
+def get_model_variables(scope=None):
+    return get_variables(scope, collection="model_variables")
