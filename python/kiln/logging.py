@@ -6,7 +6,8 @@ DEBUG, INFO, WARN, ERROR, FATAL = 10, 20, 30, 40, 50
 WARNING = WARN
 
 
-def set_verbosity(level):
+def set_verbosity(v):
+    level = v
     if level not in (DEBUG, INFO, WARN, ERROR, FATAL):
         raise ValueError("[logging.set_verbosity] %r is not one of DEBUG, INFO, WARN, ERROR, FATAL" % (level,))
     _log.set_log_function(_log._print if level <= INFO else None)

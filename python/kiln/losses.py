@@ -75,9 +75,11 @@ def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope=None, loss_c
 
 def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0, scope=None,
                           loss_collection=_scopes.GraphKeys.LOSSES, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
+    onehot_labels = convert_to_tensor(onehot_labels, like=logits) if not isinstance(onehot_labels, Tensor) else (
+        cast(onehot_labels, "float32") if onehot_labels._dtype != logits._dtype else onehot_labels)
     if label_smoothing:
         c = logits._shape[-1]
-        onehot_labels = convert_to_tensor(onehot_labels, like=logits) * (1.0 - label_smoothing) + label_smoothing / c
+        onehot_labels = onehot_labels * (1.0 - label_smoothing) + label_smoothing / c
     per = nn.softmax_cross_entropy_with_logits(labels=onehot_labels, logits=logits)
     return _finish(_reduce(per, weights, reduction, "losses.softmax_cross_entropy"), scope, loss_collection)
 

@@ -398,3 +398,10 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
     f4 = _core.reshape(filters, [1] + list(filters._shape))
     y = conv2d(x4, f4, [1, 1, int(stride), 1], padding)
     return named(_core.reshape(y, [y._shape[0]] + list(y._shape[2:])), name)
+
+
+class rnn_cell:  # noqa: N801 (TensorFlow's tf.nn.rnn_cell module)
+    from ._rnn import BasicLSTMCell, GRUCell, LSTMCell, LSTMStateTuple, MultiRNNCell, RNNCell  # noqa: F401
+
+
+from ._rnn import dynamic_rnn, static_rnn  # noqa: E402,F401

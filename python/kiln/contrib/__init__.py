@@ -1,4 +1,4 @@
 """kiln.contrib: the parts of tf.contrib that TensorFlow 1.x training scripts use most:
 layers (regularizers, initializers, layers, optimize_loss), framework (arg_scope), slim
 (its basic layers and arg_scope) and data (AUTOTUNE and the input-pipeline helpers)."""
-from . import framework, layers, slim  # noqa: F401
+from . import framework, layers, rnn, slim  # noqa: F401

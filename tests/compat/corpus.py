@@ -1,0 +1,43 @@
+"""The compatibility corpus: public TensorFlow 1.x Estimator scripts by others, each kept as
+upstream wrote it (upstream/) and as ported to kiln (port/) with only its imports and its
+data loading changed (see README.md). What each entry runs, and the result it must reach."""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Entry:
+    def __init__(self, name, script, args=(), env=None, metric=None, at_least=None, at_most=None, dirs=(),
+                 cwd=None, module=None):
+        self.name, self.script, self.args = name, script, list(args)
+        self.env = dict(env or {})
+        self.metric, self.at_least, self.at_most = metric, at_least, at_most
+        self.dirs = list(dirs)  # directories the script writes to (removed before a run)
+        self.cwd = cwd
+        self.module = module  # run as `python -m module` from port/ (script names its main file)
+
+    @property
+    def upstream(self):
+        return os.path.join(HERE, self.name, "upstream")
+
+    @property
+    def port(self):
+        return os.path.join(HERE, self.name, "port")
+
+
+ENTRIES = [
+    # TensorFlow's "layers" tutorial: tf.layers CNN, dropout, SGD 0.001, LoggingTensorHook.
+    Entry("tf_layers_cnn_mnist", "cnn_mnist.py", env={"KILN_MAX_STEPS": "300"},
+          metric="accuracy", at_least=0.35, dirs=["/tmp/mnist_convnet_model"]),
+    # Google Cloud's course classifier: batch normalization through UPDATE_OPS, optimize_loss,
+    # train_and_evaluate with an exporter.
+    Entry("gcp_mnist_bn", "trainer/task.py", module="trainer.task",
+          args=["--output_dir", "/tmp/kiln-compat-gcp-mnist-bn", "--train_steps", "300", "--model", "cnn",
+                "--batch_norm", "--learning_rate", "0.01"],
+          metric="accuracy", at_least=0.75, dirs=["/tmp/kiln-compat-gcp-mnist-bn"]),
+    # TensorFlow's character RNN (GRUCell, static_rnn) on the fortunes' 15 largest files.
+    Entry("tf_char_rnn_text", "text_classification_character_rnn.py", metric="accuracy", at_least=0.12,
+          env={"KILN_MAX_STEPS": "100"}),
+]
+
+BY_NAME = {e.name: e for e in ENTRIES}

@@ -1,0 +1,92 @@
+"""Offline stand-ins for the data loaders of the compatibility corpus's scripts: each
+script's download of MNIST (or ImageNet, or DBpedia) becomes Fashion-MNIST from the Debian
+package dataset-fashion-mnist, shaped as the script's own loader shapes it. This module is
+the "offline data loader" a port may change to; nothing else of a script changes but its
+imports.
+
+KILN_COMPAT_EXAMPLES=N keeps the first N training examples (CI's short runs)."""
+import gzip
+import os
+
+import numpy as np
+
+DATA = os.environ.get("KILN_COMPAT_DATA", "/usr/share/datasets/fashion-mnist")
+
+
+def _idx(name):
+    path = os.path.join(DATA, name)
+    opener = gzip.open if os.path.exists(path) else open
+    path = path if os.path.exists(path) else path[:-3]
+    with opener(path, "rb") as f:
+        data = f.read()
+    dims = data[3]
+    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+
+
+def _limit(n):
+    text = os.environ.get("KILN_COMPAT_EXAMPLES")
+    return min(n, int(text)) if text else n
+
+
+class DataSet:
+    def __init__(self, images, labels):
+        self.images, self.labels = images, labels
+        self.num_examples = len(images)
+
+
+class Datasets:
+    def __init__(self, train, test):
+        self.train, self.test, self.validation = train, test, test
+
+
+def read_data_sets(train_dir=None, one_hot=False, reshape=True, dtype=np.float32, **unused):
+    """tensorflow.examples.tutorials.mnist.input_data.read_data_sets over Fashion-MNIST:
+    images float32 in [0, 1], [N, 784] (reshape) or [N, 28, 28, 1]; labels class ids or
+    one-hot float32 [N, 10]."""
+    def split(prefix, limit):
+        x = _idx(prefix + "-images-idx3-ubyte.gz")[:limit].astype(np.float32) / 255.0
+        y = _idx(prefix + "-labels-idx1-ubyte.gz")[:limit].astype(np.int64)
+        x = x.reshape(len(x), 784) if reshape else x.reshape(len(x), 28, 28, 1)
+        if one_hot:
+            y = np.eye(10, dtype=np.float32)[y]
+        return DataSet(x, y)
+    return Datasets(split("train", _limit(60000)), split("t10k", 10000))
+
+
+def load_dataset(name):
+    """tf.contrib.learn.datasets.load_dataset('mnist') over Fashion-MNIST."""
+    if name != "mnist":
+        raise ValueError("the offline loader has only 'mnist' (Fashion-MNIST)")
+    return read_data_sets(one_hot=False, reshape=True)
+
+
+FORTUNES = os.environ.get("KILN_COMPAT_FORTUNES", "/usr/share/games/fortunes")
+# The 15 largest cookie files of the Debian fortunes package: a label per file.
+FORTUNE_CLASSES = ["people", "definitions", "cookie", "computers", "songs-poems", "politics", "miscellaneous", "work",
+                   "science", "men-women", "zippy", "knghtbrd", "platitudes", "art", "fortunes"]
+
+
+def fortune_categories(max_length=100, train_per_class=200, test_per_class=50):
+    """A stand-in for DBpedia's 15 classes: fortunes labelled by the file they come from,
+    each the bytes of its first max_length characters, 0-padded, as ByteProcessor gives them
+    (x [N, max_length] uint8, y [N] int; train and test)."""
+    xs, ys = ([], []), ([], [])
+    for label, name in enumerate(FORTUNE_CLASSES):
+        with open(os.path.join(FORTUNES, name), "rb") as f:
+            items = [t.strip() for t in f.read().split(b"\n%\n") if t.strip()]
+        for part, items_part in ((0, items[:train_per_class]),
+                                 (1, items[train_per_class:train_per_class + test_per_class])):
+            for t in items_part:
+                row = np.zeros(max_length, np.uint8)
+                row[:min(len(t), max_length)] = np.frombuffer(t[:max_length], np.uint8)
+                xs[part].append(row)
+                ys[part].append(label)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(xs[0]))
+    return (np.array(xs[0])[order], np.array(ys[0])[order], np.array(xs[1]), np.array(ys[1]))
+
+
+def accuracy_score(y_true, y_pred):
+    """sklearn.metrics.accuracy_score."""
+    return float(np.mean(np.asarray(y_true) == np.asarray(y_pred)))
