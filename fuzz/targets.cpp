@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "cache/entry_meta.h"
+#include "formats/sstable.h"
+#include "formats/tfrecord.h"
 #include "json/bounded_json.h"
 #include "kiln/checkpoint.h"
 #include "kiln/report.h"
@@ -140,6 +142,33 @@ int bounded_json(const uint8_t* data, size_t size) {
   return 0;
 }
 
+int tfrecord_reader(const uint8_t* data, size_t size) {
+  // The first byte picks the framing's compression; the rest is the file.
+  if (size == 0) return 0;
+  const MemoryFile f(data + 1, size - 1);
+  if (!f.ok()) return 0;
+  const formats::Compression c = data[0] % 3 == 0 ? formats::Compression::none
+                                 : data[0] % 3 == 1 ? formats::Compression::gzip
+                                                    : formats::Compression::zlib;
+  return rejecting_cleanly([&] {
+    formats::RecordReader r(f.path(), c);
+    std::string rec;
+    size_t total = 0;
+    while (r.next(rec)) {
+      total += rec.size() + 16;
+      if (c == formats::Compression::none && total > size) __builtin_trap();  // records come from the bytes
+    }
+  });
+}
+
+int checkpoint_index(const uint8_t* data, size_t size) {
+  return rejecting_cleanly([&] {
+    const auto entries = formats::read_table(text_of(data, size), "fuzz.index");
+    for (size_t i = 1; i < entries.size(); ++i)
+      if (!(entries[i - 1].first < entries[i].first)) __builtin_trap();  // the reader checks the order
+  });
+}
+
 const std::vector<NamedTarget>& all_targets() {
   static const std::vector<NamedTarget> targets = {{"idx_reader", idx_reader},
                                                    {"checkpoint_reader", checkpoint_reader},
@@ -148,7 +177,9 @@ const std::vector<NamedTarget>& all_targets() {
                                                    {"accelerate_mode", accelerate_mode},
                                                    {"summary_records", summary_records},
                                                    {"checkpoint_manifest", checkpoint_manifest},
-                                                   {"bounded_json", bounded_json}};
+                                                   {"bounded_json", bounded_json},
+                                                   {"tfrecord_reader", tfrecord_reader},
+                                                   {"checkpoint_index", checkpoint_index}};
   return targets;
 }
 

@@ -25,6 +25,8 @@ int accelerate_mode(const uint8_t* data, size_t size);    // AccelerateTrainMode
 int summary_records(const uint8_t* data, size_t size);    // parse_records + the report's run_from_records
 int checkpoint_manifest(const uint8_t* data, size_t size);  // parse_checkpoint past its checksum: the manifest
 int bounded_json(const uint8_t* data, size_t size);       // parse_bounded_json's limits
+int tfrecord_reader(const uint8_t* data, size_t size);    // formats::RecordReader (first byte: compression)
+int checkpoint_index(const uint8_t* data, size_t size);   // formats::read_table (a checkpoint's .index)
 
 struct NamedTarget {
   const char* name;  // also the folder of its corpus under fuzz/corpus/

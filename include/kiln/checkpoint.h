@@ -1,6 +1,6 @@
 // Checkpoints: the whole training state (every variable, including optimizer slots and
-// global_step) in one self-checking file, plus a directory of them with atomic writes,
-// retention and "latest".
+// global_step), in TensorFlow's format in a model_dir (CheckpointDir), with atomic writes,
+// retention and "latest". Below, kiln's older single-file format, still read:
 //
 // File format (little-endian), version 1:
 //   "KILNCKPT"  u32 version  u64 manifest_bytes  manifest (JSON)  tensor data  XXH3-128
@@ -32,13 +32,6 @@
 
 namespace kiln {
 
-// A checkpoint or model_dir that cannot be used: corrupt, from another model, not
-// writable. A user-input problem: `kiln train` exits with status 2.
-class CheckpointError : public Error {
- public:
-  using Error::Error;
-};
-
 struct Checkpoint {
   int64_t step = 0;
   Variables variables;
@@ -66,7 +59,24 @@ Checkpoint parse_checkpoint(std::string_view bytes, const std::string& path);
 // variables only in the checkpoint are fine (an evaluation graph has no optimizer slots).
 std::vector<std::string> checkpoint_mismatches(const Graph& g, const Variables& saved, bool allow_extra = false);
 
-// The checkpoints of one model_dir.
+// A checkpoint in TensorFlow's format (a tensor bundle, formats/tensor_bundle.h) at
+// `prefix` ("dir/model.ckpt-N"), with kiln's own state beside it in
+// "<prefix>.kiln-state.json" (phase, loss scaler, run settings; absent from a checkpoint
+// TensorFlow wrote, which then resumes in the original precision). Local variables are not
+// saved. The bundle is written data first and index last, each atomically.
+void write_tf_checkpoint(const std::string& prefix, const Checkpoint& ckpt);
+// Reads one: the bundle's variables (CRC-checked), the state, and checks that a
+// global_step variable, if any, equals the state's step. CheckpointError naming the file.
+Checkpoint read_tf_checkpoint(const std::string& prefix);
+// A checkpoint by its path: a TensorFlow prefix (what tf.train.latest_checkpoint gives) or
+// one of kiln's older single files (".kiln").
+Checkpoint load_checkpoint(const std::string& path);
+
+// The checkpoints of one model_dir, named as TensorFlow names them: model.ckpt-N.index,
+// model.ckpt-N.data-00000-of-00001 and the `checkpoint` state file (relative paths, as
+// Estimator writes it), so tf.train.latest_checkpoint, evaluate(checkpoint_path=) and
+// scripts that glob for them find them; kiln's older "ckpt-N.kiln" files are still read
+// (a resume from one says so; new checkpoints are TensorFlow's).
 class CheckpointDir {
  public:
   // keep: how many to keep (oldest deleted first); 0 = all.
@@ -77,16 +87,20 @@ class CheckpointDir {
   // is not writable: ..." or "... is in use by another training run (pid ...)" otherwise.
   // `held`: a lock the caller holds; used when it is this directory's (no second acquire).
   void prepare(std::shared_ptr<ModelDirLock> held = nullptr);
-  // Steps of the complete checkpoints present, ascending.
+  // Steps of the complete checkpoints present (either format), ascending.
   std::vector<int64_t> steps() const;
   std::optional<int64_t> latest_step() const;
+  // The checkpoint of a step: its TensorFlow prefix, or the older file when only that exists.
   std::string path_for(int64_t step) const;
-  // The newest checkpoint, verified; nullopt when there is none. A corrupt newest file, or
+  // "<dir>/model.ckpt-N": where a save of step N goes.
+  std::string prefix_for(int64_t step) const;
+  // The newest checkpoint, verified; nullopt when there is none. A corrupt newest one, or
   // anything under a checkpoint's name that is not a regular file (a directory, a FIFO, a
   // link to a device), is a CheckpointError (never silently skipped: a user should know
   // their state is damaged).
   std::optional<Checkpoint> load_latest() const;
-  // Saves, then deletes the oldest beyond `keep` and, when prepare() took the lock, the
+  // Saves (TensorFlow's format), rewrites the `checkpoint` state file, then deletes the
+  // oldest beyond `keep` (their every file) and, when prepare() took the lock, the
   // temporary files of processes that are gone (.tmp-<pid>-... whose pid does not exist).
   void save(const Checkpoint& ckpt) const;
 
@@ -97,5 +111,9 @@ class CheckpointDir {
   int64_t keep_;
   std::shared_ptr<ModelDirLock> lock_;  // set by prepare()
 };
+
+// tf.train.latest_checkpoint: the prefix the `checkpoint` state file names (relative paths
+// taken from `dir`), when its index exists; else the newest kiln finds; nullopt if none.
+std::optional<std::string> latest_checkpoint_path(const std::string& dir);
 
 }  // namespace kiln

@@ -28,6 +28,12 @@ class DataError : public Error {
  public:
   using Error::Error;
 };
+// A checkpoint or model_dir that cannot be used: corrupt, from another model, not
+// writable. A user-input problem: `kiln train` exits with status 2.
+class CheckpointError : public Error {
+ public:
+  using Error::Error;
+};
 // An operating-system or library failure (file I/O, oneDNN).
 class SystemError : public Error {
  public:

@@ -84,6 +84,15 @@ MetricSpec accuracy_metric(const Tensor& labels, const Tensor& predictions);
 // The mean of `values` over all examples.
 MetricSpec mean_metric(const Tensor& values);
 
+// A variable that starts from a tensor of another checkpoint (TensorFlow's
+// tf.train.init_from_checkpoint and Estimator(warm_start_from=)): only when training starts
+// afresh (no checkpoint in model_dir to resume); a resumed run takes its own checkpoint.
+struct WarmStart {
+  std::string variable;    // the model's name
+  std::string checkpoint;  // a checkpoint path (load_checkpoint: "dir/model.ckpt-N" or a .kiln file)
+  std::string tensor;      // the name in that checkpoint
+};
+
 // What model_fn returns. train: loss and train_op; eval: loss (and metrics); predict:
 // predictions. Extra fields are allowed in every mode.
 struct EstimatorSpec {
@@ -91,6 +100,7 @@ struct EstimatorSpec {
   TrainOp train_op;
   std::map<std::string, Tensor> predictions;    // per-example values, batch first
   std::map<std::string, MetricSpec> eval_metrics;
+  std::vector<WarmStart> warm_start;            // train mode; see WarmStart
 };
 
 // The seed's model_fn: builds the model for one mode and returns its spec. features f32
@@ -212,6 +222,7 @@ struct Evaluation {
   int64_t global_step = 0;
   double seconds = 0;          // including compile
   double compile_seconds = 0;
+  std::string name;            // evaluate(name=): its TensorBoard events go to model_dir/eval_<name>
   double at(const std::string& name) const;  // ConfigError listing the metrics if missing
 };
 
@@ -242,8 +253,11 @@ class Estimator {
   // save_summary_steps > 0 the result is appended to the summaries as an "eval" record
   // (skipped, with a line to options.log, when model_dir is not writable).
   // `checkpoint_path` (TensorFlow's evaluate(checkpoint_path=)): that checkpoint's state
-  // instead, leaving the Estimator's own as it is.
-  Evaluation evaluate(const InputFn& input_fn, int64_t steps = 0, const std::string& checkpoint_path = {});
+  // instead, leaving the Estimator's own as it is. `name` (TensorFlow's evaluate(name=)):
+  // letters, digits, '_', '-', '.'; its TensorBoard events go to model_dir/eval_<name>
+  // instead of model_dir/eval, so evaluations of several data sets are runs of their own.
+  Evaluation evaluate(const InputFn& input_fn, int64_t steps = 0, const std::string& checkpoint_path = {},
+                      const std::string& name = {});
 
   // The model's predictions for every example of the input, concatenated along axis 0
   // (with `checkpoint_path`: of that checkpoint's state).

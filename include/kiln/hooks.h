@@ -69,10 +69,18 @@ class RunContext {
   void add_scalar(const std::string& name, double value) { scalars_[name] = value; }
   // The scalars added since the last call, for the summary writer.
   std::map<std::string, double> take_scalars() { return std::exchange(scalars_, {}); }
+  // A histogram or an image (kind "histograms" or "images"; the value as kiln/summary.h
+  // spells it in a record) for the summaries, written as add_scalar's values are.
+  void add_summary_value(const std::string& kind, const std::string& name, nlohmann::json value) {
+    values_[kind][name] = std::move(value);
+  }
+  // {"histograms": {...}, "images": {...}} of the values added since the last call.
+  nlohmann::json take_summary_values() { return std::exchange(values_, nlohmann::json::object()); }
 
  private:
   bool stop_ = false;
   std::map<std::string, double> scalars_;
+  nlohmann::json values_ = nlohmann::json::object();
 };
 
 // The key of the EstimatorSpec's loss among a step's values: not a name a graph value can

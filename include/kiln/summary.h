@@ -1,4 +1,6 @@
-// Summaries: what a training run records about itself, for `kiln report` and for people.
+// Summaries: what a training run records about itself, for `kiln report`, TensorBoard and
+// people. The same records also go to TensorBoard's event files (train/summary_events.h):
+// model_dir/events.out.tfevents.* for training, model_dir/eval/ for evaluation.
 //
 // With a model_dir and save_summary_steps > 0 the Estimator appends records to one file
 // per run, `<model_dir>/summaries.jsonl` (a resumed run continues it). Records are JSON
@@ -11,8 +13,12 @@
 //   progress          every save_summary_steps steps: loss (mean since the previous record),
 //                     steps_per_second, elapsed_seconds, phase, learning_rate (when
 //                     params has one), loss_scale (in a float16 phase), scalars {name: value}
-//                     (added by hooks with RunContext::add_scalar)
-//   scalars           hooks' scalars at a step that is not a summary step
+//                     (added by hooks with RunContext::add_scalar), histograms {name:
+//                     {min, max, num, sum, sum_squares, bucket_limit [..], bucket [..]}}
+//                     (TensorFlow's HistogramProto) and images {name: {height, width,
+//                     colorspace, png (base64)}} (RunContext::add_summary_value; Python's
+//                     summary.histogram / summary.image)
+//   scalars           hooks' scalars, histograms, images at a step that is not a summary step
 //   precision_switch  step, requested_step, reason, loss, from (the low phase)
 //   eval              evaluate(): metrics {name: value}, examples, seconds
 //   end               a train() call ends: steps_this_run, train_seconds, compile_seconds,
@@ -26,6 +32,7 @@
 #pragma once
 #include <cstdint>
 #include <istream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,9 +49,12 @@ std::string summary_path(const std::string& model_dir);
 // Appends records to a summary file (created 0644 if missing). A file whose last line was
 // torn by a kill gets a newline first, so the next record starts on a line of its own.
 // SystemError "[summaries] ..." naming the file when it cannot be opened or written.
+class SummaryEvents;
 class SummaryWriter {
  public:
-  explicit SummaryWriter(std::string path);
+  // `events_dir`: also write each record as TensorBoard events in a new event file there
+  // (train/summary_events.h); "" = summaries.jsonl alone.
+  explicit SummaryWriter(std::string path, const std::string& events_dir = "");
   ~SummaryWriter();
   SummaryWriter(const SummaryWriter&) = delete;
   SummaryWriter& operator=(const SummaryWriter&) = delete;
@@ -59,6 +69,7 @@ class SummaryWriter {
   void write_all(const std::string& bytes);
   std::string path_;
   int fd_ = -1;
+  std::unique_ptr<SummaryEvents> events_;
 };
 
 // A file of kiln records (a summary file or a --metrics-out file), as far as it is sound.

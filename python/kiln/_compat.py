@@ -137,22 +137,4 @@ io = _namespace("kiln.io", gfile=None)
 image = _namespace("kiln.image")
 
 
-class _Summary(types.ModuleType):
-    """tf.summary: kiln records its own summaries (summaries.jsonl, `kiln report`);
-    summary ops in a model_fn are not provided yet and say so."""
-
-    class FileWriterCache:
-        @staticmethod
-        def clear():
-            pass
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        def missing(*args, **kwargs):
-            unsupported("summary.%s" % name, "kiln writes its own summaries (RunConfig save_summary_steps); "
-                        "leave the summary ops out")
-        return missing
-
-
-summary = _Summary("kiln.summary")
+from . import summary  # noqa: E402,F401 (tf.summary)

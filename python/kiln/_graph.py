@@ -47,6 +47,7 @@ class GraphContext:
         self.random_inputs = None  # (seed, step, rank) tensors of the random ops, made once
         self.regularizers_applied = set()
         self.static_values = {}  # tensor id -> numpy value known at graph-building time (kiln.shape, ...)
+        self.warm_start = {}  # variable name -> (checkpoint prefix, tensor name): tf.train.init_from_checkpoint
 
     def unique_layer_name(self, base, keras=False):
         """tf.layers names layers per variable scope; tf.keras graph-wide (as TensorFlow 1 does)."""

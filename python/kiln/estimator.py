@@ -6,6 +6,7 @@ it takes. train/evaluate/predict run without holding the GIL except while model_
 Python input or a Python hook runs.
 """
 import inspect
+import os
 import threading
 import weakref
 
@@ -14,10 +15,12 @@ import numpy as np
 from . import _core, _log
 from . import data as _data
 from . import metrics as _metrics
+from . import summary as _summary
 from ._graph import GraphContext, Tensor, enter, leave, unsupported
-from ._hooks import HookRunner
+from ._hooks import HookRunner, SessionRunArgs
 from .config import RunConfig  # noqa: F401 (also tf.estimator.RunConfig)
-from . import _scopes
+from . import _checkpoints, _scopes
+from ._checkpoints import WarmStartSettings  # noqa: F401 (tf.estimator.WarmStartSettings)
 from .train import CheckpointSaverHook, SessionRunHook, TellMeStepOrLossHook
 
 
@@ -85,8 +88,12 @@ class Estimator:
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None, backend="cpu"):
         if not callable(model_fn):
             raise TypeError("[model_fn] %r is not callable" % (model_fn,))
-        if warm_start_from is not None:
-            unsupported("Estimator(warm_start_from=...)", "point model_dir at the checkpoints to continue from")
+        if warm_start_from is not None and not isinstance(warm_start_from, _checkpoints.WarmStartSettings):
+            if not isinstance(warm_start_from, (str, os.PathLike)):
+                raise TypeError("[warm_start_from] must be a checkpoint path or directory, or a WarmStartSettings; "
+                                "not %s" % type(warm_start_from).__name__)
+            warm_start_from = _checkpoints.WarmStartSettings(warm_start_from)
+        self._warm_start_from = warm_start_from
         config = config if config is not None else RunConfig()
         if not isinstance(config, RunConfig):
             raise TypeError("[config] must be a kiln RunConfig (NPURunConfig), not %s" % type(config).__name__)
@@ -139,7 +146,11 @@ class Estimator:
             if not isinstance(spec, EstimatorSpec):
                 raise TypeError("[model_fn] returned %s; it must return a kiln.estimator.EstimatorSpec"
                                 % type(spec).__name__)
-            return self._spec_parts(spec, mode, scope)
+            if mode == ModeKeys.TRAIN and self._warm_start_from is not None:
+                self._warm_start_from.apply()
+            parts = self._spec_parts(spec, mode, scope)
+            warm = [(v, p, t) for v, (p, t) in sorted(ctx.warm_start.items())] if mode == ModeKeys.TRAIN else []
+            return parts + (warm,)
         finally:
             leave(previous)
 
@@ -163,12 +174,20 @@ class Estimator:
         outputs = []
         if mode == ModeKeys.TRAIN:
             if self._runner is not None and not self._took_training_hooks:
-                self._take_training_hooks(spec.training_hooks)
+                self._take_training_hooks(list(spec.training_hooks) + self._summary_hooks())
             outputs = self._fetchable_outputs(scope)
             self._fetchable = set(outputs) | {"loss", "global_step"} | self._cpp_fetches
         return (spec.loss if mode != ModeKeys.PREDICT else None, train_op,
                 dict(predictions or {}) if mode == ModeKeys.PREDICT else {}, metrics if mode == ModeKeys.EVAL else {},
                 outputs)
+
+    def _summary_hooks(self):
+        """The hook that writes model_fn's tf.summary scalars, when summaries are on."""
+        from ._graph import current
+        items = _summary._summary_items(current("summary"))
+        if not items or not self.model_dir or not self._config.save_summary_steps:
+            return []
+        return [_SummaryScalarsHook(items, self._config.save_summary_steps)]
 
     def _take_training_hooks(self, hooks):
         """The spec's training_hooks join the train() call's hooks. A later train() call
@@ -285,8 +304,10 @@ class Estimator:
             unsupported("evaluate(hooks=...)", "kiln runs hooks in train()")
         if steps is not None and (isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps <= 0):
             raise ValueError("[steps] %r must be an integer >= 1" % (steps,))
+        if name is not None and not isinstance(name, str):
+            raise TypeError("[name] %r must be a string (the evaluation's TensorBoard run is eval_<name>)" % (name,))
         out = self._core.evaluate(self._input(input_fn, ModeKeys.EVAL, False), int(steps or 0),
-                                  _checkpoint_file(checkpoint_path))
+                                  _checkpoint_file(checkpoint_path), name or "")
         out.pop("examples", None)
         out.pop("seconds", None)
         # TensorFlow's line at INFO, which scripts' readers (and their logs) expect.
@@ -331,16 +352,16 @@ class Estimator:
         v = self._core.variables()
         if v or not self.model_dir:
             return v
-        latest = _core.latest_checkpoint_step(self.model_dir)
+        latest = _core.latest_checkpoint(self.model_dir)
         if latest is None:
             raise _core.CheckpointError("[checkpoint] nothing trained yet and no checkpoint in '%s'" % self.model_dir)
-        return _core.read_checkpoint_variables(_core.checkpoint_path(self.model_dir, latest))[1]
+        return _core.read_checkpoint_variables(latest)[1]
 
     def latest_checkpoint(self):
+        """The newest checkpoint's prefix ('<model_dir>/model.ckpt-N'), as TensorFlow gives it."""
         if not self.model_dir:
             return None
-        latest = _core.latest_checkpoint_step(self.model_dir)
-        return None if latest is None else _core.checkpoint_path(self.model_dir, latest)
+        return _core.latest_checkpoint(self.model_dir)
 
     def compile_summary(self):
         """Graphs compiled and how the compile cache served them."""
@@ -348,6 +369,25 @@ class Estimator:
 
 
 NPUEstimator = Estimator
+
+
+class _SummaryScalarsHook(SessionRunHook):
+    """Fetches model_fn's summary values (scalar, histogram, image) on the loops that end on a summary step (as
+    the Estimator's summary records are written) and adds them to that step's record, from
+    which summaries.jsonl and the TensorBoard event file take them."""
+
+    def __init__(self, items, every):
+        self._items, self._every, self._due = items, int(every), False
+
+    def before_run(self, run_context):
+        start = run_context.global_step
+        end = start + run_context._bridge.loop_size
+        self._due = end // self._every != start // self._every or end >= run_context.max_steps
+        return SessionRunArgs({tag: name for tag, name, _, _ in self._items}) if self._due else None
+
+    def after_run(self, run_context, run_values):
+        if self._due:
+            _summary.write_values(run_context._bridge, self._items, run_values.results)
 
 
 def _fmt(v):

@@ -6,6 +6,8 @@ import time
 from . import _core, _log
 from ._graph import Tensor, named, unsupported
 from ._hooks import SessionRunArgs, SessionRunContext, SessionRunValues, fetch_name  # noqa: F401 (public names)
+from ._checkpoints import (CheckpointReader, init_from_checkpoint, latest_checkpoint, list_variables,  # noqa: F401
+                           load_checkpoint, load_variable)
 from ._variables import get_global_step, get_or_create_global_step  # noqa: F401
 
 
@@ -126,7 +128,7 @@ class LoggingTensorHook(SessionRunHook):
 
 class CheckpointSaverHook(SessionRunHook):
     """Saves the training state to checkpoint_dir every save_steps steps or save_secs
-    seconds, and at the end (kiln's checkpoint format, ckpt-<step>.kiln). The Estimator
+    seconds, and at the end (TensorFlow's checkpoint format and names, model.ckpt-<step>). The Estimator
     already checkpoints model_dir per RunConfig; this hook is for other schedules or
     directories."""
 
@@ -137,7 +139,7 @@ class CheckpointSaverHook(SessionRunHook):
         if saver is not None or scaffold is not None or listeners:
             unsupported("CheckpointSaverHook(saver=, scaffold=, listeners=)", "kiln saves its own checkpoint files")
         if checkpoint_basename != "model.ckpt":
-            unsupported("CheckpointSaverHook(checkpoint_basename=...)", "kiln names checkpoints ckpt-<step>.kiln")
+            unsupported("CheckpointSaverHook(checkpoint_basename=...)", "kiln names checkpoints model.ckpt-<step>")
         if not isinstance(checkpoint_dir, str) or not checkpoint_dir:
             raise ValueError("[CheckpointSaverHook] checkpoint_dir must be a non-empty path")
         self._dir, self._secs, self._steps, self._keep = checkpoint_dir, save_secs, save_steps, keep_checkpoint_max
@@ -227,7 +229,3 @@ class TellMeStepOrLossHook:
         return self._cpp.last_value
 
 
-def latest_checkpoint(checkpoint_dir):
-    """The newest checkpoint file of a kiln model directory, or None."""
-    step = _core.latest_checkpoint_step(checkpoint_dir)
-    return None if step is None else _core.checkpoint_path(checkpoint_dir, step)

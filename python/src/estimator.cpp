@@ -16,6 +16,7 @@
 
 #include "hook_bridge.h"
 #include "input_sources.h"
+#include "formats/tensor_bundle.h"
 #include "kiln/checkpoint.h"
 #include "kiln/estimator.h"
 #include "kiln/interrupts.h"
@@ -83,7 +84,8 @@ EstimatorSpec call_model_fn(const PyRef& fn, const Tensor& features, const Tenso
   } close{scope};
   const py::object lab = labels.valid() ? py::cast(PyTensor{labels, scope}) : py::object(py::none());
   const py::tuple r = fn.obj(scope, PyTensor{features, scope}, lab, std::string(mode_name(mode))).cast<py::tuple>();
-  // (loss | None, train_op | None, {name: prediction}, {name: (total, count)}, [output names])
+  // (loss | None, train_op | None, {name: prediction}, {name: (total, count)}, [output names],
+  //  [(variable, checkpoint, tensor)] to warm-start)
   EstimatorSpec spec;
   if (!r[0].is_none()) spec.loss = r[0].cast<PyTensor>().t;
   if (!r[1].is_none()) spec.train_op = r[1].cast<TrainOp>();
@@ -92,6 +94,8 @@ EstimatorSpec call_model_fn(const PyRef& fn, const Tensor& features, const Tenso
     const py::tuple tc = v.cast<py::tuple>();
     spec.eval_metrics[k.cast<std::string>()] = MetricSpec{tc[0].cast<PyTensor>().t, tc[1].cast<PyTensor>().t};
   }
+  for (const auto& w : r[5].cast<std::vector<std::tuple<std::string, std::string, std::string>>>())
+    spec.warm_start.push_back(WarmStart{std::get<0>(w), std::get<1>(w), std::get<2>(w)});
   Graph& g = *scope->graph;
   for (const auto& name : r[4].cast<std::vector<std::string>>()) g.add_output(name, g.lookup(name, "[hooks]"));
   return spec;
@@ -193,12 +197,13 @@ void bind_estimator(py::module_& m) {
              return stats_dict(st);
            })
       .def("evaluate",
-           [](PyEstimator& self, py::object input, int64_t steps, const std::string& checkpoint_path) {
+           [](PyEstimator& self, py::object input, int64_t steps, const std::string& checkpoint_path,
+              const std::string& name) {
              const InputFn in = input_fn_of(std::move(input));
              Evaluation ev;
              {
                py::gil_scoped_release release;
-               ev = self.est->evaluate(in, steps, checkpoint_path);
+               ev = self.est->evaluate(in, steps, checkpoint_path, name);
              }
              py::dict d;
              for (const auto& [k, v] : ev.metrics) d[py::str(k)] = v;
@@ -239,8 +244,22 @@ void bind_estimator(py::module_& m) {
 
   m.def("latest_checkpoint_step", [](const std::string& dir) { return CheckpointDir(dir, 0).latest_step(); });
   m.def("checkpoint_path", [](const std::string& dir, int64_t step) { return CheckpointDir(dir, 0).path_for(step); });
+  m.def("latest_checkpoint", [](const std::string& dir) { return latest_checkpoint_path(dir); });
+  // tf.train.list_variables / load_checkpoint: (name, dtype, shape) of a TensorFlow checkpoint.
+  m.def("list_checkpoint", [](const std::string& path) {
+    py::list out;
+    std::string prefix = path;
+    if (prefix.size() > 6 && prefix.compare(prefix.size() - 6, 6, ".index") == 0) prefix.resize(prefix.size() - 6);
+    if (formats::bundle_exists(prefix)) {
+      for (const auto& e : formats::list_bundle(prefix)) out.append(py::make_tuple(e.name, e.dtype, e.shape));
+    } else {
+      for (const auto& [k, v] : load_checkpoint(path).variables)
+        out.append(py::make_tuple(k, std::string(dtype_name(v.dtype())), v.shape()));
+    }
+    return out;
+  });
   m.def("read_checkpoint_variables", [](const std::string& path) {
-    Checkpoint c = read_checkpoint(path);
+    Checkpoint c = load_checkpoint(path);
     py::dict d;
     for (auto& [k, v] : c.variables) d[py::str(k)] = into_numpy(std::move(v));
     return py::make_tuple(c.step, d);

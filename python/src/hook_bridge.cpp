@@ -87,6 +87,11 @@ void bind_hook_bridge(py::module_& m) {
       .def("request_stop", [](const HookBridge& b) { b.context().request_stop(); })
       .def("value", &HookBridge::value)
       .def("losses", &HookBridge::losses)
+      .def("add_scalar", [](const HookBridge& b, const std::string& name, double v) { b.context().add_scalar(name, v); })
+      .def("add_summary_value",
+           [](const HookBridge& b, const std::string& kind, const std::string& name, const std::string& json) {
+             b.context().add_summary_value(kind, name, nlohmann::json::parse(json));
+           })
       .def("variable_names",
            [](const HookBridge& b) {
              std::vector<std::string> names;

@@ -12,5 +12,6 @@ void bind_config(pybind11::module_& m);
 void bind_data(pybind11::module_& m);
 void bind_estimator(pybind11::module_& m);
 void bind_world(pybind11::module_& m);
+void bind_summary(pybind11::module_& m);  // tf.summary.FileWriter
 
 }  // namespace kiln::python

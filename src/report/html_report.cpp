@@ -10,6 +10,7 @@
 
 #include "kiln/error.h"
 #include "kiln/report.h"
+#include "formats/atomic_file.h"
 #include "report/page_assets.h"
 #include "report/report_charts.h"
 #include "report/summary_table.h"
@@ -84,34 +85,7 @@ std::string render_report(const std::vector<Run>& runs, const ReportOptions& opt
 }
 
 void write_report(const std::string& html, const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  const std::string tmp = (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
-  auto fail = [&](const char* what) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    KILN_THROW(SystemError) << "[report] cannot write '" << path << "': " << what << ": " << std::strerror(err);
-  };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) KILN_THROW(SystemError) << "[report] cannot write '" << path << "': " << std::strerror(errno);
-  size_t done = 0;
-  while (done < html.size()) {
-    const ssize_t n = ::write(fd, html.data() + done, html.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      ::close(fd);
-      fail("write");
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("fsync");
-  }
-  if (::close(fd) != 0) fail("close");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+  write_file_atomically(path, html, "[report]");
 }
 
 }  // namespace kiln::report

@@ -75,9 +75,11 @@ std::vector<std::string> fetches_of(const HookList& hooks) {
 
 // The state the built graph starts from: the restored checkpoint, else the in-memory
 // state of an earlier train(), checked against the graph; missing variables initialised.
-void adopt_state(Variables& vars, const Graph& graph, const Graph* low_graph, std::optional<Checkpoint>& restored,
+// A fresh start (nothing restored or trained before) applies the graph's warm start first.
+void adopt_state(Variables& vars, const BuiltGraph& built, const Graph* low_graph, std::optional<Checkpoint>& restored,
                  const std::optional<CheckpointDir>& dir, std::ostream* log, const nlohmann::json& run_settings,
                  TrainStats& st) {
+  const Graph& graph = *built.graph;
   if (restored) {
     const auto bad = checkpoint_mismatches(graph, restored->variables);
     if (!bad.empty())
@@ -96,6 +98,8 @@ void adopt_state(Variables& vars, const Graph& graph, const Graph* low_graph, st
   } else if (!vars.empty()) {
     const auto bad = checkpoint_mismatches(graph, vars);
     if (!bad.empty()) KILN_THROW(ConfigError) << "[train] the model changed between train() calls:" << join_lines(bad);
+  } else {
+    apply_warm_start(graph, built.warm_start, vars, log);
   }
   // Local variables (metric totals) start anew in every train(), as in a new TensorFlow session.
   for (ValueId id : graph.variables())
@@ -275,7 +279,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
     if (!note.empty() && World::get().rank() == 0)
       std::fprintf(stderr, "kiln: note: %s\n", note.c_str());
   }
-  adopt_state(s_->vars, *built.graph, low ? low->graph.get() : nullptr, restored, dir, options_.log,
+  adopt_state(s_->vars, built, low ? low->graph.get() : nullptr, restored, dir, options_.log,
               options_.run_settings, st);
   // Before the first collective: ranks started with other settings would pair mismatched
   // collectives (and corrupt memory); they are refused, every rank with the same message.

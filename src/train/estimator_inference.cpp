@@ -1,6 +1,8 @@
 // Estimator::evaluate and predict: one pass over an input with the trained variables.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <ostream>
 
@@ -31,7 +33,7 @@ Variables& Estimator::state_for_inference(const char* what) {
 
 Variables& Estimator::state_for_inference(const char* what, const std::string& checkpoint_path, Variables& holder) {
   if (checkpoint_path.empty()) return state_for_inference(what);
-  holder = read_checkpoint(checkpoint_path).variables;
+  holder = load_checkpoint(checkpoint_path).variables;
   return holder;
 }
 
@@ -43,7 +45,7 @@ void Estimator::record_evaluation(const Evaluation& ev) const {
       *options_.log << "summaries: '" << config_.model_dir << "' is not writable; this evaluation is not recorded\n";
     return;
   }
-  std::optional<SummaryWriter> summaries = open_summaries(config_);
+  std::optional<SummaryWriter> summaries = open_summaries(config_, ev.name.empty() ? "eval" : "eval_" + ev.name);
   summaries->write(eval_record(ev));
   summaries->sync();
 }
@@ -88,11 +90,19 @@ void reduce_evaluation(double& loss_sum, std::map<std::string, std::pair<double,
 }
 }  // namespace
 
-Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std::string& checkpoint_path) {
+Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std::string& checkpoint_path,
+                               const std::string& name) {
+  const bool name_ok = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (!name_ok || name == "." || name == "..")
+    KILN_THROW(ConfigError) << "[name] '" << name << "' must be letters, digits, '_', '-' or '.' (it names the "
+                            << "directory eval_<name> of this evaluation's TensorBoard events)";
   const double t0 = now_seconds(), c0 = s_->compile_seconds;
   Variables holder;
   Variables& vars = state_for_inference("evaluate", checkpoint_path, holder);
   Evaluation ev;
+  ev.name = name;
   ev.global_step = vars.count("global_step") ? static_cast<int64_t>(vars.at("global_step").item()) : global_step();
   std::unique_ptr<data::BatchSource> source = input_fn();
   if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";

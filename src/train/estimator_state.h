@@ -21,7 +21,14 @@ struct BuiltGraph {
   // Fed values that are indices (class ids, token ids) and their ranges: every batch is
   // checked against them before it is fed (check_batch).
   std::map<std::string, IndexBound> index_bounds;
+  std::vector<WarmStart> warm_start;  // a training graph's (EstimatorSpec::warm_start)
 };
+
+// Sets each warm-started variable of a fresh run from its checkpoint (before the others
+// are initialised). CheckpointError naming the checkpoint and the variable for one the
+// model lacks, a tensor the checkpoint lacks, or a dtype or shape that differs. A line per
+// checkpoint to `log`.
+void apply_warm_start(const Graph& g, const std::vector<WarmStart>& items, Variables& vars, std::ostream* log);
 
 // DataError when the batch holds no examples, or naming the feed, `where` (which batch),
 // the example and the value when a value of the batch is outside the range

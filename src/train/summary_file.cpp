@@ -12,6 +12,7 @@
 #include "json/bounded_json.h"
 #include "kiln/error.h"
 #include "kiln/summary.h"
+#include "train/summary_events.h"
 
 namespace kiln {
 namespace {
@@ -34,7 +35,8 @@ std::string summary_path(const std::string& model_dir) {
   return (std::filesystem::path(model_dir) / kSummaryFileName).string();
 }
 
-SummaryWriter::SummaryWriter(std::string path) : path_(std::move(path)) {
+SummaryWriter::SummaryWriter(std::string path, const std::string& events_dir) : path_(std::move(path)) {
+  if (!events_dir.empty()) events_ = std::make_unique<SummaryEvents>(events_dir);
   // Read as well as append: the last byte says whether a kill tore the last record.
   fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) KILN_THROW(SystemError) << "[summaries] cannot open '" << path_ << "' for appending: " << std::strerror(errno);
@@ -43,6 +45,13 @@ SummaryWriter::SummaryWriter(std::string path) : path_(std::move(path)) {
 
 SummaryWriter::~SummaryWriter() {
   if (fd_ >= 0) ::close(fd_);
+  if (events_) {
+    try {
+      events_->flush(false);
+    } catch (const Error&) {
+      // a destructor does not throw; sync() reported a failing disk already
+    }
+  }
 }
 
 void SummaryWriter::write_all(const std::string& bytes) {
@@ -61,9 +70,11 @@ void SummaryWriter::write_all(const std::string& bytes) {
 void SummaryWriter::write(nlohmann::json record) {
   if (!record.contains("wall_time")) record["wall_time"] = unix_seconds();
   write_all(record.dump() + "\n");
+  if (events_) events_->on_record(record);
 }
 
 void SummaryWriter::sync() {
+  if (events_) events_->flush(true);
   if (::fsync(fd_) != 0)
     KILN_THROW(SystemError) << "[summaries] cannot sync '" << path_ << "': " << std::strerror(errno);
 }
@@ -99,7 +110,11 @@ constexpr FieldRule kRules[] = {
     {"progress", "/learning_rate", kNumber | kNull},
     {"progress", "/loss_scale", kNumber | kNull},
     {"progress", "/scalars", kObject},
+    {"progress", "/histograms", kObject},
+    {"progress", "/images", kObject},
     {"scalars", "/scalars", kObject},
+    {"scalars", "/histograms", kObject},
+    {"scalars", "/images", kObject},
     {"precision_switch", "/requested_step", kNumber},
     {"precision_switch", "/reason", kString},
     {"precision_switch", "/from", kString},

@@ -1,6 +1,7 @@
 #include "train/summary_hook.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include "kiln/cpu_features.h"
 #include "kiln/error.h"
@@ -48,9 +49,21 @@ void SummaryHook::write_progress(RunContext& ctx) {
     if (state.contains("loss_scaler")) r["loss_scale"] = state["loss_scaler"].value("scale", 1.0);
   }
   if (auto scalars = ctx.take_scalars(); !scalars.empty()) r["scalars"] = scalars;
+  nlohmann::json values = ctx.take_summary_values();  // held: items() of a temporary would dangle
+  for (auto& [kind, v] : values.items()) r[kind] = std::move(v);
   writer_.write(std::move(r));
   loss_sum_ = seconds_ = 0;
   count_ = 0;
+}
+
+// Hooks' values at a step that is not a summary step: a "scalars" record of their own.
+void SummaryHook::write_off_interval(RunContext& ctx) {
+  const auto scalars = ctx.take_scalars();
+  nlohmann::json values = ctx.take_summary_values();
+  if (scalars.empty() && values.empty()) return;
+  nlohmann::json r = {{"event", "scalars"}, {"step", ctx.global_step}, {"scalars", scalars}};
+  for (auto& [kind, v] : values.items()) r[kind] = std::move(v);
+  writer_.write(std::move(r));
 }
 
 void SummaryHook::after_run(RunContext& ctx, const RunValues& v) {
@@ -59,20 +72,19 @@ void SummaryHook::after_run(RunContext& ctx, const RunValues& v) {
   seconds_ += v.seconds;
   write_switch();
   if (due(ctx, static_cast<int64_t>(v.losses.size()), every_)) return write_progress(ctx);
-  if (auto scalars = ctx.take_scalars(); !scalars.empty())
-    writer_.write({{"event", "scalars"}, {"step", ctx.global_step}, {"scalars", scalars}});
+  write_off_interval(ctx);
 }
 
 void SummaryHook::end(RunContext& ctx) {
   write_switch();
   if (count_ > 0) write_progress(ctx);  // a run stopped between two summary steps
-  if (auto scalars = ctx.take_scalars(); !scalars.empty())
-    writer_.write({{"event", "scalars"}, {"step", ctx.global_step}, {"scalars", scalars}});
+  write_off_interval(ctx);
 }
 
-std::optional<SummaryWriter> open_summaries(const RunConfig& config) {
+std::optional<SummaryWriter> open_summaries(const RunConfig& config, const std::string& events_subdir) {
   if (config.model_dir.empty() || config.save_summary_steps <= 0) return std::nullopt;
-  return std::optional<SummaryWriter>(std::in_place, summary_path(config.model_dir));
+  const std::string events = events_subdir.empty() ? config.model_dir : (std::filesystem::path(config.model_dir) / events_subdir).string();
+  return std::optional<SummaryWriter>(std::in_place, summary_path(config.model_dir), events);
 }
 
 SummaryHook::LearningRate learning_rate_of(const Params& params) {

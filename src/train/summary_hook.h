@@ -30,6 +30,7 @@ class SummaryHook : public Hook {
  private:
   void write_switch();
   void write_progress(RunContext& ctx);
+  void write_off_interval(RunContext& ctx);
   SummaryWriter& writer_;
   int64_t every_;
   LearningRate learning_rate_;
@@ -42,8 +43,8 @@ class SummaryHook : public Hook {
 };
 
 // The summary writer of a train() or evaluate() call: nullopt without model_dir or with
-// save_summary_steps = 0.
-std::optional<SummaryWriter> open_summaries(const RunConfig& config);
+// save_summary_steps = 0. Its TensorBoard events go to model_dir ("") or model_dir/<events_subdir>.
+std::optional<SummaryWriter> open_summaries(const RunConfig& config, const std::string& events_subdir = "");
 
 // The "start" record of a train() call.
 nlohmann::json start_record(const RunConfig& config, const Params& params, const std::string& backend,

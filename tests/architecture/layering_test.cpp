@@ -24,6 +24,7 @@ const std::map<std::string, int> kLayerLevel = {
     {"json", 0},                     // bounded JSON reading, for every reader of files kiln did not write
     {"dist", 1},                     // the MPI world: rank, size, collectives
     {"autodiff", 1},                 // VJP rules, grad()
+    {"formats", 1},                  // TensorFlow's file formats (TFRecord, checkpoint bundles, event protos); atomic file writes
     {"passes", 2},                   // graph-to-graph passes and precision policies
     {"cache", 3},                    // the persistent compile cache (bytes and files)
     {"backend", 4},                  // interpreter, CPU compiler, oneDNN

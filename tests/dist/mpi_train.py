@@ -159,7 +159,7 @@ def start_until_checkpoint(kiln, args, model):
     p = subprocess.Popen(mpirun(2) + [kiln, "train"] + args, env=env(), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
-    while not (os.path.isdir(model) and any(f.startswith("ckpt-") for f in os.listdir(model))):
+    while not (os.path.isdir(model) and any(f.endswith(".index") for f in os.listdir(model))):
         if p.poll() is not None or time.time() > deadline:
             if p.poll() is None:
                 p.kill()
@@ -197,7 +197,8 @@ def kill_rank(kiln, work):
     if took > 10:
         raise Failure(f"the job took {took:.1f} s to end after rank 1 died")
     print(f"killed rank 1: job ended in {took:.1f} s, exit {p.returncode}, naming rank 1")
-    steps_saved = sorted(int(f[5:-5]) for f in os.listdir(model) if f.startswith("ckpt-") and f.endswith(".kiln"))
+    steps_saved = sorted(int(f[len("model.ckpt-"):-len(".index")]) for f in os.listdir(model)
+                         if f.startswith("model.ckpt-") and f.endswith(".index"))
     target = steps_saved[-1] + 5
     r = run(kiln, [a for a in args if a != "--quiet"] + ["--steps", str(target)], n=2)
     if f"resumed from checkpoint at step {steps_saved[-1]}" not in r.stdout:
@@ -228,7 +229,7 @@ def interrupt(kiln, work):
     if len(lines) != 1 or "checkpoint saved" not in lines[0]:
         raise Failure(f"expected one 'interrupted at step N; checkpoint saved' line (rank 0's):\n{out[-2000:]}")
     step = int(lines[0].split()[3].rstrip(";"))
-    if not os.path.exists(os.path.join(model, f"ckpt-{step:012d}.kiln")):
+    if not os.path.exists(os.path.join(model, f"model.ckpt-{step}.index")):
         raise Failure(f"no checkpoint of step {step} in {sorted(os.listdir(model))}")
     print(f"SIGUSR1: both ranks stopped at step {step}, rank 0 saved it, exit 130")
 
@@ -303,7 +304,7 @@ def mismatch(kiln, work):
             raise Failure(f"expected {want!r} in:\n{out[-3000:]}")
     if "corrupt" in out or "double free" in out or "Segmentation" in out:
         raise Failure(f"memory error:\n{out[-3000:]}")
-    if any(f.startswith("ckpt-") for f in os.listdir(model)) if os.path.isdir(model) else False:
+    if any(f.startswith("model.ckpt-") for f in os.listdir(model)) if os.path.isdir(model) else False:
         raise Failure("a refused job wrote a checkpoint")
     print("refused before training: " + next(l for l in out.splitlines() if "max_steps:" in l).strip())
 

@@ -134,7 +134,7 @@ def test_corrupt_checkpoint_is_a_checkpoint_error(data, tmp_path):
     x, y = data
     d = tmp_path / "m"
     make_estimator(str(d)).train(dataset_input(x, y), max_steps=2)
-    ckpt = next(p for p in d.iterdir() if p.name.endswith(".kiln"))
+    ckpt = next(p for p in d.iterdir() if p.name.endswith(".data-00000-of-00001"))
     ckpt.write_bytes(ckpt.read_bytes()[:50])
     with pytest.raises(kiln.CheckpointError, match="checkpoint"):
         make_estimator(str(d)).train(dataset_input(x, y), max_steps=4)

@@ -62,8 +62,8 @@ def test_two_ranks_train_as_one(tmp_path, backend):
     # from rank 1; and it alone wrote the checkpoints.
     progress = [line for line in p2.stdout.splitlines() if line.startswith("step ")]
     assert len(progress) == 3, p2.stdout
-    assert sorted(f for f in os.listdir(model2) if f.startswith("ckpt-")) == [
-        "ckpt-%012d.kiln" % s for s in (10, 20, 30)]
+    assert sorted(f for f in os.listdir(model2) if f.endswith(".index")) == [
+        "model.ckpt-%d.index" % s for s in (10, 20, 30)]
 
 
 @pytest.mark.parametrize("where", ["raise-in-training", "raise-before-training"])

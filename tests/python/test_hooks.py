@@ -125,8 +125,9 @@ def test_checkpoint_saver_hook(data, tmp_path):
     est = make_estimator(str(tmp_path / "m"))
     est.train(dataset_input(x, y), max_steps=10, hooks=[hook])
     assert hook.saved_steps == [4, 8, 10]
-    assert sorted(f for f in os.listdir(other) if f.endswith(".kiln")) == [
-        "ckpt-000000000004.kiln", "ckpt-000000000008.kiln", "ckpt-000000000010.kiln"]
+    assert sorted((f for f in os.listdir(other) if f.endswith(".index")), key=lambda f: int(f.split("-")[1][:-6])) == [
+        "model.ckpt-4.index", "model.ckpt-8.index", "model.ckpt-10.index"]
+    assert kiln.train.latest_checkpoint(other) == os.path.join(other, "model.ckpt-10")
     resumed = make_estimator(other)
     resumed.train(dataset_input(x, y), max_steps=12)
     assert resumed.last_train_stats["start_step"] == 10

@@ -34,7 +34,7 @@ def test_ctrl_c_stops_after_the_step_with_a_checkpoint(data, tmp_path):
         est.train(dataset_input(x, y), max_steps=100, hooks=[CtrlCAt(3)])
     assert signal.getsignal(signal.SIGINT) is before
     assert est.last_train_stats["interrupted"] and est.last_train_stats["global_step"] == 4
-    assert est.latest_checkpoint().endswith("ckpt-000000000004.kiln")
+    assert est.latest_checkpoint() == os.path.join(d, "model.ckpt-4")
     again = make_estimator(d)
     again.train(dataset_input(x, y), max_steps=6)
     assert again.last_train_stats["start_step"] == 4
@@ -64,7 +64,7 @@ def test_ctrl_c_from_outside(tmp_path):
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode != 0 and "KeyboardInterrupt: kiln: training stopped at step" in err, err
-    assert any(f.endswith(".kiln") for f in os.listdir(tmp_path / "m"))
+    assert any(f.endswith(".index") for f in os.listdir(tmp_path / "m"))
 
 
 def _sigint_blocked_here():

@@ -22,7 +22,7 @@ def test_train_evaluate_predict_with_dataset(data, tmp_path):
     assert len(preds) == 10
     assert preds[0]["probabilities"].shape == (3,) and preds[0]["classes"].dtype == np.int64
     assert [int(p["classes"]) for p in preds] == list(y[:10])
-    assert os.path.exists(est.latest_checkpoint())
+    assert os.path.exists(est.latest_checkpoint() + ".index")  # a TensorFlow prefix
     assert est.get_variable_value("logits/kernel:0").shape == (16, 3)
     assert "dense/kernel" in est.get_variable_names()
 

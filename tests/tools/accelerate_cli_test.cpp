@@ -93,7 +93,7 @@ TEST(AccelerateCli, KilledBeforeAndAfterTheSwitchResumesInTheRightPhase) {
   // Killed before the switch (step 30), right after saving step 10.
   const Result first = killed_after_saving(args, 10);
   ASSERT_EQ(dir.latest_step(), std::optional<int64_t>(10)) << first.output;
-  const auto state10 = kiln::read_checkpoint(dir.path_for(10)).state;
+  const auto state10 = kiln::load_checkpoint(dir.path_for(10)).state;
   EXPECT_EQ(state10["phase"], "mixed_float16") << state10.dump();
   EXPECT_EQ(state10["accelerate_train_mode"], "fast|step|0.5");
   EXPECT_TRUE(state10.contains("loss_scaler")) << state10.dump();
@@ -101,7 +101,7 @@ TEST(AccelerateCli, KilledBeforeAndAfterTheSwitchResumesInTheRightPhase) {
   const Result second = killed_after_saving(args, 35);
   EXPECT_TRUE(contains(second.output, "resumed in phase mixed_float16 at step 10")) << second.output;
   ASSERT_EQ(dir.latest_step(), std::optional<int64_t>(35)) << second.output;
-  const auto state35 = kiln::read_checkpoint(dir.path_for(35)).state;
+  const auto state35 = kiln::load_checkpoint(dir.path_for(35)).state;
   EXPECT_EQ(state35["phase"], "original") << state35.dump();
   EXPECT_EQ(state35["switch_step"], 30) << state35.dump();
   // Resumed after the switch: stays in the original precision.

@@ -42,7 +42,7 @@ TrainedRun train(const std::string& backend, const std::string& model, int steps
   std::string line;
   while (std::getline(in, line)) run.records.push_back(nlohmann::json::parse(line));
   const kiln::CheckpointDir ckpts((dir / "model").string(), 0);
-  if (const auto latest = ckpts.latest_step()) run.variables = kiln::read_checkpoint(ckpts.path_for(*latest)).variables;
+  if (const auto latest = ckpts.latest_step()) run.variables = kiln::load_checkpoint(ckpts.path_for(*latest)).variables;
   std::filesystem::remove_all(dir);
   return run;
 }

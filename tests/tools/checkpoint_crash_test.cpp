@@ -38,7 +38,7 @@ kiln::Variables final_weights(const fs::path& model_dir) {
   const kiln::CheckpointDir dir(model_dir.string(), 0);
   const auto latest = dir.latest_step();
   if (!latest) return {};
-  return kiln::read_checkpoint(dir.path_for(*latest)).variables;
+  return kiln::load_checkpoint(dir.path_for(*latest)).variables;
 }
 
 void expect_same_bits(const kiln::Variables& got, const kiln::Variables& want, const std::string& what) {
@@ -87,7 +87,7 @@ TEST_P(CheckpointCrash, ResumeSeesOnlyCompleteCheckpointsAndEndsWithTheSameWeigh
   const kiln::CheckpointDir dir((root / "model").string(), 0);
   ASSERT_EQ(dir.latest_step(), std::optional<int64_t>(c.survivor)) << crashed.output;
   EXPECT_EQ(temp_files(root / "model"), c.leaves_temp_file ? 1 : 0);
-  for (int64_t s : dir.steps()) EXPECT_NO_THROW(kiln::read_checkpoint(dir.path_for(s))) << "step " << s;
+  for (int64_t s : dir.steps()) EXPECT_NO_THROW(kiln::load_checkpoint(dir.path_for(s))) << "step " << s;
 
   const Result resumed = run_command(train_args(c.backend, c.mode, root / "model", cache) + " 2>&1");
   ASSERT_EQ(resumed.status, 0) << resumed.output;

@@ -55,7 +55,7 @@ TEST(TrainLock, ASecondRunOnTheSameModelDirExitsTwoNamingTheHolder) {
   // tests in train_resume_test.cpp).
   kill(first, SIGKILL);
   EXPECT_EQ(exit_status(first), 1000 + SIGKILL) << testkit::read_file(t / "first.log");
-  for (int64_t s : ckpts.steps()) EXPECT_NO_THROW(kiln::read_checkpoint(ckpts.path_for(s))) << s;
+  for (int64_t s : ckpts.steps()) EXPECT_NO_THROW(kiln::load_checkpoint(ckpts.path_for(s))) << s;
 
   // With the holder gone the directory is free again, and the dead run's temporary file
   // (if the kill came mid-save) is cleaned by the next save.
@@ -93,7 +93,7 @@ TEST(TrainLock, TwoRunsStartedTogetherOneTrainsTheOtherIsRefused) {
   kill(winner, SIGKILL);
   EXPECT_EQ(exit_status(winner), 1000 + SIGKILL) << testkit::read_file(t / (winner == a ? "a.log" : "b.log")) << "\nrefused:\n"
                                       << refused_log;
-  for (int64_t s : ckpts.steps()) EXPECT_NO_THROW(kiln::read_checkpoint(ckpts.path_for(s))) << s;
+  for (int64_t s : ckpts.steps()) EXPECT_NO_THROW(kiln::load_checkpoint(ckpts.path_for(s))) << s;
   fs::remove_all(t);
 }
 

@@ -241,7 +241,7 @@ TEST(Estimator, ACheckpointOfAnotherModelIsAClearError) {
   RunConfig cfg;
   cfg.model_dir = d.path.string();
   Estimator(classifier_model_fn(mlp_model({16}, 2, 7)), cfg, {}, interp()).train(training_input(blobs(64, 1), 8), 2);
-  const auto before = fs::last_write_time(CheckpointDir(cfg.model_dir, 0).path_for(2));
+  const auto before = fs::last_write_time(CheckpointDir(cfg.model_dir, 0).path_for(2) + ".index");
   Estimator other(classifier_model_fn(mlp_model({12}, 2, 7)), cfg, {}, interp());
   try {
     other.train(training_input(blobs(64, 1), 8), 4);
@@ -252,7 +252,7 @@ TEST(Estimator, ACheckpointOfAnotherModelIsAClearError) {
     EXPECT_NE(msg.find("'dense0/kernel/Momentum'"), std::string::npos) << msg;
   }
   EXPECT_EQ(CheckpointDir(cfg.model_dir, 0).steps(), (std::vector<int64_t>{2}));
-  EXPECT_EQ(fs::last_write_time(CheckpointDir(cfg.model_dir, 0).path_for(2)), before);
+  EXPECT_EQ(fs::last_write_time(CheckpointDir(cfg.model_dir, 0).path_for(2) + ".index"), before);
 }
 
 TEST(Estimator, NanLossIsReportedWithTheStep) {

@@ -70,7 +70,7 @@ TEST(Hooks, CheckpointSaverSavesWhenALoopCrossesAMultipleAndAtTheEnd) {
   }
   h.end(ctx);
   EXPECT_EQ(cd.steps(), (std::vector<int64_t>{6, 11, 12}));
-  EXPECT_EQ(read_checkpoint(cd.path_for(11)).variables.at("global_step").item(), 11);
+  EXPECT_EQ(load_checkpoint(cd.path_for(11)).variables.at("global_step").item(), 11);
   std::filesystem::remove_all(dir);
 }
 

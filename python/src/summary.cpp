@@ -1,0 +1,33 @@
+// tf.summary.FileWriter's event file (train/event_file.h) for Python.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+
+#include "module.h"
+#include "train/event_file.h"
+
+namespace py = pybind11;
+
+namespace kiln::python {
+namespace {
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+void bind_summary(py::module_& m) {
+  py::class_<EventFile>(m, "EventFile")
+      .def(py::init<const std::string&>())
+      .def("scalars",
+           [](EventFile& f, int64_t step, const std::vector<std::pair<std::string, double>>& values) {
+             std::vector<std::pair<std::string, float>> v;
+             for (const auto& [k, x] : values) v.emplace_back(k, static_cast<float>(x));
+             f.scalars(step, unix_seconds(), v);
+           })
+      .def("session_start", [](EventFile& f, int64_t step) { f.session_start(step, unix_seconds()); })
+      .def("flush", [](EventFile& f) { f.flush(false); })
+      .def_property_readonly("path", &EventFile::path);
+}
+
+}  // namespace kiln::python

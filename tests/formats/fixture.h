@@ -1,0 +1,29 @@
+// The fixtures real TensorFlow wrote (tests/formats/fixtures/make_fixtures.py) and the
+// values it wrote into them (expected.json).
+#pragma once
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace testkit {
+
+inline std::filesystem::path tf_fixture(const std::string& name) {
+  return std::filesystem::path(KILN_SOURCE_DIR) / "tests/formats/fixtures" / name;
+}
+
+inline std::string slurp_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline const nlohmann::json& tf_expected() {
+  static const nlohmann::json j = nlohmann::json::parse(slurp_file(tf_fixture("expected.json")));
+  return j;
+}
+
+}  // namespace testkit
