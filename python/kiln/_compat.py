@@ -132,8 +132,12 @@ math = _namespace("kiln.math", **_math_members())
 random = _namespace("kiln.random", uniform=random_ops.random_uniform, normal=random_ops.random_normal,
                     truncated_normal=random_ops.truncated_normal, set_random_seed=random_ops.set_random_seed,
                     set_seed=random_ops.set_random_seed)
-python_io = _namespace("kiln.python_io")
-io = _namespace("kiln.io", gfile=None)
+from . import records as _records  # noqa: E402
+_record_names = dict(TFRecordWriter=_records.TFRecordWriter, TFRecordOptions=_records.TFRecordOptions,
+                     TFRecordCompressionType=_records.TFRecordCompressionType,
+                     tf_record_iterator=_records.tf_record_iterator)
+python_io = _namespace("kiln.python_io", **_record_names)
+io = _namespace("kiln.io", gfile=None, **_record_names)
 image = _namespace("kiln.image")
 
 

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_core, m) {
   kiln::python::bind_data(m);
   kiln::python::bind_estimator(m);
   kiln::python::bind_summary(m);
+  kiln::python::bind_records(m);
 }

@@ -13,5 +13,6 @@ void bind_data(pybind11::module_& m);
 void bind_estimator(pybind11::module_& m);
 void bind_world(pybind11::module_& m);
 void bind_summary(pybind11::module_& m);  // tf.summary.FileWriter
+void bind_records(pybind11::module_& m);  // TFRecord files
 
 }  // namespace kiln::python
