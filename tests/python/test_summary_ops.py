@@ -95,3 +95,23 @@ def test_refusals_and_checks():
 
     with pytest.raises(ValueError, match=r"\[summary.image\] 'flat' must be \[batch, height, width, channels\]"):
         make_estimator(fn=bad).train(dataset_input(*__import__("conftest").blobs(64)), max_steps=1)
+
+
+def test_family_and_collections(data, tmp_path):
+    x, y = data
+    seen = {}
+
+    def fn(features, labels, mode, params):
+        spec = model_fn(features, labels, mode, params)
+        if mode == kiln.estimator.ModeKeys.TRAIN:
+            kiln.summary.scalar("mean", kiln.reduce_mean(features), family="inputs")
+            kiln.summary.scalar("elsewhere", kiln.reduce_mean(features), collections=["mine"])
+            seen["mine"] = [op.name for op in kiln.get_collection("mine")]
+        return spec
+
+    d = str(tmp_path / "m")
+    make_estimator(d, fn=fn, save_summary_steps=2).train(dataset_input(x, y), max_steps=2)
+    with open(os.path.join(d, "summaries.jsonl")) as f:
+        progress = [r for r in map(json.loads, f) if r["event"] == "progress"]
+    assert set(progress[-1]["scalars"]) == {"inputs/mean"}  # not in SUMMARIES: not written
+    assert seen["mine"] == ["elsewhere"]
