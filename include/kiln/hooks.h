@@ -4,8 +4,9 @@
 // for every loop of iterations_per_loop steps: before_run(ctx), the steps, after_run(ctx,
 // values); then end(ctx) once (also after a stop request, not after an exception).
 // `values` holds, from the loop's last step, the EstimatorSpec's loss (under kSpecLoss),
-// "global_step" and every name the hooks listed in fetches(); `losses` every step's loss
-// of the loop. A fetch names a value of the graph, as in TensorFlow: "loss" is the value
+// "global_step", every name the hooks listed in fetches() and every name a hook asked for
+// in this loop's before_run (RunContext::request_fetch); `losses` every step's loss of
+// the loop. A fetch names a value of the graph, as in TensorFlow: "loss" is the value
 // model_fn named "loss", which is the spec's loss when model_fn named nothing else so
 // (the Estimator then names the spec's loss "loss"). A hook stops
 // training with ctx.request_stop(): the loop in progress finishes, end() runs.
@@ -60,6 +61,17 @@ class RunContext {
   void request_stop() { stop_ = true; }
   bool stop_requested() const { return stop_; }
 
+  // From before_run: a named value of the graph this loop's last step also outputs (as a
+  // TensorFlow hook's SessionRunArgs fetch it for one run), in after_run's values. The
+  // training graph with these extra outputs is built the first time the set is asked for
+  // and runs for that step only: a value fetched on some loops costs nothing on the
+  // others (fetches() is for values wanted after every loop). ConfigError for a name that
+  // is not a named value of the graph.
+  void request_fetch(const std::string& name) { requested_.push_back(name); }
+  // This loop's requests (the loop clears them before before_run).
+  const std::vector<std::string>& requested_fetches() const { return requested_; }
+  void clear_requested_fetches() { requested_.clear(); }
+
   // A scalar of the hook's own for the summaries (kiln/summary.h), e.g. from after_run:
   //   ctx.add_scalar("grad_norm", norm);
   // It is written at the step the loop reached, in that step's summary record or, off the
@@ -79,6 +91,7 @@ class RunContext {
 
  private:
   bool stop_ = false;
+  std::vector<std::string> requested_;
   std::map<std::string, double> scalars_;
   nlohmann::json values_ = nlohmann::json::object();
 };

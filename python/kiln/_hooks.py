@@ -134,14 +134,19 @@ class HookRunner:
                                 % (type(h).__name__, type(args).__name__))
             fetches = args.fetches if args is not None else None
             where = "hooks] [" + type(h).__name__
-            available = None
+            available = variables = None
             for n in _names(fetches, where):
                 if available is None:
-                    available = set(self._fetchable()) | set(bridge.variable_names())
+                    variables = set(bridge.variable_names())
+                    available = set(self._fetchable()) | variables
                 if n not in available:
                     raise _core.ConfigError(
                         "[hooks] %s fetches '%s', which is not a named value of the training graph; named values: %s"
                         % (type(h).__name__, n, ", ".join(sorted(available))))
+                # Variables are read after the loop; other values are outputs of this
+                # loop's last step only (a value not fetched costs nothing).
+                if n not in variables:
+                    bridge.request_fetch(n)
             self._requests.append((h, fetches))
         if self._ctx.stop_requested:
             bridge.request_stop()

@@ -171,15 +171,14 @@ class Estimator:
             # (updates nothing depends on) are dropped, as TensorFlow never runs them.
             core, assigns = _scopes.train_op_parts(spec.train_op)
             train_op = _core.merge_train_ops(core + ([_core.train_op_of(assigns)] if assigns else []))
-        outputs = []
         if mode == ModeKeys.TRAIN:
             if self._runner is not None and not self._took_training_hooks:
                 self._take_training_hooks(list(spec.training_hooks) + self._summary_hooks())
-            outputs = self._fetchable_outputs(scope)
-            self._fetchable = set(outputs) | {"loss", "global_step"} | self._cpp_fetches
+            self._fetchable = set(self._fetchable_names(scope)) | {"loss", "global_step"} | self._cpp_fetches
+        # No outputs for hooks here: what a hook fetches is requested for the loops it
+        # fetches it in (HookRunner.before_run).
         return (spec.loss if mode != ModeKeys.PREDICT else None, train_op,
-                dict(predictions or {}) if mode == ModeKeys.PREDICT else {}, metrics if mode == ModeKeys.EVAL else {},
-                outputs)
+                dict(predictions or {}) if mode == ModeKeys.PREDICT else {}, metrics if mode == ModeKeys.EVAL else {})
 
     def _summary_hooks(self):
         """The hook that writes model_fn's tf.summary scalars, when summaries are on."""
@@ -202,9 +201,9 @@ class Estimator:
         self._spec_hooks = list(hooks)
         self._runner.spec_hooks = self._spec_hooks
 
-    def _fetchable_outputs(self, scope):
+    def _fetchable_names(self, scope):
         """Every value the model_fn named, except variables and what the Estimator outputs
-        anyway: a hook may fetch any of them by name."""
+        anyway: a hook may fetch any of them by name (RunContext::request_fetch)."""
         out = []
         for name in scope.named_values():
             if name in ("global_step", "grads_finite") or name in self._cpp_fetches:

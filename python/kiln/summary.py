@@ -2,7 +2,7 @@
 images the Estimator writes every save_summary_steps steps, into summaries.jsonl (so
 `kiln report` plots the scalars) and into model_dir's TensorBoard event files, by the tag
 TensorFlow would give them (the name under the current name scope, made unique; an image's
-'<name>/image/<i>'). Their values are fetched only on the steps they are written.
+'<name>/image/<i>'). Their values are computed and fetched only on the steps they are written.
 Histograms use TensorFlow's buckets (histogram.cc) and encoding, images are PNG. audio and
 text are refused with a clear error."""
 import base64

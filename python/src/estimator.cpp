@@ -84,7 +84,7 @@ EstimatorSpec call_model_fn(const PyRef& fn, const Tensor& features, const Tenso
   } close{scope};
   const py::object lab = labels.valid() ? py::cast(PyTensor{labels, scope}) : py::object(py::none());
   const py::tuple r = fn.obj(scope, PyTensor{features, scope}, lab, std::string(mode_name(mode))).cast<py::tuple>();
-  // (loss | None, train_op | None, {name: prediction}, {name: (total, count)}, [output names],
+  // (loss | None, train_op | None, {name: prediction}, {name: (total, count)},
   //  [(variable, checkpoint, tensor)] to warm-start)
   EstimatorSpec spec;
   if (!r[0].is_none()) spec.loss = r[0].cast<PyTensor>().t;
@@ -94,10 +94,8 @@ EstimatorSpec call_model_fn(const PyRef& fn, const Tensor& features, const Tenso
     const py::tuple tc = v.cast<py::tuple>();
     spec.eval_metrics[k.cast<std::string>()] = MetricSpec{tc[0].cast<PyTensor>().t, tc[1].cast<PyTensor>().t};
   }
-  for (const auto& w : r[5].cast<std::vector<std::tuple<std::string, std::string, std::string>>>())
+  for (const auto& w : r[4].cast<std::vector<std::tuple<std::string, std::string, std::string>>>())
     spec.warm_start.push_back(WarmStart{std::get<0>(w), std::get<1>(w), std::get<2>(w)});
-  Graph& g = *scope->graph;
-  for (const auto& name : r[4].cast<std::vector<std::string>>()) g.add_output(name, g.lookup(name, "[hooks]"));
   return spec;
 }
 

@@ -85,6 +85,7 @@ void bind_hook_bridge(py::module_& m) {
                              [](const HookBridge& b) { return std::string(precision_phase_name(b.context().phase)); })
       .def_property_readonly("stop_requested", [](const HookBridge& b) { return b.context().stop_requested(); })
       .def("request_stop", [](const HookBridge& b) { b.context().request_stop(); })
+      .def("request_fetch", [](const HookBridge& b, const std::string& name) { b.context().request_fetch(name); })
       .def("value", &HookBridge::value)
       .def("losses", &HookBridge::losses)
       .def("add_scalar", [](const HookBridge& b, const std::string& name, double v) { b.context().add_scalar(name, v); })

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <ostream>
 
@@ -115,12 +116,17 @@ void adopt_state(Variables& vars, const BuiltGraph& built, const Graph* low_grap
 
 // The step loop of one train() call: loops of iterations_per_loop steps, the hooks
 // around each loop, until max_steps, a stop request, the end of the input or an interrupt.
+// A loop whose hooks requested values (RunContext::request_fetch) runs its last step on
+// the executable `with_fetches` gives for them; its other steps, and the loops without
+// requests, on the plain one.
 class StepLoop {
  public:
+  using WithFetches =
+      std::function<Executable&(Executable& base, const std::vector<std::string>& names, const data::Batch& batch)>;
   StepLoop(Variables& vars, const BuiltGraph& built, AcceleratedStep* accelerated, const std::atomic<bool>* interrupt,
-           int64_t iterations_per_loop)
+           int64_t iterations_per_loop, WithFetches with_fetches)
       : vars_(vars), built_(built), exec_(*built.exec), accelerated_(accelerated), interrupt_(interrupt),
-        per_loop_(iterations_per_loop) {}
+        per_loop_(iterations_per_loop), with_fetches_(std::move(with_fetches)) {}
 
   // `batch` is the first batch, already taken from `source`.
   void run(data::BatchSource& source, data::Batch& batch, HookList& hooks, RunContext& ctx, TrainStats& st) {
@@ -129,16 +135,21 @@ class StepLoop {
     while (gs < ctx.max_steps && !ctx.stop_requested()) {
       ctx.loop_size = std::min<int64_t>(per_loop_, ctx.max_steps - gs);
       ctx.global_step = gs;
+      ctx.clear_requested_fetches();
       for (auto& h : hooks) h->before_run(ctx);
+      std::vector<std::string> requested = ctx.requested_fetches();
+      std::sort(requested.begin(), requested.end());
+      requested.erase(std::unique(requested.begin(), requested.end()), requested.end());
       RunValues rv;
       for (int64_t i = 0; i < ctx.loop_size; ++i) {
-        if (!have_batch_ && !source.next(batch)) {
+        if (!take(source, batch)) {
           input_ended_ = true;
           break;
         }
-        have_batch_ = false;
+        // Reading one batch ahead tells whether the input ends before the loop does.
+        const bool last = i + 1 == ctx.loop_size || (!requested.empty() && !more(source));
         const double t = now_seconds();
-        step(batch, rv, st);
+        step(batch, rv, st, last && !requested.empty() ? &requested : nullptr);
         rv.seconds += now_seconds() - t;
         if (accelerated_) ctx.phase = accelerated_->last_phase();  // the phase this step ran in
         // Ctrl-C on any rank stops every rank after this same step (rank 0 checkpoints).
@@ -155,14 +166,38 @@ class StepLoop {
   }
 
  private:
-  void step(data::Batch& batch, RunValues& rv, TrainStats& st) {
+  // The next batch: the first one (given), the one read ahead, else the source's.
+  bool take(data::BatchSource& source, data::Batch& batch) {
+    if (have_batch_) {
+      have_batch_ = false;
+      return true;
+    }
+    if (have_ahead_) {
+      batch = std::move(ahead_);
+      have_ahead_ = false;
+      return true;
+    }
+    return !source_ended_ && source.next(batch);
+  }
+  // Whether another batch follows (read into ahead_).
+  bool more(data::BatchSource& source) {
+    if (!have_ahead_ && !source_ended_) {
+      have_ahead_ = source.next(ahead_);
+      source_ended_ = !have_ahead_;
+    }
+    return have_ahead_;
+  }
+
+  // `requested`: the hooks' requested values, when this step is the last of their loop.
+  void step(data::Batch& batch, RunValues& rv, TrainStats& st, const std::vector<std::string>* requested) {
     check_batch(built_, batch, "the batch of global step " + std::to_string(st.global_step));
+    Executable* exec = accelerated_ ? &accelerated_->before_step(st.global_step, st.final_loss, feeds_) : &exec_;
+    if (requested) exec = &with_fetches_(*exec, *requested, batch);
     feeds_["features"] = std::move(batch.features);
     feeds_["labels"] = std::move(batch.labels);
-    Executable& exec = accelerated_ ? accelerated_->before_step(st.global_step, st.final_loss, feeds_) : exec_;
     const double ts = now_seconds();
     const int64_t step_before = st.global_step;
-    rv.values = exec.run(feeds_, vars_);
+    rv.values = exec->run(feeds_, vars_);
     const double step_seconds = now_seconds() - ts;
     st.global_step = static_cast<int64_t>(vars_.at("global_step").item());
     require_step_advanced(step_before, st.global_step);
@@ -185,8 +220,10 @@ class StepLoop {
   AcceleratedStep* accelerated_;
   const std::atomic<bool>* interrupt_;
   int64_t per_loop_;
+  WithFetches with_fetches_;
   Feeds feeds_;
-  bool have_batch_ = true, input_ended_ = false;
+  data::Batch ahead_;
+  bool have_batch_ = true, have_ahead_ = false, source_ended_ = false, input_ended_ = false;
 };
 
 // What every rank of a data-parallel job must agree on before training (agree_on_settings).
@@ -323,14 +360,38 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   const World& world = World::get();
   const double collective_before = world.collective_seconds();
   const int64_t reduced_before = world.bytes_reduced(), calls_before = world.all_reduce_calls();
+  // The training graph that also outputs what hooks requested for a loop, built the first
+  // time that set is asked for (its compile time is the call's compile time, not its
+  // training time), in the precision of the step it runs.
+  double later_compile = 0;
+  const auto with_fetches = [&](Executable& base, const std::vector<std::string>& names,
+                                const data::Batch& b) -> Executable& {
+    std::vector<std::string> wanted = fetches;
+    wanted.insert(wanted.end(), names.begin(), names.end());
+    const bool low_step = low && &base == low->exec.get();
+    BackendOptions o = backend_options();
+    if (low_step) o.compile.policy = low_phase_policy(*accel);
+    const double before = s_->compile_seconds;
+    const size_t graphs = s_->graphs.size();
+    const BuiltGraph& g = build_graph(*s_, model_fn_, params_, o, ModeKeys::train, b, wanted, low_step);
+    if (s_->graphs.size() != graphs) {
+      if (const auto bad = checkpoint_mismatches(*g.graph, s_->vars); !bad.empty())
+        KILN_THROW(ConfigError) << "[model_fn] built other variables when it ran again (for the graph that outputs"
+                                   " what hooks fetch); it must build the same model every time:"
+                                << join_lines(bad);
+      later_compile += s_->compile_seconds - before;
+    }
+    return *g.exec;
+  };
   if (acc) acc->start(t0);
-  StepLoop(s_->vars, built, acc, options_.interrupt, config_.iterations_per_loop)
+  StepLoop(s_->vars, built, acc, options_.interrupt, config_.iterations_per_loop, with_fetches)
       .run(*source, batch, all, ctx, st);
   st.collective_seconds = world.collective_seconds() - collective_before;
   st.bytes_reduced = world.bytes_reduced() - reduced_before;
   st.all_reduce_calls = world.all_reduce_calls() - calls_before;
   st.stopped_by_hook = ctx.stop_requested() && !st.interrupted;
-  st.train_seconds = now_seconds() - t0;
+  st.train_seconds = now_seconds() - t0 - later_compile;
+  st.compile_seconds += later_compile;
   if (acc) acc->finish();
 
   // Save: the CheckpointSaverHook writes the final checkpoint in end().

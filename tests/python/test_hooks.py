@@ -186,3 +186,28 @@ def test_an_estimator_is_freed(data):
     del est
     gc.collect()
     assert ref() is None
+
+
+class FetchOnEvenSteps(kiln.train.SessionRunHook):
+    def __init__(self):
+        self.results = []
+
+    def before_run(self, run_context):
+        return kiln.train.SessionRunArgs("mean_logit:0") if run_context.global_step % 2 == 0 else None
+
+    def after_run(self, run_context, run_values):
+        self.results.append(run_values.results)
+
+
+def test_a_value_fetched_on_some_loops_is_computed_on_those_loops_only(data):
+    # Compiled: the plain training graph does not output what no hook fetches; the loops
+    # that fetch mean_logit end on a second executable that does.
+    x, y = data
+    est = make_estimator(backend="cpu")
+    est.train(dataset_input(x, y), max_steps=2)
+    assert est.compile_summary()["graphs"] == 1
+    hook = FetchOnEvenSteps()
+    est.train(dataset_input(x, y), max_steps=6, hooks=[hook])
+    assert est.compile_summary()["graphs"] == 2
+    assert [r is None for r in hook.results] == [False, True, False, True]
+    assert all(np.shape(r) == () and np.isfinite(r) for r in hook.results[::2])

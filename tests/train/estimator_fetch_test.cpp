@@ -1,5 +1,6 @@
 // Hooks fetch values by the names model_fn gave them, as in TensorFlow: "loss" is the value
-// named "loss", not the EstimatorSpec's loss when model_fn named another value so.
+// named "loss", not the EstimatorSpec's loss when model_fn named another value so. A value
+// a hook requests for one loop (RunContext::request_fetch) is an output of that loop only.
 #include <gtest/gtest.h>
 
 #include "kiln/estimator.h"
@@ -44,6 +45,75 @@ TEST(HookFetches, LossIsTheSpecsLossWhenNothingElseIsNamedLoss) {
   auto hook = std::make_shared<Fetches>();
   est.train(testkit::training_input(testkit::blobs(64, 3), 16), 3, {hook});
   EXPECT_EQ(hook->fetched, hook->spec);
+}
+
+// Requests "total" (the spec's loss, model_fn's "loss" + 0.5) for the loops starting at a
+// multiple of `every`, and records what each loop's values held.
+struct Requests : Hook {
+  explicit Requests(int64_t every, std::string name = "total") : every(every), name(std::move(name)) {}
+  void before_run(RunContext& ctx) override {
+    asked = ctx.global_step % every == 0;
+    if (asked) ctx.request_fetch(name), ctx.request_fetch(name);  // twice: asked for once
+  }
+  void after_run(RunContext& ctx, const RunValues& v) override {
+    const auto it = v.values.find(name);
+    present.push_back(it != v.values.end());
+    if (asked && it != v.values.end()) {
+      EXPECT_DOUBLE_EQ(it->second.item(), v.loss()) << "the last step's value, at step " << ctx.global_step;
+      EXPECT_NEAR(it->second.item() - v.values.at("loss").item(), 0.5, 1e-6);
+    }
+    EXPECT_EQ(it != v.values.end(), asked) << "the loop reaching step " << ctx.global_step;
+  }
+  int64_t every;
+  std::string name;
+  bool asked = false;
+  std::vector<bool> present;
+};
+
+EstimatorSpec with_named_total(const Tensor& x, const Tensor& y, ModeKeys mode, const Params& p) {
+  EstimatorSpec spec = with_total_loss(x, y, mode, p);
+  spec.loss = spec.loss.named("total");
+  return spec;
+}
+
+TEST(RequestedFetches, AreOutputsOfTheLoopsThatAskForThemOnly) {
+  Estimator est(with_named_total, RunConfig{}, Params{}, testkit::interp());
+  auto hook = std::make_shared<Requests>(3);
+  est.train(testkit::training_input(testkit::blobs(64, 3), 16), 7, {hook});
+  EXPECT_EQ(hook->present, (std::vector<bool>{true, false, false, true, false, false, true}));
+}
+
+TEST(RequestedFetches, LeaveTheTrainingAsItWouldBeWithoutThem) {
+  const auto train = [](HookList hooks) {
+    Estimator est(with_named_total, RunConfig{}, Params{}, testkit::interp());
+    est.train(testkit::training_input(testkit::blobs(64, 3), 16, 5), 6, hooks);
+    return est.variables();
+  };
+  const Variables plain = train({}), requested = train({std::make_shared<Requests>(2)});
+  ASSERT_EQ(plain.size(), requested.size());
+  for (const auto& [name, v] : plain)
+    EXPECT_TRUE(v.bitwise_equal(requested.at(name))) << name;
+}
+
+TEST(RequestedFetches, ReachTheLastStepOfALoopTheInputEndsIn) {
+  RunConfig config;
+  config.iterations_per_loop = 4;
+  Estimator est(with_named_total, config, Params{}, testkit::interp());
+  auto hook = std::make_shared<Requests>(1);
+  // 96 examples in batches of 16: 6 steps, loops of 4 and 2 (the input ends in the second).
+  const TrainStats st = est.train(testkit::eval_input(testkit::blobs(96, 3), 16), 100, {hook});
+  EXPECT_EQ(st.global_step, 6);
+  EXPECT_EQ(hook->present, (std::vector<bool>{true, true}));
+}
+
+TEST(RequestedFetches, OfANameNotInTheGraphAreAConfigErrorNamingIt) {
+  Estimator est(with_named_total, RunConfig{}, Params{}, testkit::interp());
+  try {
+    est.train(testkit::training_input(testkit::blobs(64, 3), 16), 3, {std::make_shared<Requests>(1, "nope")});
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
