@@ -2,8 +2,10 @@
 """TensorBoard on a kiln run, in a real browser (issue 32): `kiln train` writes a run with
 summaries and an evaluation, the real `tensorboard` (from .venv-tf, scripts/install-tf)
 serves it on loopback, and headless Chromium opens its time-series dashboard (TensorBoard
-2.15's default page); the test asserts that every scalar tag kiln wrote is a card on the
-page (by its title) and that a tag kiln did not write is not, and keeps a screenshot.
+2.15's default page) and its classic scalars dashboard; the test asserts that every scalar
+tag kiln wrote is a card on the first (by its title), and in a pane of its group on the
+second (page_text.py reads that one's shadow DOMs), that a tag kiln did not write is not
+shown, and keeps a screenshot and both pages' contents.
 
     tensorboard_check.py KILN CHROMIUM OUT_DIR
 
@@ -16,6 +18,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+
+from page_text import page_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -102,13 +106,32 @@ def main():
                 problems.append("group %r shows neither its cards %s nor their number" % (g, sorted(members)))
         if 'title="kiln/not_written"' in dom or 'title="not_written"' in dom:
             problems.append("the page shows a tag kiln never wrote")
+        # The classic scalars dashboard (#scalars) draws in shadow DOMs: read its text through
+        # Chromium's DevTools. It lists a pane per group, open with "tag: <tag>" per card or
+        # closed with its card count (of more than one) on the line after the group's name.
+        text = page_text(chromium, "http://127.0.0.1:%d/#scalars" % port, os.path.join(out, "profile-scalars"),
+                         sorted(groups), timeout=60)
+        with open(os.path.join(out, "scalars.txt"), "w") as f:
+            f.write(text)
+        lines = text.split("\n")
+        shown_tags = {lines[i + 1] for i in range(len(lines) - 1) if lines[i] == "tag:"}
+        for g, members in sorted(groups.items()):
+            if g not in lines:
+                problems.append("the scalars dashboard has no pane %r (tags %s)" % (g, sorted(members)))
+                continue
+            after = lines[lines.index(g) + 1] if lines.index(g) + 1 < len(lines) else ""
+            # (A closed pane of one card shows no count; when its tag is its name, the name says it.)
+            if not members <= shown_tags and after != str(len(members)) and members != {g}:
+                problems.append("the scalars dashboard's pane %r shows neither its cards %s nor their number"
+                                % (g, sorted(members)))
         shown = set().union(*tags.values())
         if not os.path.exists(os.path.join(out, "tensorboard.png")):
             problems.append("no screenshot")
         if problems:
             print("FAIL: " + "; ".join(problems) + " (page: %s)" % os.path.join(out, "dom.html"))
             return 1
-        print("PASS: TensorBoard's page lists the %d tags kiln wrote (by group): %s; screenshot %s"
+        print("PASS: TensorBoard's time-series and scalars dashboards list the %d tags kiln wrote (by group): %s;"
+              " screenshot %s"
               % (len(shown), ", ".join(sorted(shown)), os.path.join(out, "tensorboard.png")))
         return 0
     finally:
