@@ -18,6 +18,7 @@ import kiln
 
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 600
 work_dir = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="kiln-own-data-")
+os.makedirs(work_dir, exist_ok=True)
 batch_size = 128
 
 
