@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <istream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,20 @@ RecordFile parse_records(std::istream& in, size_t max_line_bytes = kMaxRecordByt
 // DataError "[summaries] cannot read '<path>': ..." when the file cannot be opened or is
 // a directory; anything inside the file that is not a record is skipped and noted.
 RecordFile read_records(const std::string& path);
+
+// The records both writers build (the Estimator's summary file and `kiln train
+// --metrics-out`), in one vocabulary (src/train/summary_records.cpp):
+//
+// A number as a record holds it: the value, or null when it is not finite (JSON has no NaN).
+nlohmann::json number_or_null(double v);
+// "progress": step, loss (the mean over the steps since the previous record), their
+// steps_per_second, elapsed_seconds since training started, phase, and learning_rate (of
+// the step) when there is one.
+nlohmann::json progress_record(int64_t step, double mean_loss, double steps_per_second, double elapsed_seconds,
+                               PrecisionPhase phase, std::optional<double> learning_rate);
+// "precision_switch": step, requested_step, reason, loss, window_mean, seconds (into
+// training, as the writer counts them), from (the low phase).
+nlohmann::json precision_switch_record(const PrecisionSwitchEvent& e, double seconds);
 
 // The facts of one train() call's accelerate_train_mode, as the "accelerate" object of the
 // final and end records spells them: mode, low_phase, switch_step (null before a switch),

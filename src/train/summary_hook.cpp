@@ -10,7 +10,6 @@
 
 namespace kiln {
 namespace {
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
 // Did the loop that ended at ctx.global_step, `steps` long, cross a multiple of `every`
 // or reach the last step?
@@ -24,26 +23,15 @@ void SummaryHook::begin(RunContext&) { started_ = now_seconds(); }
 
 void SummaryHook::write_switch() {
   if (switch_written_ || !accel_ || !accel_->event) return;
-  const PrecisionSwitchEvent& e = *accel_->event;
-  writer_.write({{"event", "precision_switch"},
-                 {"step", e.step},
-                 {"requested_step", e.requested_step},
-                 {"reason", e.reason_text()},
-                 {"loss", number_or_null(e.loss)},
-                 {"window_mean", number_or_null(e.window_mean)},
-                 {"seconds", e.seconds},
-                 {"from", precision_phase_name(e.low_phase)}});
+  writer_.write(precision_switch_record(*accel_->event, accel_->event->seconds));
   switch_written_ = true;
 }
 
 void SummaryHook::write_progress(RunContext& ctx) {
-  nlohmann::json r = {{"event", "progress"},
-                      {"step", ctx.global_step},
-                      {"loss", number_or_null(loss_sum_ / static_cast<double>(count_))},
-                      {"steps_per_second", seconds_ > 0 ? static_cast<double>(count_) / seconds_ : 0.0},
-                      {"elapsed_seconds", now_seconds() - started_},
-                      {"phase", precision_phase_name(ctx.phase)}};
-  if (learning_rate_) r["learning_rate"] = learning_rate_(ctx.global_step - 1);
+  nlohmann::json r = progress_record(
+      ctx.global_step, loss_sum_ / static_cast<double>(count_), seconds_ > 0 ? static_cast<double>(count_) / seconds_ : 0.0,
+      now_seconds() - started_, ctx.phase,
+      learning_rate_ ? std::optional<double>(learning_rate_(ctx.global_step - 1)) : std::nullopt);
   if (ctx.phase == PrecisionPhase::mixed_float16 && ctx.train_state) {
     const nlohmann::json state = ctx.train_state();
     if (state.contains("loss_scaler")) r["loss_scale"] = state["loss_scaler"].value("scale", 1.0);

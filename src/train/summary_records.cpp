@@ -1,13 +1,35 @@
-// The JSON objects that the summary file's end record and `kiln train`'s final record share.
+// The records the summary file and `kiln train --metrics-out` share, built once.
 #include <cmath>
 #include <limits>
 
 #include "kiln/summary.h"
 
 namespace kiln {
-namespace {
+
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
-}  // namespace
+
+nlohmann::json progress_record(int64_t step, double mean_loss, double steps_per_second, double elapsed_seconds,
+                               PrecisionPhase phase, std::optional<double> learning_rate) {
+  nlohmann::json r = {{"event", "progress"},
+                      {"step", step},
+                      {"loss", number_or_null(mean_loss)},
+                      {"steps_per_second", steps_per_second},
+                      {"elapsed_seconds", elapsed_seconds},
+                      {"phase", precision_phase_name(phase)}};
+  if (learning_rate) r["learning_rate"] = *learning_rate;
+  return r;
+}
+
+nlohmann::json precision_switch_record(const PrecisionSwitchEvent& e, double seconds) {
+  return {{"event", "precision_switch"},
+          {"step", e.step},
+          {"requested_step", e.requested_step},
+          {"reason", e.reason_text()},
+          {"loss", number_or_null(e.loss)},
+          {"window_mean", number_or_null(e.window_mean)},
+          {"seconds", seconds},
+          {"from", precision_phase_name(e.low_phase)}};
+}
 
 double seconds_saved(const AccelerateStats& a) {
   const double orig = a.original_steps_per_second(), low = a.low_steps_per_second();

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "kiln/summary.h"
+
 namespace kiln::cli {
 namespace {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -49,14 +51,9 @@ void ProgressHook::after_run(RunContext& ctx, const RunValues& v) {
   line_window_.add(v, dt);
   const std::string phase(precision_phase_name(ctx.phase));
   if (due(ctx, n, o_.log_every)) {
-    nlohmann::json r = {{"event", "progress"},
-                        {"step", ctx.global_step},
-                        {"loss", record_window_.mean_loss()},
-                        {"steps_per_second", record_window_.rate()},
-                        {"elapsed_seconds", t - started_},
-                        {"phase", phase}};
-    if (o_.learning_rate) r["learning_rate"] = o_.learning_rate(ctx.global_step - 1);
-    record_(r);
+    record_(progress_record(ctx.global_step, record_window_.mean_loss(), record_window_.rate(), t - started_, ctx.phase,
+                            o_.learning_rate ? std::optional<double>(o_.learning_rate(ctx.global_step - 1))
+                                             : std::nullopt));
     record_window_ = {};
   }
   const int64_t line_every = o_.line_every < 0 ? o_.log_every : o_.line_every;

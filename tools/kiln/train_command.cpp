@@ -37,11 +37,6 @@
 #include "run_config_options.h"
 
 namespace kiln::cli {
-namespace {
-
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
-
-}  // namespace
 
 struct TrainCommand::Data {
   std::shared_ptr<const data::Dataset> train, test;  // mlp, cnn (gpt's windows come from its text)
@@ -342,14 +337,7 @@ void TrainCommand::on_precision_switch(const PrecisionSwitchEvent& e) {
   say("precision switch: %s -> original at step %lld (requested %lld, %s), loss %.4f, %.1fs into training\n",
       from.c_str(), static_cast<long long>(e.step), static_cast<long long>(e.requested_step),
       e.reason_text().c_str(), e.loss, seconds);
-  metrics_->write({{"event", "precision_switch"},
-                   {"step", e.step},
-                   {"requested_step", e.requested_step},
-                   {"reason", e.reason_text()},
-                   {"loss", number_or_null(e.loss)},
-                   {"window_mean", number_or_null(e.window_mean)},
-                   {"seconds", seconds},
-                   {"from", from}});
+  metrics_->write(precision_switch_record(e, seconds));
 }
 
 void TrainCommand::count_evaluation(const Evaluation& ev) {
