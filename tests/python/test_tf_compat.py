@@ -73,6 +73,28 @@ def test_dropout_keeps_three_quarters_scaled_and_is_reproducible():
     assert not np.array_equal(other.values[0][0] != 0, f.values[0][0] != 0), "another seed, another mask"
 
 
+@pytest.mark.parametrize("backend", ["interp", "cpu"])
+def test_dropout_keeps_its_rate_over_a_million_draws(backend):
+    # 10^6 independent draws: the kept share within 4 standard deviations of keep_prob,
+    # each kept value scaled by 1/keep_prob, and the rows and columns without a pattern
+    # (every row's and column's kept share within 6 of their standard deviations).
+    def fn(features, labels, mode):
+        ones = tf.ones([1000, 1000])
+        tf.identity(tf.nn.dropout(ones, rate=0.3), name="mask")
+        logits = tf.layers.dense(features, CLASSES)
+        return spec(mode, tf.losses.sparse_softmax_cross_entropy(labels, logits))
+
+    f = Fetch(["mask:0"])
+    train(fn, 1, [f], backend=backend)
+    m = f.values[0][0]
+    kept = m != 0
+    p = 0.7
+    assert abs(kept.mean() - p) < 4 * np.sqrt(p * (1 - p) / kept.size), kept.mean()
+    np.testing.assert_allclose(m[kept], 1 / p, rtol=1e-6)
+    sigma = np.sqrt(p * (1 - p) / 1000)
+    assert np.abs(kept.mean(axis=0) - p).max() < 6 * sigma and np.abs(kept.mean(axis=1) - p).max() < 6 * sigma
+
+
 def test_dropout_after_a_resume_draws_what_an_uninterrupted_run_draws(tmp_path):
     straight = train(dropout_fn, 8, model_dir=str(tmp_path / "a"))
     train(dropout_fn, 4, model_dir=str(tmp_path / "b"))
@@ -459,3 +481,43 @@ def test_flags_and_app_run(tmp_path):
 def test_compat_v1_is_kiln():
     import kiln.compat.v1 as v1
     assert v1 is kiln and v1.estimator.Estimator is kiln.Estimator
+
+
+# --- feature columns ---------------------------------------------------------------------
+
+
+def test_input_layer_of_numeric_columns_is_tensorflows():
+    # Columns concatenated in the order of their names (TensorFlow's), each reshaped to
+    # [batch, elements], cast to float32 and normalised when asked.
+    seen = {}
+
+    def fn(features, labels, mode):
+        cols = [tf.feature_column.numeric_column("b", shape=(2, 2), normalizer_fn=lambda x: x * 2.0),
+                tf.feature_column.numeric_column("a", shape=FEATURES)]
+        feats = {"a": features, "b": tf.reshape(features[:, :4], [-1, 2, 2])}
+        net = tf.feature_column.input_layer(feats, cols)
+        seen["shape"] = net.shape.as_list()
+        tf.identity(net, name="net")
+        logits = tf.layers.dense(net, CLASSES)
+        return spec(mode, tf.losses.sparse_softmax_cross_entropy(labels, logits))
+
+    f = Fetch(["net:0"])
+    train(fn, 1, [f])
+    assert seen["shape"] == [16, FEATURES + 4]
+    np.testing.assert_allclose(f.values[0][0], np.concatenate([X[:16], 2 * X[:16, :4]], axis=1), rtol=1e-6)
+
+
+def test_feature_columns_kiln_cannot_honour_are_clear_errors():
+    with pytest.raises(ValueError, match="shape"):
+        tf.feature_column.numeric_column("x", shape=(0,))
+    with pytest.raises(NotImplementedError, match="categorical_column_with_vocabulary_list"):
+        tf.feature_column.categorical_column_with_vocabulary_list("x", ["a"])
+    with pytest.raises(NotImplementedError, match="default_value"):
+        tf.feature_column.numeric_column("x", default_value=0.0)
+
+    def fn(features, labels, mode):
+        tf.feature_column.input_layer({"x": features}, [tf.feature_column.numeric_column(name, shape=shape)])
+
+    for name, shape, message in (("y", FEATURES, "have no 'y'"), ("x", 3, "values per example")):
+        with pytest.raises(ValueError, match=message):
+            train(fn, 1)
