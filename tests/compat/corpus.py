@@ -35,6 +35,12 @@ ENTRIES = [
           args=["--output_dir", "/tmp/kiln-compat-gcp-mnist-bn", "--train_steps", "300", "--model", "cnn",
                 "--batch_norm", "--learning_rate", "0.01"],
           metric="accuracy", at_least=0.75, dirs=["/tmp/kiln-compat-gcp-mnist-bn"]),
+    # Google Cloud's batch-normalization post: tf.keras Dense layers inside model_fn, a
+    # feature_column input layer, Adam under control_dependencies(UPDATE_OPS), docopt.
+    Entry("gcp_bn_keras_mnist", "trainer/task.py", module="trainer.task",
+          args=["--outdir", "/tmp/kiln-compat-gcp-bn-keras", "--num_steps", "300",
+                "--hidden_units", "500,400,300,200,100,50,25"],
+          metric="accuracy", at_least=0.78, dirs=["/tmp/kiln-compat-gcp-bn-keras"]),
     # TensorFlow's character RNN (GRUCell, static_rnn) on the fortunes' 15 largest files.
     Entry("tf_char_rnn_text", "text_classification_character_rnn.py", metric="accuracy", at_least=0.12,
           env={"KILN_MAX_STEPS": "100"}),
