@@ -16,9 +16,9 @@ Run it with Debian's interpreter (/usr/bin/python3), which has python3-torch.
 """
 import argparse
 import contextlib
-import gzip
 import json
 import os
+import sys
 import resource
 import time
 
@@ -26,87 +26,18 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-MASK = (1 << 64) - 1
-GAMMA = 0x9E3779B97F4A7C15
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def mix(x):
-    """SplitMix64's finaliser after adding the golden gamma (src/runtime/initialize.cpp),
-    on a uint64 numpy array (wrapping arithmetic)."""
-    with np.errstate(over="ignore"):
-        x = x + np.uint64(GAMMA)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
-
-
-def mix_scalar(x):
-    return int(mix(np.array([x & MASK], dtype=np.uint64))[0])
+from kiln_reference import add_training_arguments, epoch_order, load as load_arrays, he_uniform as he_uniform_array
 
 
 def he_uniform(shape, seed):
-    """kiln's Init::he_uniform: element i = lo + (hi-lo)*u(seed, i), u in (0,1), hi =
-    sqrt(6/fan_in); fan_in = shape[0] for [in,out] kernels, in*kh*kw for OIHW filters."""
-    fan_in = shape[0] if len(shape) == 2 else shape[1] * int(np.prod(shape[2:]))
-    hi = np.sqrt(6.0 / fan_in)
-    i = np.arange(int(np.prod(shape)), dtype=np.uint64)
-    u = ((mix(np.uint64(mix_scalar(seed)) ^ i) >> np.uint64(11)).astype(np.float64) + 0.5) * (1.0 / 9007199254740992.0)
-    return torch.from_numpy((-hi + 2 * hi * u).astype(np.float32).reshape(shape))
-
-
-def epoch_order(n, seed, epoch):
-    """kiln's shuffle_indices(iota(n), seed, epoch) (src/data/shuffle.cpp)."""
-    state = (mix_scalar(seed) + epoch) & MASK
-    draws = n - 1  # one draw per i = n .. 2
-    with np.errstate(over="ignore"):
-        xs = np.uint64(state) + np.arange(draws, dtype=np.uint64) * np.uint64(GAMMA)
-    r = mix(xs)
-    bounds = np.arange(n, 1, -1, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        thresholds = (np.uint64(0) - bounds) % bounds
-    if np.any(r < thresholds):  # a rejected draw (p ~ 1e-15): fall back to one at a time
-        return epoch_order_slow(n, state)
-    picks = (r % bounds).tolist()
-    order = list(range(n))
-    for k, i in enumerate(range(n, 1, -1)):
-        j = picks[k]
-        order[i - 1], order[j] = order[j], order[i - 1]
-    return order
-
-
-def epoch_order_slow(n, state):
-    order = list(range(n))
-    for i in range(n, 1, -1):
-        while True:
-            state = (state + GAMMA) & MASK
-            r = mix_scalar(state - GAMMA)
-            if r >= (-i) % i:
-                break
-        j = r % i
-        order[i - 1], order[j] = order[j], order[i - 1]
-    return order
-
-
-def read_idx(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        raw = f.read()
-    rank = raw[3]
-    dims = [int.from_bytes(raw[4 + 4 * d: 8 + 4 * d], "big") for d in range(rank)]
-    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * rank).reshape(dims)
+    return torch.from_numpy(he_uniform_array(shape, seed))
 
 
 def load(data_dir, split):
-    prefix = "train" if split == "train" else "t10k"
-
-    def path(kind):
-        p = os.path.join(data_dir, f"{prefix}-{kind}-idx{3 if kind == 'images' else 1}-ubyte")
-        return p + ".gz" if os.path.exists(p + ".gz") else p
-
-    images = read_idx(path("images"))
-    labels = read_idx(path("labels"))
-    x = torch.from_numpy(images.reshape(len(images), -1).astype(np.float32) / np.float32(255.0))
-    return x, torch.from_numpy(labels.astype(np.int64))
+    x, y = load_arrays(data_dir, split)
+    return torch.from_numpy(x), torch.from_numpy(y)
 
 
 class Mlp(torch.nn.Module):
@@ -165,6 +96,8 @@ def train(a):
     hidden = [int(w) for w in a.hidden.split(",")]
     model = Mlp(hidden, a.seed) if a.model == "mlp" else Cnn(a.seed)
     opt = torch.optim.SGD(model.parameters(), lr=a.learning_rate, momentum=0.9, dampening=0.0)
+    if a.compile != "none":  # PyTorch 2: Inductor generates C++ for the forward and backward
+        model = torch.compile(model, mode=None if a.compile == "default" else a.compile)
     per_epoch = len(x_train) // a.batch  # drop_remainder, like kiln's training batcher
     epochs = (a.steps + per_epoch - 1) // per_epoch
     orders = [torch.tensor(epoch_order(len(x_train), a.seed, e), dtype=torch.int64) for e in range(epochs)]
@@ -183,7 +116,7 @@ def train(a):
         opt.step()
         final_loss = loss.item()
         if step == 0:
-            first_loss = final_loss
+            first_loss, first_step_at = final_loss, time.time()
         times.append(time.perf_counter())
     train_seconds = times[-1] - start
     steady = a.steps - a.warmup
@@ -201,7 +134,8 @@ def train(a):
             "hidden": a.hidden if a.model == "mlp" else "", "precision": a.precision,
             "batch": a.batch, "steps": a.steps, "warmup": a.warmup, "threads": torch.get_num_threads(),
             "seed": a.seed, "steps_per_second": steady / steady_s, "steady_seconds": steady_s,
-            "train_seconds": train_seconds, "compile_seconds": 0.0, "first_loss": first_loss, "final_loss": final_loss,
+            "train_seconds": train_seconds, "compile_seconds": 0.0, "compile": a.compile,
+            "first_step_at": first_step_at, "torch": torch.__version__, "first_loss": first_loss, "final_loss": final_loss,
             "test_loss": loss_sum / len(x_test), "test_accuracy": correct / len(x_test),
             "peak_rss_mb": peak_rss_mb()}
 
@@ -232,16 +166,9 @@ def matmul(a):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mode", choices=["train", "matmul"], default="train")
-    p.add_argument("--model", choices=["mlp", "cnn"], default="mlp")
-    p.add_argument("--hidden", default="1024,1024")
-    p.add_argument("--batch", type=int, default=256)
-    p.add_argument("--steps", type=int, default=600)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--precision", choices=["f32", "bf16"], default="f32")
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--learning-rate", type=float, default=0.05)
-    p.add_argument("--eval-batch", type=int, default=1000)
+    add_training_arguments(p)
+    p.add_argument("--compile", choices=["none", "default", "max-autotune-no-cudagraphs"], default="none",
+                   help="torch.compile the model (PyTorch 2) in this mode")
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--shapes", default="256x1024x1024,1024x1024x1024", help="matmul shapes MxNxK")
     p.add_argument("--precisions", default="f32,bf16", help="matmul precisions")

@@ -58,11 +58,17 @@ std::vector<int64_t> parse_widths(const std::string& text) {
   return widths;
 }
 
-// The time at which each step's after_run saw it finish (one step per loop).
+// The time at which each step's after_run saw it finish (one step per loop), and the wall
+// clock (Unix seconds) at the end of the first, for the time from process start to it.
 class StepClock : public Hook {
  public:
-  void after_run(RunContext&, const RunValues&) override { times.push_back(Clock::now()); }
+  void after_run(RunContext&, const RunValues&) override {
+    if (times.empty())
+      first_step_at = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    times.push_back(Clock::now());
+  }
   std::vector<Clock::time_point> times;
+  double first_step_at = 0;
 };
 
 struct Options {
@@ -123,6 +129,7 @@ nlohmann::json train(const Options& o) {
           {"compile_seconds", st.compile_seconds + ev.compile_seconds},
           {"compile_cache", cache_outcome_name(cs.cache())},
           {"first_loss", st.losses.front()},
+          {"first_step_at", clock->first_step_at},
           {"final_loss", st.final_loss},
           {"test_loss", ev.at("loss")},
           {"test_accuracy", ev.at("accuracy")},

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""kiln against today's peers on the same CPU, in one run (issue 31): the MLP
+(784-1024-1024-10) and the CNN of kiln_bench_train at batch 256, float32 and bfloat16,
+same initial weights and batches (bench/kiln_reference.py), momentum 0.05/0.9, 2 threads:
+
+  kiln            build/kiln_bench_train (its best of three OpenMP settings)
+  torch-2         PyTorch 2 from PyPI (.venv-peers, scripts/install-peers), eager
+  torch.compile   the same with torch.compile, modes default and max-autotune-no-cudagraphs
+  jax             JAX jit of the whole train step, buffers donated (bench/jax_train.py)
+  torch-1.13      Debian 12's PyTorch, eager (the peer of earlier figures, for continuity)
+
+Each PyTorch row takes the faster of its thread settings (default, OMP_WAIT_POLICY=PASSIVE),
+probed first with the eager model and kept for its compiled rows; the runs are interleaved,
+`--repeats` times; steps/s is over the steps after `--warmup` (compiling is in the warm-up).
+Then the compile caches side by side: the time from process start to the end of the first
+training step with an empty cache (cold) and again with the cache the first run filled
+(warm), for kiln (--cache-dir), torch.compile (Inductor's FX-graph and AOT caches in a
+directory of their own) and JAX (jax_compilation_cache_dir). Prints Markdown tables, the
+winning settings and the CPU's ISA.
+
+    PYTHONPATH=build/python /usr/bin/python3 bench/peers.py [--steps 300] [--repeats 3] \
+        [--workloads mlp-f32,mlp-bf16,cnn-f32,cnn-bf16] [--systems kiln,torch-2,...]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vs_pytorch import ROOT, config_env, cpu_info, run_json, thread_configs  # noqa: E402
+
+PEERS_PY = os.path.join(ROOT, ".venv-peers", "bin", "python")
+SYSTEMS = ["kiln", "torch-2", "torch.compile", "torch.compile max-autotune", "jax", "torch-1.13"]
+
+
+def command(system, model, precision, steps, warmup, cache_dir, opts):
+    common = ["--model", model, "--precision", precision, "--steps", str(steps), "--warmup", str(warmup),
+              "--seed", "0", "--threads", str(opts.threads)]
+    if system == "kiln":
+        return [os.path.join(ROOT, "build", "kiln_bench_train"), *common, "--cache-dir", cache_dir]
+    if system == "jax":
+        return [PEERS_PY, os.path.join(ROOT, "bench", "jax_train.py"), *common] + (["--cache-dir", cache_dir]
+                                                                                  if cache_dir else [])
+    python = "/usr/bin/python3" if system == "torch-1.13" else PEERS_PY
+    mode = {"torch.compile": "default", "torch.compile max-autotune": "max-autotune-no-cudagraphs"}.get(system, "none")
+    return [python, os.path.join(ROOT, "bench", "pytorch_train.py"), *common, "--compile", mode]
+
+
+def environment(system, config, cache_dir):
+    env = config_env(os.environ, config)
+    if system.startswith("torch.compile"):
+        env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir  # FX-graph and AOT caches: on by default in PyTorch 2
+        env["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "1"
+        env["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "1"
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def configs(system, threads):
+    if system == "kiln":
+        return thread_configs("kiln", threads)
+    if system == "jax":
+        return [("default (2 CPUs)", {}, threads)]
+    return thread_configs("pytorch", threads)[:2]  # the OpenBLAS split only matters to Debian's build
+
+
+def run(system, model, precision, steps, warmup, config, cache_dir, opts):
+    t0 = time.time()
+    r = run_json(command(system, model, precision, steps, warmup, cache_dir, opts),
+                 environment(system, config, cache_dir), timeout=3600)
+    if "first_step_at" in r:
+        r["to_first_step"] = r["first_step_at"] - t0
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--workloads", default="mlp-f32,mlp-bf16")
+    ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--no-cache-table", action="store_true", help="skip the compile-cache comparison")
+    opts = ap.parse_args()
+    systems = opts.systems.split(",")
+    unknown = set(systems) - set(SYSTEMS)
+    if unknown:
+        ap.error("unknown systems %s; known: %s" % (sorted(unknown), ", ".join(SYSTEMS)))
+    if any(s != "kiln" and s != "torch-1.13" for s in systems) and not os.path.exists(PEERS_PY):
+        sys.exit("peers: %s is missing; run scripts/install-peers" % PEERS_PY)
+    work = tempfile.mkdtemp(prefix="kiln-peers-")
+    start = time.time()
+    log = lambda text: print("[%6.0fs] %s" % (time.time() - start, text), file=sys.stderr, flush=True)  # noqa: E731
+    rows = []
+    try:
+        for wl in opts.workloads.split(","):
+            model, precision = wl.split("-")
+            caches = {s: os.path.join(work, "%s-%s" % (s.replace(" ", "_"), wl)) for s in systems}
+            # Settings: each system's fastest (torch.compile rows take torch-2's).
+            best = {}
+            for s in systems:
+                if s.startswith("torch.compile"):
+                    continue
+                rates = {}
+                for c in configs(s, opts.threads):
+                    r = run(s, model, precision, max(opts.steps // 2, opts.warmup + 20), opts.warmup, c, caches[s], opts)
+                    rates[c[0]] = r.get("steps_per_second", 0.0)
+                    log("probe %s %s %s: %s" % (s, wl, c[0], "%.2f steps/s" % rates[c[0]] if "error" not in r
+                                                else "FAILED " + r["error"][-300:]))
+                best[s] = max(configs(s, opts.threads), key=lambda c: rates[c[0]])
+            for s in systems:
+                if s.startswith("torch.compile"):
+                    best[s] = best.get("torch-2", configs(s, opts.threads)[0])
+            runs = {s: [] for s in systems}
+            for i in range(opts.repeats):
+                for s in systems:
+                    r = run(s, model, precision, opts.steps, opts.warmup, best[s], caches[s], opts)
+                    log("%s %s #%d: %s" % (s, wl, i + 1, "%.2f steps/s, accuracy %.4f" % (
+                        r["steps_per_second"], r["test_accuracy"]) if "error" not in r else "FAILED " + r["error"][-500:]))
+                    if "error" not in r:
+                        runs[s].append(r)
+            kiln_rate = statistics.median(r["steps_per_second"] for r in runs["kiln"]) if runs.get("kiln") else None
+            for s in systems:
+                if not runs[s]:
+                    rows.append((wl, s, "failed", "", "", best[s][0]))
+                    continue
+                rates = [r["steps_per_second"] for r in runs[s]]
+                med = statistics.median(rates)
+                rows.append((wl, s, "%.1f (%.1f–%.1f)" % (med, min(rates), max(rates)),
+                             "%.2f×" % (kiln_rate / med) if kiln_rate and s != "kiln" else "1.00×" if s == "kiln" else "",
+                             "%.4f" % runs[s][0]["test_accuracy"], best[s][0]))
+        cache_rows = []
+        if not opts.no_cache_table:
+            model, precision = opts.workloads.split(",")[0].split("-")
+            for s in [s for s in systems if s in ("kiln", "torch.compile", "jax")]:
+                d = os.path.join(work, "cache-" + s.replace(" ", "_"))
+                os.makedirs(d)
+                cold = run(s, model, precision, opts.warmup + 2, opts.warmup, configs(s, opts.threads)[0], d, opts)
+                warm = run(s, model, precision, opts.warmup + 2, opts.warmup, configs(s, opts.threads)[0], d, opts)
+                log("cache %s: cold %s, warm %s" % (s, cold.get("to_first_step"), warm.get("to_first_step")))
+                cache_rows.append((s, cold.get("to_first_step"), warm.get("to_first_step")))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    model_name, flags = cpu_info()
+    print("CPU: %s; ISA: %s; %d threads; %s" % (model_name, ", ".join("%s %s" % (f, "yes" if v else "no")
+                                                                    for f, v in flags.items()), opts.threads,
+                                               time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    print()
+    print("| workload | system | steps/s, median (min–max) of %d × %d steps | kiln / system | test accuracy | "
+          "threads |" % (opts.repeats, opts.steps))
+    print("|---|---|---:|---:|---:|---|")
+    for r in rows:
+        print("| %s | %s | %s | %s | %s | %s |" % r)
+    if not opts.no_cache_table:
+        print()
+        print("| system | process start → end of first step, empty cache (s) | the same, second process (s) |")
+        print("|---|---:|---:|")
+        for s, cold, warm in cache_rows:
+            f = lambda v: "%.1f" % v if v is not None else "failed"  # noqa: E731
+            print("| %s | %s | %s |" % (s, f(cold), f(warm)))
+
+
+if __name__ == "__main__":
+    main()
