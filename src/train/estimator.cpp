@@ -137,9 +137,7 @@ class StepLoop {
       ctx.global_step = gs;
       ctx.clear_requested_fetches();
       for (auto& h : hooks) h->before_run(ctx);
-      std::vector<std::string> requested = ctx.requested_fetches();
-      std::sort(requested.begin(), requested.end());
-      requested.erase(std::unique(requested.begin(), requested.end()), requested.end());
+      const std::vector<std::string> requested = extra_outputs(ctx.requested_fetches());
       RunValues rv;
       for (int64_t i = 0; i < ctx.loop_size; ++i) {
         if (!take(source, batch)) {
@@ -166,6 +164,18 @@ class StepLoop {
   }
 
  private:
+  // The requested names the plain graph does not output already ("loss", what hooks list
+  // in fetches()), sorted and unique: none means the plain executable serves the loop.
+  std::vector<std::string> extra_outputs(std::vector<std::string> names) const {
+    std::erase_if(names, [this](const std::string& n) {
+      const auto& outs = built_.graph->outputs();
+      return std::any_of(outs.begin(), outs.end(), [&n](const Output& o) { return o.name == n; });
+    });
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  }
+
   // The next batch: the first one (given), the one read ahead, else the source's.
   bool take(data::BatchSource& source, data::Batch& batch) {
     if (have_batch_) {
