@@ -35,7 +35,7 @@ def main():
     import jax
     import jax.numpy as jnp
     import numpy as np
-    from kiln_reference import epoch_order, he_uniform, load
+    from kiln_reference import epoch_order, he_uniform, load, score
 
     if a.cache_dir:
         jax.config.update("jax_compilation_cache_dir", a.cache_dir)
@@ -107,21 +107,14 @@ def main():
     steady_s = times[-1] - times[a.warmup - 1]
 
     predict = jax.jit(lambda params, x: forward(params, x.astype(low)).astype(jnp.float32))
-    correct, loss_sum = 0, 0.0
-    for i in range(0, len(x_test), a.eval_batch):
-        logits = np.asarray(predict(params, x_test[i:i + a.eval_batch]))
-        y = y_test[i:i + a.eval_batch]
-        m = logits.max(axis=1, keepdims=True)
-        logp = logits - m - np.log(np.exp(logits - m).sum(axis=1, keepdims=True))
-        loss_sum += float(-logp[np.arange(len(y)), y].sum())
-        correct += int((logits.argmax(1) == y).sum())
+    test_loss, test_accuracy = score(lambda x: predict(params, x), x_test, y_test, a.eval_batch)
     print(json.dumps({
         "system": "jax", "mode": "train", "model": a.model, "hidden": a.hidden if a.model == "mlp" else "",
         "precision": a.precision, "batch": a.batch, "steps": a.steps, "warmup": a.warmup, "threads": a.threads,
         "seed": a.seed, "steps_per_second": steady / steady_s, "steady_seconds": steady_s,
         "first_step_seconds": first_step_seconds, "first_step_at": first_step_at, "started_at": STARTED,
-        "first_loss": first_loss, "final_loss": final_loss, "test_loss": loss_sum / len(x_test),
-        "test_accuracy": correct / len(x_test), "jax": jax.__version__,
+        "first_loss": first_loss, "final_loss": final_loss, "test_loss": test_loss,
+        "test_accuracy": test_accuracy, "jax": jax.__version__,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}), flush=True)
 
 

@@ -101,3 +101,16 @@ def add_training_arguments(p):
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--learning-rate", type=float, default=0.05)
     p.add_argument("--eval-batch", type=int, default=1000)
+
+
+def score(logits_of, x_test, y_test, batch):
+    """(mean cross-entropy, accuracy) on the test set; logits_of(x) -> numpy logits."""
+    correct, loss_sum = 0, 0.0
+    for i in range(0, len(x_test), batch):
+        logits = np.asarray(logits_of(x_test[i:i + batch]), dtype=np.float64)
+        y = y_test[i:i + batch]
+        m = logits.max(axis=1, keepdims=True)
+        logp = logits - m - np.log(np.exp(logits - m).sum(axis=1, keepdims=True))
+        loss_sum += float(-logp[np.arange(len(y)), y].sum())
+        correct += int((logits.argmax(1) == y).sum())
+    return loss_sum / len(x_test), correct / len(x_test)

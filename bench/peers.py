@@ -7,15 +7,24 @@ same initial weights and batches (bench/kiln_reference.py), momentum 0.05/0.9, 2
   torch-2         PyTorch 2 from PyPI (.venv-peers, scripts/install-peers), eager
   torch.compile   the same with torch.compile, modes default and max-autotune-no-cudagraphs
   jax             JAX jit of the whole train step, buffers donated (bench/jax_train.py)
+  tf.function     TensorFlow 2.15 (.venv-tf, scripts/install-tf): the train step as one
+                  tf.function; "tf.function jit_compile" the same through XLA; "tf Estimator"
+                  tf.compat.v1.estimator on a model_fn with MomentumOptimizer, fed by
+                  tf.data: the seed's own path (bench/tf_train.py)
   torch-1.13      Debian 12's PyTorch, eager (the peer of earlier figures, for continuity)
 
 Each PyTorch row takes the faster of its thread settings (default, OMP_WAIT_POLICY=PASSIVE),
-probed first with the eager model and kept for its compiled rows; the runs are interleaved,
+probed first with the eager model and kept for its compiled rows; TensorFlow's rows the
+fastest of oneDNN on (its default) with 1 or 2 inter-op threads and oneDNN off
+(TF_ENABLE_ONEDNN_OPTS=0), probed per row (the Estimator takes tf.function's); the runs are interleaved,
 `--repeats` times; steps/s is over the steps after `--warmup` (compiling is in the warm-up).
 Then the compile caches side by side: the time from process start to the end of the first
 training step with an empty cache (cold) and again with the cache the first run filled
 (warm), for kiln (--cache-dir), torch.compile (Inductor's FX-graph and AOT caches in a
-directory of their own) and JAX (jax_compilation_cache_dir). Prints Markdown tables, the
+directory of their own), JAX (jax_compilation_cache_dir) and TensorFlow/XLA
+(--tf_xla_persistent_cache_directory); then, with that cache, a process whose learning
+rate differs (0.1 for 0.05) and one whose batch differs (128 for 256): a time near the
+warm one is a cache hit, one near the cold one a recompile. Prints Markdown tables, the
 winning settings and the CPU's ISA.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/peers.py [--steps 300] [--repeats 3] \
@@ -33,12 +42,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vs_pytorch import ROOT, config_env, cpu_info, run_json, thread_configs  # noqa: E402
 
 PEERS_PY = os.path.join(ROOT, ".venv-peers", "bin", "python")
-SYSTEMS = ["kiln", "torch-2", "torch.compile", "torch.compile max-autotune", "jax", "torch-1.13"]
+TF_PY = os.environ.get("KILN_TF_PYTHON", os.path.join(ROOT, ".venv-tf", "bin", "python"))
+SYSTEMS = ["kiln", "torch-2", "torch.compile", "torch.compile max-autotune", "jax", "tf.function",
+           "tf.function jit_compile", "tf Estimator", "torch-1.13"]
+TF_MODES = {"tf.function": "function", "tf.function jit_compile": "xla", "tf Estimator": "estimator"}
+CACHED = ("kiln", "torch.compile", "jax", "tf.function jit_compile")  # systems with a persistent compile cache
 
 
-def command(system, model, precision, steps, warmup, cache_dir, opts):
+def command(system, model, precision, steps, warmup, cache_dir, opts, extra=()):
     common = ["--model", model, "--precision", precision, "--steps", str(steps), "--warmup", str(warmup),
-              "--seed", "0", "--threads", str(opts.threads)]
+              "--seed", "0", "--threads", str(opts.threads), *extra]
+    if system in TF_MODES:
+        return [TF_PY, os.path.join(ROOT, "bench", "tf_train.py"), *common, "--mode", TF_MODES[system]] + (
+            ["--cache-dir", cache_dir] if cache_dir and system == "tf.function jit_compile" else [])
     if system == "kiln":
         return [os.path.join(ROOT, "build", "kiln_bench_train"), *common, "--cache-dir", cache_dir]
     if system == "jax":
@@ -64,12 +80,16 @@ def configs(system, threads):
         return thread_configs("kiln", threads)
     if system == "jax":
         return [("default (2 CPUs)", {}, threads)]
+    if system in TF_MODES:
+        return [("oneDNN on, 1 inter-op thread", {"KILN_BENCH_TF_INTER_OP": "1"}, threads),
+                ("oneDNN on, 2 inter-op threads", {"KILN_BENCH_TF_INTER_OP": "2"}, threads),
+                ("TF_ENABLE_ONEDNN_OPTS=0", {"KILN_BENCH_TF_INTER_OP": "1", "TF_ENABLE_ONEDNN_OPTS": "0"}, threads)]
     return thread_configs("pytorch", threads)[:2]  # the OpenBLAS split only matters to Debian's build
 
 
-def run(system, model, precision, steps, warmup, config, cache_dir, opts):
+def run(system, model, precision, steps, warmup, config, cache_dir, opts, extra=()):
     t0 = time.time()
-    r = run_json(command(system, model, precision, steps, warmup, cache_dir, opts),
+    r = run_json(command(system, model, precision, steps, warmup, cache_dir, opts, extra),
                  environment(system, config, cache_dir), timeout=3600)
     if "first_step_at" in r:
         r["to_first_step"] = r["first_step_at"] - t0
@@ -90,8 +110,10 @@ def main():
     unknown = set(systems) - set(SYSTEMS)
     if unknown:
         ap.error("unknown systems %s; known: %s" % (sorted(unknown), ", ".join(SYSTEMS)))
-    if any(s != "kiln" and s != "torch-1.13" for s in systems) and not os.path.exists(PEERS_PY):
+    if any(s not in ("kiln", "torch-1.13") and s not in TF_MODES for s in systems) and not os.path.exists(PEERS_PY):
         sys.exit("peers: %s is missing; run scripts/install-peers" % PEERS_PY)
+    if any(s in TF_MODES for s in systems) and not os.path.exists(TF_PY):
+        sys.exit("peers: %s is missing; run scripts/install-tf" % TF_PY)
     work = tempfile.mkdtemp(prefix="kiln-peers-")
     start = time.time()
     log = lambda text: print("[%6.0fs] %s" % (time.time() - start, text), file=sys.stderr, flush=True)  # noqa: E731
@@ -100,14 +122,17 @@ def main():
         for wl in opts.workloads.split(","):
             model, precision = wl.split("-")
             caches = {s: os.path.join(work, "%s-%s" % (s.replace(" ", "_"), wl)) for s in systems}
+            # TensorFlow 2.15's persistent XLA cache fails on some CPUs (LLVM "no target for triple
+            # unknown"); the speed rows run XLA without it, the cache table records what it does.
+            speed_cache = lambda s: None if s in TF_MODES else caches[s]  # noqa: E731
             # Settings: each system's fastest (torch.compile rows take torch-2's).
             best = {}
             for s in systems:
-                if s.startswith("torch.compile"):
+                if s.startswith("torch.compile") or s == "tf Estimator":
                     continue
                 rates = {}
                 for c in configs(s, opts.threads):
-                    r = run(s, model, precision, max(opts.steps // 2, opts.warmup + 20), opts.warmup, c, caches[s], opts)
+                    r = run(s, model, precision, max(opts.steps // 2, opts.warmup + 20), opts.warmup, c, speed_cache(s), opts)
                     rates[c[0]] = r.get("steps_per_second", 0.0)
                     log("probe %s %s %s: %s" % (s, wl, c[0], "%.2f steps/s" % rates[c[0]] if "error" not in r
                                                 else "FAILED " + r["error"][-300:]))
@@ -115,10 +140,12 @@ def main():
             for s in systems:
                 if s.startswith("torch.compile"):
                     best[s] = best.get("torch-2", configs(s, opts.threads)[0])
+                if s == "tf Estimator":
+                    best[s] = best.get("tf.function", configs(s, opts.threads)[0])
             runs = {s: [] for s in systems}
             for i in range(opts.repeats):
                 for s in systems:
-                    r = run(s, model, precision, opts.steps, opts.warmup, best[s], caches[s], opts)
+                    r = run(s, model, precision, opts.steps, opts.warmup, best[s], speed_cache(s), opts)
                     log("%s %s #%d: %s" % (s, wl, i + 1, "%.2f steps/s, accuracy %.4f" % (
                         r["steps_per_second"], r["test_accuracy"]) if "error" not in r else "FAILED " + r["error"][-500:]))
                     if "error" not in r:
@@ -136,13 +163,17 @@ def main():
         cache_rows = []
         if not opts.no_cache_table:
             model, precision = opts.workloads.split(",")[0].split("-")
-            for s in [s for s in systems if s in ("kiln", "torch.compile", "jax")]:
+            for s in [s for s in systems if s in CACHED]:
                 d = os.path.join(work, "cache-" + s.replace(" ", "_"))
                 os.makedirs(d)
-                cold = run(s, model, precision, opts.warmup + 2, opts.warmup, configs(s, opts.threads)[0], d, opts)
-                warm = run(s, model, precision, opts.warmup + 2, opts.warmup, configs(s, opts.threads)[0], d, opts)
-                log("cache %s: cold %s, warm %s" % (s, cold.get("to_first_step"), warm.get("to_first_step")))
-                cache_rows.append((s, cold.get("to_first_step"), warm.get("to_first_step")))
+                times = []
+                for extra in ((), (), ("--learning-rate", "0.1"), ("--batch", "128")):
+                    r = run(s, model, precision, opts.warmup + 2, opts.warmup, configs(s, opts.threads)[0], d, opts, extra)
+                    times.append(r.get("to_first_step"))
+                    log("cache %s %s: %s" % (s, " ".join(extra) or "(same run)", "%.2f s%s" % (
+                        r["to_first_step"], ", kiln's cache: %s" % r["compile_cache"] if "compile_cache" in r else "")
+                        if "error" not in r else "FAILED " + r["error"][-400:]))
+                cache_rows.append((s, *times))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     model_name, flags = cpu_info()
@@ -157,11 +188,11 @@ def main():
         print("| %s | %s | %s | %s | %s | %s |" % r)
     if not opts.no_cache_table:
         print()
-        print("| system | process start → end of first step, empty cache (s) | the same, second process (s) |")
-        print("|---|---:|---:|")
-        for s, cold, warm in cache_rows:
-            f = lambda v: "%.1f" % v if v is not None else "failed"  # noqa: E731
-            print("| %s | %s | %s |" % (s, f(cold), f(warm)))
+        print("| system | process start → end of first step, empty cache (s) | the same, second process (s) | "
+              "then learning rate 0.1 (s) | then batch 128 (s) |")
+        print("|---|---:|---:|---:|---:|")
+        for s, *times in cache_rows:
+            print("| %s | %s |" % (s, " | ".join("%.1f" % v if v is not None else "failed" for v in times)))
 
 
 if __name__ == "__main__":
