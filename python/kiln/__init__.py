@@ -60,13 +60,20 @@ from . import app, compat, contrib, feature_column, flags, gfile, keras  # noqa:
 from .config import ExperimentalConfig, NPURunConfig, RunConfig
 from .estimator import Estimator, EstimatorSpec, ModeKeys, NPUEstimator
 from .train import TellMeStepOrLossHook
+from .data import TensorSpec  # noqa: F401 (tf.TensorSpec, for from_generator(output_signature=))
 from ._compat import (  # noqa: E402,F401
     GPUOptions, GraphOptions, OptimizerOptions, RewriterConfig, assert_equal, assert_rank, assert_type,
     disable_eager_execution, disable_v2_behavior, enable_eager_execution, executing_eagerly, gradients, io,
     is_tensor, math, python_io, random, test, variance_scaling_initializer, truncated_normal_initializer,
     glorot_uniform_initializer, glorot_normal_initializer, zeros_initializer, ones_initializer,
     constant_initializer, random_normal_initializer, random_uniform_initializer, image, summary, uniform_unit_scaling_initializer,
+    sparse,
 )
+from .parsing import (  # noqa: E402,F401 (TensorFlow 1.x's top-level names)
+    FixedLenFeature, FixedLenSequenceFeature, SparseTensorValue, VarLenFeature, decode_raw, parse_example,
+    parse_single_example,
+)
+from .parsing import sparse_to_dense as sparse_tensor_to_dense  # noqa: E402,F401
 
 # Errors: configuration and graph errors are ValueErrors whose message starts with the
 # option in brackets ("[accelerate_train_mode] ..."), also in `error.option`.

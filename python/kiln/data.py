@@ -10,18 +10,32 @@ An input_fn returns either
     predict), e.g. a generator reading the user's own files. Each batch is checked and
     copied once into kiln's batch; the next one is made while the step runs.
 Features may also be a dict with one entry ({'x': array}); model_fn then gets {'x': tensor}.
+Dataset.zip((features, labels)) pairs two from_tensor_slices datasets; take/skip slice the
+arrays (before shuffle and repeat). Dataset.from_generator (kiln/_generator_dataset.py)
+runs a Python generator's elements through shuffle/batch/padded_batch/repeat/take/skip.
+input_fn may also return iterator.get_next() of a one-shot or initializable iterator
+(kiln/_iterators.py). TFRecordDataset reads TFRecord files into the same element pipeline;
+map and filter trace their function into a kiln graph (kiln/_map_function.py). A map of a
+from_tensor_slices dataset without random ops is applied to every example once, and the
+result stays a C++ pipeline; one with random ops runs per element, drawing anew each epoch.
 """
 import numbers
 
 import numpy as np
 
-from . import _core
+from . import _core, _generator_dataset
+from ._map_function import MapFunction
+from .records import tfrecord_dataset as TFRecordDataset  # noqa: F401,N812 (tf.data's name)
+from ._generator_dataset import GeneratorDataset, TensorSpec  # noqa: F401 (kiln.data names)
+from ._dtypes import as_dtype
 from ._graph import unsupported
+from ._iterators import Iterator, make_initializable_iterator, make_one_shot_iterator  # noqa: F401
 
 AUTOTUNE = -1
 MAX_PREFETCH = 1024  # batches a prefetch thread keeps ready
 MAX_BATCH = 2**31 - 1
 DataError = _core.DataError
+_generator_dataset.DataError = DataError
 
 
 def _as_input_array(x, what):
@@ -85,6 +99,33 @@ class Dataset:
                              "(shape %s)" % (f.shape[0], f.shape, lab.shape[0], lab.shape))
         return Dataset(f, lab, key)
 
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None):
+        """Elements from generator(*args), converted to output_types (checked against
+        output_shapes where given); see kiln/_generator_dataset.py."""
+        return GeneratorDataset.make(generator, output_types, output_shapes, args, output_signature)
+
+    @staticmethod
+    def zip(datasets):
+        """Dataset.zip((features, labels)) of two datasets made by from_tensor_slices of one
+        array each; as tf.data's, it ends with the shorter."""
+        if not (isinstance(datasets, tuple) and len(datasets) == 2 and all(isinstance(d, Dataset) for d in datasets)):
+            unsupported("Dataset.zip of %r" % (datasets,), "kiln zips two from_tensor_slices datasets, "
+                        "(features, labels)")
+        f, lab = datasets
+        for d, what in ((f, "features"), (lab, "labels")):
+            if d._labels is not None or d._ops:
+                unsupported("Dataset.zip of a %s dataset that holds pairs or has %s applied" % (
+                    what, ", ".join(op[0] for op in d._ops) or "labels"),
+                    "zip the plain from_tensor_slices datasets, then shuffle, batch and repeat the pair")
+        if lab._feature_key is not None:
+            unsupported("Dataset.zip with labels as a dict", "labels are one array")
+        n = min(f._features.shape[0], lab._features.shape[0])
+        return Dataset(f._features[:n], lab._features[:n], f._feature_key)
+
+    def _parts(self):
+        return self._feature_key, self._labels is not None
+
     def _with(self, op):
         d = Dataset(self._features, self._labels, self._feature_key)
         d._ops = self._ops + [op]
@@ -134,12 +175,110 @@ class Dataset:
                              "or AUTOTUNE" % (buffer_size, MAX_PREFETCH))
         return self._with(("prefetch", 2 if buffer_size == AUTOTUNE else int(buffer_size)))
 
-    def map(self, *args, **kwargs):
-        unsupported("Dataset.map", "it runs Python per example; transform the numpy arrays before "
-                    "from_tensor_slices, or have input_fn return a generator")
+    def take(self, count):
+        """The first `count` examples (batches, after batch); -1: all."""
+        return self._slice("take", count)
 
-    def filter(self, *args, **kwargs):
-        unsupported("Dataset.filter", "filter the numpy arrays before from_tensor_slices")
+    def skip(self, count):
+        """All but the first `count` examples (batches, after batch); -1: none."""
+        return self._slice("skip", count)
+
+    def _slice(self, kind, count):
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < -1:
+            raise ValueError("[Dataset.%s] count %r must be an integer >= 0 or -1 (all)" % (kind, count))
+        if self._has("shuffle") or self._has("repeat"):
+            unsupported("Dataset.%s after shuffle or repeat" % kind,
+                        "kiln slices the examples before shuffling and repeating them: call %s before those"
+                        % kind)
+        per = next((op[1] for op in self._ops if op[0] == "batch"), 1)
+        n = self._features.shape[0]
+        if count == -1:
+            lo, hi = (0, n) if kind == "take" else (n, n)
+        else:
+            lo, hi = (0, min(n, count * per)) if kind == "take" else (min(n, count * per), n)
+        if hi <= lo:
+            raise ValueError("[Dataset.%s(%d)] leaves no examples of the %d%s" % (
+                kind, count, n, " (batches of %d)" % per if per > 1 else ""))
+        d = Dataset(self._features[lo:hi], None if self._labels is None else self._labels[lo:hi], self._feature_key)
+        d._ops = list(self._ops)
+        return d
+
+    def make_one_shot_iterator(self):
+        return Iterator(self)
+
+    def make_initializable_iterator(self, shared_name=None):
+        return Iterator(self, initializable=True)
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, seed=None):
+        """map_func over every example. Without random ops it runs once per example now,
+        and the mapped arrays stay a C++ pipeline; with random ops the dataset becomes an
+        element pipeline that draws anew each epoch."""
+        if self._has("batch"):
+            unsupported("Dataset.map after batch on from_tensor_slices", "map the examples, then batch them")
+        fn = MapFunction(map_func, "Dataset.map")
+        first = fn(self._example(0), 0, 0)
+        if any(t.random is not None for ts in fn.traces.values() for t in ts):
+            return self._elements().map(map_func, seed=seed)
+        rows = [first] + [fn(self._example(i), i, 0) for i in range(1, self._features.shape[0])]
+        return self._from_rows(rows, "Dataset.map")
+
+    def filter(self, predicate):
+        """The examples for which predicate(example) is True (evaluated once per example)."""
+        if self._has("batch"):
+            unsupported("Dataset.filter after batch on from_tensor_slices", "filter the examples, then batch them")
+        fn = MapFunction(predicate, "Dataset.filter")
+        keep = []
+        for i in range(self._features.shape[0]):
+            k = np.asarray(fn(self._example(i), i, 0))
+            if k.shape != () or k.dtype != np.bool_:
+                raise TypeError("[Dataset.filter] the predicate returned a %s of shape %s; it must return a scalar "
+                                "bool tensor" % (k.dtype, k.shape))
+            keep.append(bool(k))
+        if not any(keep):
+            raise ValueError("[Dataset.filter] the predicate keeps none of the %d examples" % len(keep))
+        d = Dataset(self._features[np.array(keep)], None if self._labels is None else self._labels[np.array(keep)],
+                    self._feature_key)
+        d._ops = list(self._ops)
+        return d
+
+    def _example(self, i):
+        f = self._features[i] if self._feature_key is None else {self._feature_key: self._features[i]}
+        return f if self._labels is None else (f, self._labels[i])
+
+    def _from_rows(self, rows, op):
+        pairs = isinstance(rows[0], tuple) and len(rows[0]) == 2
+        features = [r[0] for r in rows] if pairs else rows
+        try:
+            if isinstance(features[0], dict):
+                if len(features[0]) != 1:
+                    unsupported("%s returning a dict of %d features" % (op, len(features[0])), "kiln feeds one features "
+                                "array (or a dict of one)")
+                key = next(iter(features[0]))
+                f = np.stack([r[key] for r in features])
+            else:
+                key, f = None, np.stack([np.asarray(r) for r in features])
+            lab = np.stack([np.asarray(r[1]) for r in rows]) if pairs else None
+        except ValueError as e:
+            raise DataError("[%s] the function's results differ in shape between examples: %s" % (op, e)) from None
+        d = Dataset(_as_input_array(f, "[%s] features" % op), None if lab is None else
+                    _as_input_array(lab, "[%s] labels" % op), key)
+        d._ops = list(self._ops)
+        return d
+
+    def _elements(self):
+        """This dataset as an element pipeline (kiln/_generator_dataset.py), its shuffle
+        and repeat carried over."""
+        n = self._features.shape[0]
+        examples = [self._example(i) for i in range(n)]
+        form = examples[0]
+        types = _generator_dataset._map_structure(lambda v, path: as_dtype(np.asarray(v).dtype), form)
+        d = GeneratorDataset(lambda: iter(examples), types, _generator_dataset._shapes_like(types, None), ())
+        for op in self._ops:
+            if op[0] == "shuffle":
+                d = d.shuffle(n, seed=op[1])
+            elif op[0] == "repeat":
+                d = d.repeat(None if op[1] == -1 else op[1])
+        return d
 
     def cache(self, filename=""):
         return self  # the arrays are in memory already
@@ -233,6 +372,10 @@ class BatchReader:
         if self._fixed and f.shape[0] != first_n:
             raise DataError("[input_fn] batch %d has %d examples, the first had %d: training needs every batch the "
                             "same size (drop the last, partial batch)" % (i, f.shape[0], first_n))
+
+
+class experimental:  # noqa: N801 (tf.data.experimental)
+    AUTOTUNE = AUTOTUNE
 
 
 def load_fashion_mnist(split="train", directory="/usr/share/datasets/fashion-mnist"):

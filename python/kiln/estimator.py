@@ -19,7 +19,7 @@ from . import summary as _summary
 from ._graph import GraphContext, Tensor, enter, leave, unsupported
 from ._hooks import HookRunner, SessionRunArgs
 from .config import RunConfig  # noqa: F401 (also tf.estimator.RunConfig)
-from . import _checkpoints, _scopes
+from . import _checkpoints, _iterators, _scopes
 from ._checkpoints import WarmStartSettings  # noqa: F401 (tf.estimator.WarmStartSettings)
 from .train import CheckpointSaverHook, SessionRunHook, TellMeStepOrLossHook
 
@@ -224,9 +224,14 @@ class Estimator:
         def make():
             result = _call_with(input_fn, "input_fn", {"mode": mode, "params": dict(self._params),
                                                         "config": self._config})
+            result = _iterators.dataset_of(result) or result
             if isinstance(result, _data.Dataset):
                 info.feature_key = result._feature_key
                 return result.spec(seed)
+            if isinstance(result, _data.GeneratorDataset):
+                if not result.is_batched():
+                    unsupported("a Dataset without batch()", "an Estimator trains on batches: call .batch(n)")
+                return _data.BatchReader(result.elements(seed), info, fixed_batch)
             return _data.BatchReader(result, info, fixed_batch)
 
         return make

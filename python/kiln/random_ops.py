@@ -24,6 +24,8 @@ def set_random_seed(seed):
 
 
 def _inputs(ctx):
+    if ctx.random_inputs is None and getattr(ctx, "map_trace", None) is not None:
+        ctx.random_inputs = ctx.map_trace.random_inputs()  # a Dataset.map function: fed per element
     if ctx.random_inputs is None:
         seed = _core.hyperparameter(ctx.scope, float(int(ctx.seed or 0) % 2**53), "i64")
         rank = _core.hyperparameter(ctx.scope, float(_core.world_rank()), "i64")

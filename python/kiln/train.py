@@ -9,6 +9,7 @@ from ._hooks import SessionRunArgs, SessionRunContext, SessionRunValues, fetch_n
 from ._checkpoints import (CheckpointReader, init_from_checkpoint, latest_checkpoint, list_variables,  # noqa: F401
                            load_checkpoint, load_variable)
 from ._variables import get_global_step, get_or_create_global_step  # noqa: F401
+from .example_proto import BytesList, Example, Feature, Features, FloatList, Int64List  # noqa: F401 (tf.train's)
 
 
 from ._optimizers import (AdadeltaOptimizer, AdagradOptimizer, AdamOptimizer, AdamWOptimizer,  # noqa: F401,E402

@@ -14,4 +14,6 @@ PYBIND11_MODULE(_core, m) {
   kiln::python::bind_estimator(m);
   kiln::python::bind_summary(m);
   kiln::python::bind_records(m);
+  kiln::python::bind_example(m);
+  kiln::python::bind_map_graph(m);
 }

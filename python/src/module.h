@@ -14,5 +14,7 @@ void bind_estimator(pybind11::module_& m);
 void bind_world(pybind11::module_& m);
 void bind_summary(pybind11::module_& m);  // tf.summary.FileWriter
 void bind_records(pybind11::module_& m);  // TFRecord files
+void bind_example(pybind11::module_& m);  // tf.train.Example parsing
+void bind_map_graph(pybind11::module_& m);  // Dataset.map's traced functions
 
 }  // namespace kiln::python

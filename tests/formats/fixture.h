@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,18 @@ inline std::string slurp_file(const std::filesystem::path& p) {
 inline const nlohmann::json& tf_expected() {
   static const nlohmann::json j = nlohmann::json::parse(slurp_file(tf_fixture("expected.json")));
   return j;
+}
+
+// expected.json's list `key` of hex strings, as bytes each.
+inline std::vector<std::string> tf_expected_bytes(const std::string& key) {
+  std::vector<std::string> out;
+  for (const auto& hex : tf_expected()[key]) {
+    const std::string h = hex.get<std::string>();
+    std::string r;
+    for (size_t i = 0; i < h.size(); i += 2) r.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
+    out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace testkit

@@ -18,16 +18,7 @@ namespace kiln::formats {
 namespace {
 namespace fs = std::filesystem;
 
-std::vector<std::string> expected_records() {
-  std::vector<std::string> out;
-  for (const auto& hex : testkit::tf_expected()["records"]) {
-    const std::string h = hex.get<std::string>();
-    std::string r;
-    for (size_t i = 0; i < h.size(); i += 2) r.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
-    out.push_back(r);
-  }
-  return out;
-}
+std::vector<std::string> expected_records() { return testkit::tf_expected_bytes("records"); }
 
 std::vector<std::string> read_all(const std::string& path, Compression c) {
   RecordReader r(path, c);

@@ -1,0 +1,396 @@
+"""Element pipelines: Dataset.from_generator (the elements a Python generator yields, as
+tf.data's from_generator gives them) and TFRecordDataset (the records of TFRecord files,
+as bytes). Each generator element is converted to output_types (and checked against
+output_shapes) once; map and filter run their traced function on kiln's interpreter
+(kiln/_map_function.py); shuffle (a seeded buffer shuffle, reshuffled each repetition),
+batch, padded_batch, repeat, take, skip and cache run over numpy elements in Python, one
+step per element. kiln makes the next batch while the training step runs, as it does for
+any iterable input."""
+import itertools
+import numbers
+
+import numpy as np
+
+from ._dtypes import as_dtype
+from ._graph import unsupported
+
+DataError = None  # set by kiln.data (its DataError is kiln._core's)
+
+
+class TensorSpec:
+    """tf.TensorSpec(shape, dtype=float32, name=None): the type and shape of one component
+    of a generator's elements (output_signature=)."""
+
+    def __init__(self, shape, dtype="float32", name=None):
+        self.shape = None if shape is None else tuple(None if d is None or d == -1 else int(d) for d in shape)
+        self.dtype = as_dtype(dtype)
+        self.name = name
+
+    def __repr__(self):
+        return "TensorSpec(shape=%s, dtype=kiln.%s, name=%r)" % (self.shape, self.dtype.name, self.name)
+
+
+def _map_structure(fn, structure, *rest, path=""):
+    """fn(leaf, *leaves, path) over a tuple/list/dict structure, keeping its form."""
+    if isinstance(structure, dict):
+        return {k: _map_structure(fn, v, *(r[k] for r in rest), path="%s[%r]" % (path, k)) for k, v in structure.items()}
+    if isinstance(structure, (tuple, list)):
+        return tuple(_map_structure(fn, v, *(r[i] for r in rest), path="%s[%d]" % (path, i))
+                     for i, v in enumerate(structure))
+    return fn(structure, *rest, path)
+
+
+def _same_form(types, element, where):
+    """DataError unless element has the tuple/dict form of output_types."""
+    if isinstance(types, dict):
+        if not isinstance(element, dict) or set(element) != set(types):
+            raise DataError("%s is %s; output_types expects a dict with keys %s"
+                            % (where, _describe(element), sorted(types)))
+        for k in types:
+            _same_form(types[k], element[k], "%s[%r]" % (where, k))
+    elif isinstance(types, (tuple, list)):
+        if not isinstance(element, (tuple, list)) or len(element) != len(types):
+            raise DataError("%s is %s; output_types expects a tuple of %d" % (where, _describe(element), len(types)))
+        for i, t in enumerate(types):
+            _same_form(t, element[i], "%s[%d]" % (where, i))
+
+
+def _describe(x):
+    if isinstance(x, (tuple, list)):
+        return "a %s of %d" % (type(x).__name__, len(x))
+    if isinstance(x, dict):
+        return "a dict with keys %s" % sorted(x)
+    return "a %s" % type(x).__name__
+
+
+def _leaf_converter(index_ref):
+    def convert(value, dtype, shape, path):
+        where = "[from_generator] element %d%s" % (index_ref[0], path)
+        if dtype.name == "string":
+            if isinstance(value, str):
+                value = value.encode()
+            if not isinstance(value, (bytes, np.ndarray)):
+                raise DataError("%s is a %s; output_types says string (bytes)" % (where, type(value).__name__))
+            return value
+        try:
+            arr = np.asarray(value, dtype=dtype.as_numpy_dtype)
+        except (TypeError, ValueError) as e:
+            raise DataError("%s cannot be made a %s array: %s" % (where, dtype.name, e)) from None
+        if shape is not None:
+            if len(shape) != arr.ndim or any(d is not None and d != a for d, a in zip(shape, arr.shape)):
+                raise DataError("%s has shape %s; output_shapes says %s (None: any size)"
+                                % (where, arr.shape, tuple(shape)))
+        return arr
+    return convert
+
+
+def _shapes_like(types, shapes):
+    """output_shapes in output_types' form (None where not given)."""
+    if shapes is None:
+        return _map_structure(lambda t, path: None, types)
+    def norm(t, s, path):
+        if s is None:
+            return None
+        dims = s.as_list() if hasattr(s, "as_list") else list(s)
+        return tuple(None if d is None or d == -1 else int(d) for d in dims)
+    try:
+        return _map_structure(norm, types, shapes)
+    except (KeyError, IndexError, TypeError):
+        raise ValueError("[from_generator] output_shapes %r does not have the form of output_types %r"
+                         % (shapes, types)) from None
+
+
+def _count(value, op, allow_all=True):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or (value < 0 and not (allow_all and value == -1)):
+        raise ValueError("[Dataset.%s] count %r must be an integer >= 0%s" % (op, value, " or -1 (all)" if allow_all else ""))
+    return int(value)
+
+
+class GeneratorDataset:
+    """What Dataset.from_generator returns. Methods return new datasets."""
+
+    def __init__(self, generator, types, shapes, args, ops=()):
+        self._generator = generator
+        self._types = types  # None after a map: the function's output decides
+        self._shapes = shapes
+        self._args = args
+        self._ops = list(ops)
+        self._form = None
+
+    @staticmethod
+    def make(generator, output_types=None, output_shapes=None, args=None, output_signature=None):
+        if not callable(generator):
+            raise TypeError("[Dataset.from_generator] generator %r is not callable; pass the generator function, "
+                            "not what it returns" % (generator,))
+        if output_signature is not None:
+            if output_types is not None or output_shapes is not None:
+                raise TypeError("[Dataset.from_generator] give output_signature or output_types/output_shapes, not both")
+            if not all(isinstance(s, TensorSpec) for s in _leaves(output_signature)):
+                raise TypeError("[Dataset.from_generator] output_signature holds kiln.TensorSpec values")
+            types = _map_structure(lambda s, path: s.dtype, output_signature)
+            shapes = _map_structure(lambda s, path: s.shape, output_signature)
+        elif output_types is None:
+            raise TypeError("[Dataset.from_generator] needs output_types (or output_signature): the dtype of each "
+                            "component of an element, e.g. (kiln.float32, kiln.int64)")
+        else:
+            types = _map_structure(lambda t, path: as_dtype(t), output_types)
+            shapes = _shapes_like(types, output_shapes)
+        return GeneratorDataset(generator, types, shapes, tuple(args) if args is not None else ())
+
+    def _with(self, op):
+        d = GeneratorDataset(self._generator, self._types, self._shapes, self._args, self._ops + [op])
+        d._form = self._form
+        if op[0] == "map":
+            d._form = None
+        return d
+
+    def _structure(self):
+        """The form of an element (types, or after a map the first element itself)."""
+        if not any(op[0] == "map" for op in self._ops):
+            return self._types
+        if self._form is None:
+            first = next(iter(self.elements()), None)
+            if first is None:
+                raise DataError("[Dataset.map] the dataset holds no elements")
+            self._form = first
+        return self._form
+
+    def _has(self, kind):
+        return any(op[0] == kind for op in self._ops)
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
+        """A buffer shuffle as tf.data's: each element is drawn from a buffer of the next
+        buffer_size; seed None: RunConfig's random_seed, else 0."""
+        if not isinstance(buffer_size, numbers.Integral) or isinstance(buffer_size, bool) or buffer_size < 1:
+            raise ValueError("[Dataset.shuffle] buffer_size %r must be an integer >= 1" % (buffer_size,))
+        return self._with(("shuffle", int(buffer_size), seed, bool(reshuffle_each_iteration)))
+
+    def batch(self, batch_size, drop_remainder=False):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) or batch_size < 1:
+            raise ValueError("[Dataset.batch] batch_size %r must be an integer >= 1" % (batch_size,))
+        return self._with(("batch", int(batch_size), bool(drop_remainder), None))
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False):
+        """Batches elements whose shapes differ: each component is padded to padded_shapes
+        (None or -1 in a dimension, or padded_shapes None: the longest in the batch) with
+        padding_values (default 0)."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) or batch_size < 1:
+            raise ValueError("[Dataset.padded_batch] batch_size %r must be an integer >= 1" % (batch_size,))
+        types = self._structure()
+        shapes = None if padded_shapes is None else _shapes_like(types, padded_shapes)
+        values = None
+        if padding_values is not None:
+            values = padding_values if not isinstance(types, (tuple, dict)) or isinstance(padding_values, type(types)) \
+                else _map_structure(lambda t, path: padding_values, types)
+        return self._with(("batch", int(batch_size), bool(drop_remainder), (shapes, values)))
+
+    def repeat(self, count=None):
+        if count is not None and (isinstance(count, bool) or not isinstance(count, numbers.Integral)
+                                  or (count < 0 and count != -1)):
+            raise ValueError("[Dataset.repeat] count %r must be None, -1 or an integer >= 0" % (count,))
+        return self._with(("repeat", None if count in (None, -1) else int(count)))
+
+    def take(self, count):
+        return self._with(("take", _count(count, "take")))
+
+    def skip(self, count):
+        return self._with(("skip", _count(count, "skip")))
+
+    def prefetch(self, buffer_size):
+        return self  # kiln makes the next batch of any Python input while the step runs
+
+    def cache(self, filename=""):
+        if filename:
+            unsupported("Dataset.cache(filename) of a generator", "kiln caches in memory only: cache() without a file")
+        return self._with(("cache",))
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, seed=None):
+        """map_func(element) traced into a kiln graph and run for every element on kiln's
+        interpreter (kiln/_map_function.py); num_parallel_calls is accepted (the pipeline
+        runs beside the training step either way)."""
+        if not callable(map_func):
+            raise TypeError("[Dataset.map] %r is not callable; pass a function of the element" % (map_func,))
+        return self._with(("map", map_func, seed))
+
+    def filter(self, predicate):
+        """Keeps the elements for which predicate(element), a scalar bool tensor, is True."""
+        if not callable(predicate):
+            raise TypeError("[Dataset.filter] %r is not callable; pass a function of the element" % (predicate,))
+        return self._with(("filter", predicate))
+
+    def make_one_shot_iterator(self):
+        from ._iterators import Iterator
+        return Iterator(self)
+
+    def make_initializable_iterator(self, shared_name=None):
+        from ._iterators import Iterator
+        return Iterator(self, initializable=True)
+
+    def __iter__(self):
+        return self.elements()
+
+    def as_numpy_iterator(self):
+        return self.elements()
+
+    def _parts(self):
+        """(the key of a one-entry features dict or None, whether elements hold labels)."""
+        t = self._structure()
+        has_labels = isinstance(t, tuple) and len(t) == 2
+        features = t[0] if has_labels else t
+        return (next(iter(features)) if isinstance(features, dict) and len(features) == 1 else None), has_labels
+
+    def is_batched(self):
+        return self._has("batch")
+
+    def elements(self, default_seed=0):
+        """The pipeline's output, element by element (batches once batched), as numpy."""
+        stream = self._source
+        for op in self._ops:
+            stream = _STAGES[op[0]](stream, op, default_seed)
+        return stream()
+
+    def _source(self):
+        index = [0]
+        convert = _leaf_converter(index)
+        try:
+            it = iter(self._generator(*self._args))
+        except TypeError as e:
+            raise TypeError("[Dataset.from_generator] generator(%s) did not return an iterator: %s"
+                            % (", ".join(map(repr, self._args)), e)) from None
+        for element in it:
+            if isinstance(element, list) and isinstance(self._types, tuple):
+                element = tuple(element)
+            _same_form(self._types, element, "[from_generator] element %d" % index[0])
+            yield _map_structure(lambda t, shape, e, path: convert(e, t, shape, path), self._types, self._shapes,
+                                 element)
+            index[0] += 1
+
+
+def _leaves(structure):
+    out = []
+    _map_structure(lambda leaf, path: out.append(leaf), structure)
+    return out
+
+
+def _shuffle(src, op, default_seed):
+    _, size, seed, reshuffle = op
+    seed = int(default_seed if seed is None else seed) % 2**64
+    runs = itertools.count()
+
+    def stream():
+        rng = np.random.default_rng([seed, next(runs) if reshuffle else 0])
+        buffer = []
+        for element in src():
+            if len(buffer) < size:
+                buffer.append(element)
+                continue
+            i = int(rng.integers(len(buffer)))
+            yield buffer[i]
+            buffer[i] = element
+        rng.shuffle(buffer)
+        yield from buffer
+    return stream
+
+
+def _stack(elements, pad):
+    if pad is not None:
+        return _pad(elements, *pad)
+
+    def leaf(*args):
+        parts, path = args[:-1], args[-1]
+        try:
+            return np.stack(parts)
+        except ValueError:
+            raise DataError("[Dataset.batch] elements%s of shapes %s differ; use padded_batch to batch them"
+                            % (path, sorted({p.shape for p in parts}))) from None
+    return _map_structure(leaf, elements[0], *elements[1:])
+
+
+def _pad(elements, shapes, values):
+    def leaf(*args):
+        path = args[-1]
+        parts = args[:-1]
+        n = len(elements)
+        parts, target, value = parts[:n], parts[n] if shapes is not None else None, parts[-1] if values is not None else 0
+        ndim = parts[0].ndim
+        if any(p.ndim != ndim for p in parts):
+            raise DataError("[Dataset.padded_batch] elements%s have ranks %s; padding needs one rank"
+                            % (path, sorted({p.ndim for p in parts})))
+        longest = [max(p.shape[d] for p in parts) for d in range(ndim)]
+        if target is not None:
+            if len(target) != ndim:
+                raise DataError("[Dataset.padded_batch] padded_shapes%s %s has rank %d; the elements have rank %d"
+                                % (path, target, len(target), ndim))
+            for d, t in enumerate(target):
+                if t is not None:
+                    if longest[d] > t:
+                        raise DataError("[Dataset.padded_batch] an element%s has %d in dimension %d, more than "
+                                        "padded_shapes' %d" % (path, longest[d], d, t))
+                    longest[d] = t
+        out = np.full([len(parts)] + longest, value, dtype=parts[0].dtype)
+        for i, p in enumerate(parts):
+            out[(i,) + tuple(slice(0, s) for s in p.shape)] = p
+        return out
+    extra = ([shapes] if shapes is not None else []) + ([values] if values is not None else [])
+    return _map_structure(leaf, elements[0], *elements[1:], *extra)
+
+
+def _batch(src, op, default_seed):
+    _, size, drop, pad = op
+
+    def stream():
+        batch = []
+        for element in src():
+            batch.append(element)
+            if len(batch) == size:
+                yield _stack(batch, pad)
+                batch = []
+        if batch and not drop:
+            yield _stack(batch, pad)
+    return stream
+
+
+def _repeat(src, op, default_seed):
+    count = op[1]
+
+    def stream():
+        for _ in (itertools.count() if count is None else range(count)):
+            yield from src()
+    return stream
+
+
+def _take(src, op, default_seed):
+    return lambda: itertools.islice(src(), op[1]) if op[1] >= 0 else src()
+
+
+def _skip(src, op, default_seed):
+    return lambda: itertools.islice(src(), op[1] if op[1] >= 0 else None, None) if op[1] != -1 else iter(())
+
+
+def _cache(src, op, default_seed):
+    kept, done = [], [False]
+
+    def stream():
+        if done[0]:
+            yield from kept
+            return
+        kept.clear()
+        for element in src():
+            kept.append(element)
+            yield element
+        done[0] = True
+    return stream
+
+
+def _map(src, op, default_seed):
+    from ._map_function import map_stage
+    return map_stage(src, op, default_seed)
+
+
+def _filter(src, op, default_seed):
+    from ._map_function import filter_stage
+    return filter_stage(src, op, default_seed)
+
+
+_STAGES = {"shuffle": _shuffle, "batch": _batch, "repeat": _repeat, "take": _take, "skip": _skip, "cache": _cache,
+           "map": _map, "filter": _filter}

@@ -1,0 +1,91 @@
+"""TF 1.x iterators over a kiln dataset: make_one_shot_iterator() and
+make_initializable_iterator(), as an Estimator's input_fn uses them:
+
+    iterator = dataset.make_one_shot_iterator()      # or tf.data.make_one_shot_iterator(dataset)
+    features, labels = iterator.get_next()
+    return features, labels
+
+get_next() gives placeholders for the dataset's next batch in the dataset's own form
+(features, or a dict of one feature, and labels); an Estimator that gets them back from
+input_fn feeds model_fn from the dataset they came from, exactly as if input_fn had
+returned the dataset. They cannot be computed with inside input_fn: kiln runs no graph
+there (transform the arrays, or do the work in model_fn)."""
+from ._graph import unsupported
+
+
+class Element:
+    """One component of iterator.get_next(): the dataset's next batch of `part`."""
+
+    def __init__(self, iterator, part):
+        self._iterator = iterator
+        self._part = part
+
+    def _as_tensor(self):
+        unsupported("computing with iterator.get_next()'s %s inside input_fn" % self._part,
+                    "kiln feeds them to model_fn as they come from the dataset: return them from input_fn "
+                    "as they are, and do the work in model_fn")
+
+    def __repr__(self):
+        return "<kiln iterator.get_next() %s>" % self._part
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        self._as_tensor()
+
+
+class _NoOp:
+    """iterator.initializer: kiln starts the dataset from its beginning for each
+    train/evaluate/predict call, so there is nothing to run."""
+    name = "iterator_initializer"
+
+
+class Iterator:
+    def __init__(self, dataset, initializable=False):
+        self._dataset = dataset
+        self._initializable = initializable
+
+    @property
+    def initializer(self):
+        if not self._initializable:
+            raise ValueError("[Iterator.initializer] a one-shot iterator has no initializer; "
+                             "use make_initializable_iterator()")
+        return _NoOp()
+
+    def get_next(self, name=None):
+        key, has_labels = self._dataset._parts()
+        features = Element(self, "features")
+        if key is not None:
+            features = {key: features}
+        if not has_labels:
+            return features
+        return features, Element(self, "labels")
+
+    def string_handle(self, name=None):
+        unsupported("Iterator.string_handle", "kiln feeds one dataset per train/evaluate/predict call")
+
+
+def dataset_of(result):
+    """The dataset behind what input_fn returned when it is iterator.get_next()'s value
+    (or features/labels taken from it), else None."""
+    parts = list(result) if isinstance(result, tuple) else [result]
+    found = []
+    for p in parts:
+        for v in (p.values() if isinstance(p, dict) else [p]):
+            if isinstance(v, Element):
+                found.append(v._iterator)
+    if not found:
+        return None
+    if any(it is not found[0] for it in found) or len(found) != len(parts):
+        raise TypeError("[input_fn] returned values from different iterators, or an iterator's value beside "
+                        "something else; return iterator.get_next() of one dataset as it is")
+    return found[0]._dataset
+
+
+def make_one_shot_iterator(dataset):
+    """tf.data.make_one_shot_iterator / tf.compat.v1.data.make_one_shot_iterator."""
+    return dataset.make_one_shot_iterator()
+
+
+def make_initializable_iterator(dataset, shared_name=None):
+    return dataset.make_initializable_iterator()

@@ -1,0 +1,289 @@
+"""The functions of Dataset.map and Dataset.filter: traced once into a kiln graph and run
+on kiln's interpreter for every element, so no Python runs between their ops.
+
+An element's numeric components become the graph's inputs. Its string components (a
+TFRecord's serialized bytes, a feature of type string) cannot be graph values: the
+function gets them as HostValue, which only host ops take (kiln.io.parse_single_example,
+decode_raw, ...). A host op runs in C++ or numpy outside the graph; during the trace it is
+recorded, with the first element's values giving the shapes, and for every later element
+the recorded host ops run first and their numeric results feed the graph. An element
+whose host results have other shapes (another image size, another number of steps) is
+traced again; traces are kept per shape.
+
+Random ops in the function (tf.random_uniform, random_flip_left_right, ...) draw from
+kiln's counter-based generator keyed by the dataset's seed and the element's position in
+the stream, so a pipeline is reproducible from its seed.
+"""
+import itertools
+import threading
+
+import numpy as np
+
+from . import _core
+from ._graph import GraphContext, Tensor, enter, leave, unsupported
+
+_local = threading.local()
+_KILN = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", "bool": "bool",
+         "uint8": "i32", "int8": "i32", "int16": "i32", "uint16": "i32"}
+
+
+class HostValue:
+    """A value of a traced map function that lives outside the graph: strings, and the
+    parts of a sparse feature. Host ops take it; a graph op takes its numeric value as an
+    input of the graph."""
+
+    def __init__(self, trace, slot, value):
+        self._trace = trace
+        self._slot = slot
+        self.value = value  # the first element's value, while the trace runs
+        self._tensor = None
+
+    def _as_tensor(self):
+        if self._tensor is None:
+            self._tensor = self._trace.graph_input(self._slot, self.value)
+        return self._tensor
+
+    @property
+    def shape(self):
+        return np.shape(self.value)
+
+    def __repr__(self):
+        return "<kiln host value of a Dataset.map function: %s>" % type(self.value).__name__
+
+
+class SparseTensorValue:
+    """What a VarLenFeature parses to (tf.SparseTensor's fields): indices [n, rank] int64,
+    values [n], dense_shape [rank]."""
+
+    def __init__(self, indices, values, dense_shape):
+        self.indices, self.values, self.dense_shape = indices, values, dense_shape
+
+    def __iter__(self):
+        return iter((self.indices, self.values, self.dense_shape))
+
+    def __repr__(self):
+        return "SparseTensorValue(indices=%r, values=%r, dense_shape=%r)" % tuple(self)
+
+
+def active_trace():
+    return getattr(_local, "trace", None)
+
+
+def host_op(op, compute, *args):
+    """compute(*values) outside the graph: at once on plain values, or recorded into the
+    map function being traced when an argument is a HostValue."""
+    if any(isinstance(a, Tensor) for a in args):
+        unsupported("%s on a graph tensor" % op, "it is a host op of input pipelines: call it in the function "
+                    "of Dataset.map, on the element's string components")
+    trace = active_trace()
+    if trace is None or not any(isinstance(a, HostValue) for a in args):
+        return compute(*args)
+    return trace.record(compute, args)
+
+
+def _leaves(x, out):
+    """Flattens a tuple/list/dict/SparseTensorValue structure: returns its form."""
+    if isinstance(x, dict):
+        return ("dict", [(k, _leaves(v, out)) for k, v in x.items()])
+    if isinstance(x, SparseTensorValue):
+        return ("sparse", [_leaves(v, out) for v in x])
+    if isinstance(x, (tuple, list)):
+        return ("tuple", [_leaves(v, out) for v in x])
+    out.append(x)
+    return ("leaf", len(out) - 1)
+
+
+def _build(form, leaves):
+    kind, parts = form
+    if kind == "leaf":
+        return leaves[parts]
+    if kind == "dict":
+        return {k: _build(f, leaves) for k, f in parts}
+    if kind == "sparse":
+        return SparseTensorValue(*(_build(f, leaves) for f in parts))
+    return tuple(_build(f, leaves) for f in parts)
+
+
+def _is_host(v):
+    return isinstance(v, (bytes, str)) or (isinstance(v, np.ndarray) and v.dtype.kind in "OSU")
+
+
+class _Trace:
+    def __init__(self, fn, op, element, seed):
+        self.op = op
+        self.graph = _core.MapGraph(op)
+        self.slots = 0
+        self.steps = []  # (compute, [("slot", s) | ("const", v)], form, out_slots)
+        self.inputs = []  # (slot, kiln dtype, shape, numpy dtype) per graph input
+        self.random = None
+        self.seed = seed
+        leaves = []
+        form = _leaves(element, leaves)
+        self.element_slots = list(range(len(leaves)))
+        self.slots = len(leaves)
+        ctx = GraphContext(self.graph.scope, seed, "map")
+        ctx.map_trace = self
+        args = _build(form, [HostValue(self, s, v) if _is_host(v) else self.graph_input(s, v)
+                             for s, v in enumerate(leaves)])
+        previous, _local.trace = active_trace(), self
+        before = enter(ctx)
+        try:
+            result = fn(*args) if isinstance(args, tuple) else fn(args)
+        finally:
+            leave(before)
+            _local.trace = previous
+        outs = []
+        self.out_form = _leaves(result, outs)
+        self.outputs, tensors = [], []
+        for v in outs:
+            if hasattr(v, "_as_tensor") and not isinstance(v, HostValue):
+                v = v._as_tensor()
+            if isinstance(v, Tensor):
+                self.outputs.append(("graph", len(tensors)))
+                tensors.append(v)
+            elif isinstance(v, HostValue):
+                self.outputs.append(("slot", v._slot))
+            else:
+                self.outputs.append(("const", v))
+        self.graph.finish(tensors)
+
+    def graph_input(self, slot, value):
+        arr = np.asarray(value)
+        kiln = _KILN.get(arr.dtype.name)
+        if kiln is None:
+            raise TypeError("[%s] a component of dtype %s cannot be a graph value; kiln's graphs hold %s"
+                            % (self.op, arr.dtype, ", ".join(sorted(_KILN))))
+        np_type = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "bool": np.bool_}[kiln]
+        self.inputs.append((slot, kiln, tuple(arr.shape), np_type))
+        return self.graph.input(kiln, list(arr.shape))
+
+    def random_inputs(self):
+        """(seed, position, rank) of the random ops: inputs fed for every element."""
+        if self.random is None:
+            s, p, r = self.slots, self.slots + 1, self.slots + 2
+            self.slots += 3
+            self.random = (s, p, r)
+            self.random_tensors = tuple(self.graph_input(x, np.int64(0)) for x in self.random)
+        return self.random_tensors
+
+    def record(self, compute, args):
+        spec, values = [], []
+        for a in args:
+            if isinstance(a, HostValue):
+                if a._trace is not self:
+                    raise ValueError("[%s] a host value of another map function" % self.op)
+                spec.append(("slot", a._slot))
+                values.append(a.value)
+            else:
+                spec.append(("const", a))
+                values.append(a)
+        result = compute(*values)
+        leaves = []
+        form = _leaves(result, leaves)
+        out_slots = list(range(self.slots, self.slots + len(leaves)))
+        self.slots += len(leaves)
+        self.steps.append((compute, spec, out_slots))
+        wrapped = []
+        for s, v in zip(out_slots, leaves):
+            if _is_host(v) or _inside_sparse(form, len(wrapped)):
+                wrapped.append(HostValue(self, s, v))
+            else:
+                wrapped.append(self.graph_input(s, v))
+        return _build(form, wrapped)
+
+    def run(self, leaves, position, rank):
+        """The function's result for one element, or None when this trace's shapes do not
+        fit the element's host results."""
+        slots = [None] * self.slots
+        for s, v in zip(self.element_slots, leaves):
+            slots[s] = v
+        if self.random is not None:
+            slots[self.random[0]] = np.int64(self.seed % 2**63)
+            slots[self.random[1]] = np.int64(position)
+            slots[self.random[2]] = np.int64(rank)
+        for compute, spec, out_slots in self.steps:
+            values = [slots[x] if kind == "slot" else x for kind, x in spec]
+            out = []
+            _leaves(compute(*values), out)
+            for s, v in zip(out_slots, out):
+                slots[s] = v
+        feeds = []
+        for slot, kiln, shape, np_type in self.inputs:
+            arr = np.asarray(slots[slot])
+            if arr.shape != shape:
+                return None
+            feeds.append(np.asarray(arr, dtype=np_type, order="C"))  # ascontiguousarray makes 0-d 1-d
+        results = self.graph.run(feeds)
+        out = [results[x] if kind == "graph" else slots[x] if kind == "slot" else x for kind, x in self.outputs]
+        return _build(self.out_form, out)
+
+
+def _inside_sparse(form, index):
+    """Whether leaf `index` of `form` sits inside a SparseTensorValue."""
+    def walk(f, inside):
+        kind, parts = f
+        if kind == "leaf":
+            return {parts: inside}
+        found = {}
+        for p in (parts if kind != "dict" else [f2 for _, f2 in parts]):
+            found.update(walk(p, inside or kind == "sparse"))
+        return found
+    return walk(form, False).get(index, False)
+
+
+class MapFunction:
+    """fn traced per element form and host-result shapes; call(element, position)."""
+
+    def __init__(self, fn, op):
+        if not callable(fn):
+            raise TypeError("[%s] %r is not callable; pass a function of the element" % (op, fn))
+        self.fn = fn
+        self.op = op
+        self.traces = {}
+
+    def __call__(self, element, position, seed):
+        leaves = []
+        form = _leaves(element, leaves)
+        key = (repr(form), tuple("host" if _is_host(v) else (np.asarray(v).dtype.name, np.shape(v)) for v in leaves))
+        for trace in self.traces.get(key, ()):
+            out = trace.run(leaves, position, _core.world_rank())
+            if out is not None:
+                return out
+        if len(self.traces.get(key, ())) >= 64:
+            raise ValueError("[%s] the function's host results took more than 64 different shapes; kiln traces the "
+                             "function once per shape: make the shapes fixed (e.g. resize images) in the function"
+                             % self.op)
+        trace = _Trace(self.fn, self.op, element, seed)
+        self.traces.setdefault(key, []).append(trace)
+        out = trace.run(leaves, position, _core.world_rank())
+        assert out is not None, "a trace fits the element it was traced from"
+        return out
+
+
+def map_stage(src, op, default_seed):
+    """The map stage of an element pipeline (kiln/_generator_dataset.py)."""
+    fn = MapFunction(op[1], "Dataset.map")
+    seed = int(default_seed if op[2] is None else op[2])
+    runs = itertools.count()
+
+    def stream():
+        base = next(runs) << 32  # each repetition draws anew
+        for i, element in enumerate(src()):
+            yield fn(element, base + i, seed)
+    return stream
+
+
+def filter_stage(src, op, default_seed):
+    pred = MapFunction(op[1], "Dataset.filter")
+    seed = int(default_seed)
+
+    def stream():
+        for i, element in enumerate(src()):
+            keep = pred(element, i, seed)
+            arr = np.asarray(keep)
+            if arr.shape != () or arr.dtype != np.bool_:
+                raise TypeError("[Dataset.filter] the predicate returned a %s of shape %s; it must return a scalar "
+                                "bool tensor" % (arr.dtype, arr.shape))
+            if bool(arr):
+                yield element
+    return stream
