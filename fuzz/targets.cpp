@@ -11,6 +11,8 @@
 
 #include "cache/entry_meta.h"
 #include "formats/sstable.h"
+#include "formats/example.h"
+#include "formats/image_decode.h"
 #include "formats/tfrecord.h"
 #include "json/bounded_json.h"
 #include "kiln/checkpoint.h"
@@ -169,6 +171,37 @@ int checkpoint_index(const uint8_t* data, size_t size) {
   });
 }
 
+int example_parser(const uint8_t* data, size_t size) {
+  const std::string bytes(text_of(data, size));
+  rejecting_cleanly([&] { (void)formats::read_example(bytes); });
+  using formats::FeatureKind;
+  using formats::FeatureType;
+  std::vector<formats::FeatureSpec> specs(4);
+  specs[0].key = "image/encoded", specs[0].type = FeatureType::bytes;
+  specs[1].key = "label", specs[1].type = FeatureType::int64, specs[1].has_default = true;
+  specs[1].default_numbers = {0};
+  specs[2].key = "tokens", specs[2].kind = FeatureKind::var_len, specs[2].type = FeatureType::int64;
+  specs[3].key = "points", specs[3].kind = FeatureKind::fixed_len_sequence, specs[3].shape = {2};
+  return rejecting_cleanly([&] {
+    const auto parsed = formats::parse_examples({bytes}, specs);
+    if (parsed.size() != specs.size() || parsed[0].bytes.size() != 1 || parsed[1].ints.size() != 1) __builtin_trap();
+    if (parsed[3].counts.size() != 1 || parsed[3].counts[0] % 2 != 0) __builtin_trap();  // whole steps only
+  });
+}
+
+int image_decoder(const uint8_t* data, size_t size) {
+  // The first byte picks the decoder and the channels; the rest is the file.
+  if (size == 0) return 0;
+  const std::string_view file(reinterpret_cast<const char*>(data + 1), size - 1);
+  const int pick = data[0];
+  return rejecting_cleanly([&] {
+    const formats::Image img = pick % 2 == 0 ? formats::decode_png(file, (pick / 2) % 5, (pick / 10) % 2 == 1)
+                                             : formats::decode_jpeg(file, pick % 4 == 1 ? 0 : 3, "", true);
+    const size_t n = static_cast<size_t>(img.height * img.width * img.channels);
+    if ((img.bits == 16 ? img.pixels16.size() : img.pixels.size()) != n) __builtin_trap();  // pixels fill the image
+  });
+}
+
 const std::vector<NamedTarget>& all_targets() {
   static const std::vector<NamedTarget> targets = {{"idx_reader", idx_reader},
                                                    {"checkpoint_reader", checkpoint_reader},
@@ -179,7 +212,9 @@ const std::vector<NamedTarget>& all_targets() {
                                                    {"checkpoint_manifest", checkpoint_manifest},
                                                    {"bounded_json", bounded_json},
                                                    {"tfrecord_reader", tfrecord_reader},
-                                                   {"checkpoint_index", checkpoint_index}};
+                                                   {"checkpoint_index", checkpoint_index},
+                                                   {"example_parser", example_parser},
+                                                   {"image_decoder", image_decoder}};
   return targets;
 }
 

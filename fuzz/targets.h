@@ -27,6 +27,8 @@ int checkpoint_manifest(const uint8_t* data, size_t size);  // parse_checkpoint 
 int bounded_json(const uint8_t* data, size_t size);       // parse_bounded_json's limits
 int tfrecord_reader(const uint8_t* data, size_t size);    // formats::RecordReader (first byte: compression)
 int checkpoint_index(const uint8_t* data, size_t size);   // formats::read_table (a checkpoint's .index)
+int example_parser(const uint8_t* data, size_t size);     // formats::parse_examples, read_example
+int image_decoder(const uint8_t* data, size_t size);      // formats::decode_png / decode_jpeg (first byte: which)
 
 struct NamedTarget {
   const char* name;  // also the folder of its corpus under fuzz/corpus/

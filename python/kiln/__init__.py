@@ -74,6 +74,7 @@ from .parsing import (  # noqa: E402,F401 (TensorFlow 1.x's top-level names)
     parse_single_example,
 )
 from .parsing import sparse_to_dense as sparse_tensor_to_dense  # noqa: E402,F401
+from .image import random_crop  # noqa: E402,F401 (tf.random_crop)
 
 # Errors: configuration and graph errors are ValueErrors whose message starts with the
 # option in brackets ("[accelerate_train_mode] ..."), also in `error.option`.

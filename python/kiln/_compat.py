@@ -137,13 +137,14 @@ _record_names = dict(TFRecordWriter=_records.TFRecordWriter, TFRecordOptions=_re
                      TFRecordCompressionType=_records.TFRecordCompressionType,
                      tf_record_iterator=_records.tf_record_iterator)
 from . import parsing as _parsing  # noqa: E402
+from . import image  # noqa: E402,F401 (tf.image)
 _parsing_names = dict(parse_single_example=_parsing.parse_single_example, parse_example=_parsing.parse_example,
                       FixedLenFeature=_parsing.FixedLenFeature, VarLenFeature=_parsing.VarLenFeature,
-                      FixedLenSequenceFeature=_parsing.FixedLenSequenceFeature, decode_raw=_parsing.decode_raw)
+                      FixedLenSequenceFeature=_parsing.FixedLenSequenceFeature, decode_raw=_parsing.decode_raw,
+                      decode_jpeg=image.decode_jpeg, decode_png=image.decode_png, decode_image=image.decode_image)
 python_io = _namespace("kiln.python_io", **_record_names)
 io = _namespace("kiln.io", gfile=None, **_record_names, **_parsing_names)
 sparse = _namespace("kiln.sparse", to_dense=_parsing.sparse_to_dense)
-image = _namespace("kiln.image")
 
 
 from . import summary  # noqa: E402,F401 (tf.summary)

@@ -48,6 +48,7 @@ class GraphContext:
         self.regularizers_applied = set()
         self.static_values = {}  # tensor id -> numpy value known at graph-building time (kiln.shape, ...)
         self.warm_start = {}  # variable name -> (checkpoint prefix, tensor name): tf.train.init_from_checkpoint
+        self.narrow = {}  # tensor id -> the narrow integer DType (uint8, ...) an int32 tensor stands for
 
     def unique_layer_name(self, base, keras=False):
         """tf.layers names layers per variable scope; tf.keras graph-wide (as TensorFlow 1 does)."""
@@ -188,7 +189,21 @@ def _no_iter(t):
 
 Tensor.shape = property(lambda t: TensorShape(t._shape))
 Tensor.get_shape = lambda t: TensorShape(t._shape)
-Tensor.dtype = property(lambda t: from_kiln(t._dtype))
+def narrow_dtype(t):
+    """The narrow integer type (uint8, int16, ...) an int32 tensor holds, or None."""
+    ctx = getattr(_local, "ctx", None)
+    return ctx.narrow.get(t._id) if ctx is not None and ctx.scope.open and t._dtype == "i32" else None
+
+
+def mark_narrow(t, dtype):
+    """Records that int32 tensor t holds values of the narrow integer type `dtype`."""
+    ctx = getattr(_local, "ctx", None)
+    if ctx is not None and dtype.wrap is not None:
+        ctx.narrow[t._id] = dtype
+    return t
+
+
+Tensor.dtype = property(lambda t: narrow_dtype(t) or from_kiln(t._dtype))
 Tensor.name = property(lambda t: (t._name + ":0") if t._name else None)
 Tensor.ndim = property(lambda t: len(t._shape))
 Tensor.graph = property(lambda t: t._scope)
@@ -405,7 +420,7 @@ def cast(x, dtype, name=None):
         q = _core.div(shifted, _core.scalar_like(y, span))
         r = shifted - q * _core.scalar_like(y, span)
         r = _core.select(_core.less(r, _core.scalar_like(r, 0)), r + _core.scalar_like(r, span), r)
-        y = r + _core.scalar_like(r, lo)
+        y = mark_narrow(r + _core.scalar_like(r, lo), d)
     return named(y, name)
 
 

@@ -20,6 +20,7 @@ import threading
 import numpy as np
 
 from . import _core
+from ._dtypes import as_dtype
 from ._graph import GraphContext, Tensor, enter, leave, unsupported
 
 _local = threading.local()
@@ -123,6 +124,7 @@ class _Trace:
         self.slots = len(leaves)
         ctx = GraphContext(self.graph.scope, seed, "map")
         ctx.map_trace = self
+        self.ctx = ctx
         args = _build(form, [HostValue(self, s, v) if _is_host(v) else self.graph_input(s, v)
                              for s, v in enumerate(leaves)])
         previous, _local.trace = active_trace(), self
@@ -155,7 +157,10 @@ class _Trace:
                             % (self.op, arr.dtype, ", ".join(sorted(_KILN))))
         np_type = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "bool": np.bool_}[kiln]
         self.inputs.append((slot, kiln, tuple(arr.shape), np_type))
-        return self.graph.input(kiln, list(arr.shape))
+        t = self.graph.input(kiln, list(arr.shape))
+        if arr.dtype.name in ("uint8", "int8", "int16", "uint16"):
+            self.ctx.narrow[t._id] = as_dtype(arr.dtype)  # tf.uint8 images stay uint8 to convert_image_dtype
+        return t
 
     def random_inputs(self):
         """(seed, position, rank) of the random ops: inputs fed for every element."""

@@ -16,4 +16,5 @@ PYBIND11_MODULE(_core, m) {
   kiln::python::bind_records(m);
   kiln::python::bind_example(m);
   kiln::python::bind_map_graph(m);
+  kiln::python::bind_image(m);
 }

@@ -16,5 +16,6 @@ void bind_summary(pybind11::module_& m);  // tf.summary.FileWriter
 void bind_records(pybind11::module_& m);  // TFRecord files
 void bind_example(pybind11::module_& m);  // tf.train.Example parsing
 void bind_map_graph(pybind11::module_& m);  // Dataset.map's traced functions
+void bind_image(pybind11::module_& m);  // decode_jpeg / decode_png
 
 }  // namespace kiln::python

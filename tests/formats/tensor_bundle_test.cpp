@@ -36,7 +36,7 @@ TEST(TensorBundle, ReadsEveryTensorTensorFlowSaved) {
   const auto& want = testkit::tf_expected();
   size_t checked = 0;
   for (const auto& [name, w] : want.items()) {
-    if (name == "records") continue;
+    if (!w.is_object() || !w.contains("dtype")) continue;  // records, pipelines, images: not tensors
     ASSERT_TRUE(tensors.count(name)) << name;
     const Array& a = tensors.at(name);
     EXPECT_EQ(a.dtype(), dtype_of(w["dtype"])) << name;

@@ -56,7 +56,7 @@ def test_reads_a_checkpoint_tensorflow_wrote():
     reader = kiln.train.load_checkpoint(TF_CKPT)
     shapes = reader.get_variable_to_shape_map()
     for name, w in want.items():
-        if name == "records":
+        if not isinstance(w, dict) or "dtype" not in w:  # records, pipelines, images: not tensors
             continue
         assert shapes[name] == w["shape"], name
         v = reader.get_tensor(name)

@@ -1,0 +1,364 @@
+"""tf.image as input pipelines use it in Dataset.map: decoding (decode_jpeg, decode_png,
+decode_image: host ops, by libjpeg-turbo and libpng in C++) and the graph ops that resize,
+crop, flip and normalise an image, built from kiln's ops so that the traced map function
+runs them with no Python per element.
+
+Shapes are static, as everywhere in kiln: an image is [height, width, channels] (or a
+batch [n, height, width, channels]) of known size. Resizing is TensorFlow 1.x's
+(align_corners=False and half_pixel_centers=False unless asked), computed as products with
+interpolation matrices. The random ops (random_flip_left_right, random_crop, ...) draw
+from kiln's counter-based generator, keyed by the dataset's seed and the element's
+position, so a pipeline is reproducible from its seed.
+"""
+import numbers
+
+import numpy as np
+
+from . import _core
+from ._array_ops import gather, range_
+from ._dtypes import as_dtype, float32, int32, uint8
+from ._graph import (Tensor, cast, convert_to_tensor, mark_narrow, named, narrow_dtype, reduce_mean, reshape,
+                     transpose, unsupported, where)
+from ._map_function import host_op
+from .random_ops import random_uniform
+
+
+# --- decoding (host ops) ----------------------------------------------------------------
+
+def _image_array(img):
+    if img.bits == 16:
+        return np.frombuffer(img.pixels16, dtype=np.uint16).reshape(img.height, img.width, img.channels).copy()
+    return np.frombuffer(img.pixels, dtype=np.uint8).reshape(img.height, img.width, img.channels).copy()
+
+
+def _bytes_of(contents, op):
+    if isinstance(contents, str):
+        contents = contents.encode()
+    if not isinstance(contents, (bytes, bytearray, np.bytes_)):
+        raise TypeError("[%s] contents is a %s; it takes the bytes of an image file" % (op, type(contents).__name__))
+    return bytes(contents)
+
+
+def _decode_jpeg(contents, channels, dct_method, fancy_upscaling, ratio):
+    if ratio != 1:
+        unsupported("decode_jpeg(ratio=%r)" % ratio, "kiln decodes at full size: resize after decoding")
+    return _image_array(_core.decode_jpeg(_bytes_of(contents, "decode_jpeg"), int(channels), dct_method or "",
+                                          bool(fancy_upscaling)))
+
+
+def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover_truncated=False,
+                acceptable_fraction=1, dct_method="", name=None):
+    """A JPEG file's bytes -> uint8 [height, width, channels] (0: as stored, 1, 3)."""
+    if try_recover_truncated:
+        unsupported("decode_jpeg(try_recover_truncated=True)", "a damaged JPEG is an error in kiln")
+    return host_op("decode_jpeg", _decode_jpeg, contents, channels, dct_method, fancy_upscaling, ratio)
+
+
+def _decode_png(contents, channels, dtype):
+    d = as_dtype(dtype)
+    if d.name not in ("uint8", "uint16"):
+        raise ValueError("[decode_png] dtype %s: valid are uint8 and uint16" % d.name)
+    return _image_array(_core.decode_png(_bytes_of(contents, "decode_png"), int(channels), d.name == "uint16"))
+
+
+def decode_png(contents, channels=0, dtype=uint8, name=None):
+    """A PNG file's bytes -> uint8 (or uint16) [height, width, channels] (0: as stored, 1-4)."""
+    return host_op("decode_png", _decode_png, contents, channels, dtype)
+
+
+def _decode_image(contents, channels, dtype, expand_animations):
+    data = _bytes_of(contents, "decode_image")
+    if _core.looks_like_png(data):
+        return _decode_png(data, channels or 0, dtype)
+    if _core.looks_like_jpeg(data):
+        if as_dtype(dtype).name != "uint8":
+            raise ValueError("[decode_image] a JPEG decodes to uint8, not %s" % as_dtype(dtype).name)
+        return _decode_jpeg(data, channels or 0, "", True, 1)
+    raise _core.DataError("[decode_image] %d bytes that are neither a JPEG nor a PNG image (GIF and BMP are not "
+                          "decoded by kiln)" % len(data))
+
+
+def decode_image(contents, channels=None, dtype=uint8, name=None, expand_animations=True):
+    """A JPEG or PNG file's bytes (told apart by their signature) -> [height, width, channels]."""
+    return host_op("decode_image", _decode_image, contents, channels, dtype, expand_animations)
+
+
+# --- graph ops ----------------------------------------------------------------------------
+
+def _image(image, op):
+    t = convert_to_tensor(image, op=op)
+    if len(t._shape) not in (3, 4):
+        raise ValueError("[%s] takes an image [height, width, channels] or a batch of them [n, h, w, c]; got shape %s"
+                         % (op, t._shape))
+    return t
+
+
+def _axes(t):
+    """(height axis, width axis) of an image or a batch of images."""
+    return (0, 1) if len(t._shape) == 3 else (1, 2)
+
+
+def _dtype_of(t):
+    return narrow_dtype(t) or as_dtype(t._dtype)
+
+
+def _same_dtype(y, like):
+    d = narrow_dtype(like)
+    return mark_narrow(y, d) if d is not None else y
+
+
+def _reverse(t, axis):
+    n = t._shape[axis]
+    return _same_dtype(gather(t, np.arange(n - 1, -1, -1, dtype=np.int32), axis=axis), t)
+
+
+def flip_left_right(image):
+    t = _image(image, "flip_left_right")
+    return _reverse(t, _axes(t)[1])
+
+
+def flip_up_down(image):
+    t = _image(image, "flip_up_down")
+    return _reverse(t, _axes(t)[0])
+
+
+def _random_flip(image, seed, axis_index, op):
+    t = _image(image, op)
+    axis = _axes(t)[axis_index]
+    flipped = _reverse(t, axis)
+    if len(t._shape) == 3:  # one draw for the image
+        mirror = random_uniform([], seed=seed) < 0.5
+        cond = _core.broadcast_to(mirror, list(t._shape))
+    else:  # one draw per image of the batch
+        mirror = random_uniform([t._shape[0]], seed=seed) < 0.5
+        cond = _core.broadcast_to(reshape(mirror, [t._shape[0], 1, 1, 1]), list(t._shape))
+    return _same_dtype(where(cond, flipped, t), t)
+
+
+def random_flip_left_right(image, seed=None):
+    """Mirrors the image (each image of a batch) with probability 1/2."""
+    return _random_flip(image, seed, 1, "random_flip_left_right")
+
+
+def random_flip_up_down(image, seed=None):
+    return _random_flip(image, seed, 0, "random_flip_up_down")
+
+
+def _static_ints(values, op, what):
+    if isinstance(values, Tensor):
+        from ._array_ops import static_value
+        v = static_value(values)
+        if v is None:
+            unsupported("%s with a computed %s" % (op, what), "kiln's shapes are static: give numbers")
+        values = v
+    if isinstance(values, numbers.Integral):
+        values = [values]
+    return [int(v) for v in np.asarray(values).reshape(-1)]
+
+
+def _box(image, box, op):
+    """(tensor, height axis, width axis, height, width, offset h, offset w, target h, target w)."""
+    t = _image(image, op)
+    ha, wa = _axes(t)
+    return (t, ha, wa, t._shape[ha], t._shape[wa]) + tuple(_static_ints(v, op, "box")[0] for v in box)
+
+
+def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    t, ha, wa, h, w, oh, ow, th, tw = _box(image, (offset_height, offset_width, target_height, target_width),
+                                           "crop_to_bounding_box")
+    if oh < 0 or ow < 0 or th < 1 or tw < 1 or oh + th > h or ow + tw > w:
+        raise ValueError("[crop_to_bounding_box] box (offset %d, %d, size %d x %d) does not fit the %d x %d image"
+                         % (oh, ow, th, tw, h, w))
+    begin = [0] * len(t._shape)
+    end = list(t._shape)
+    begin[ha], begin[wa], end[ha], end[wa] = oh, ow, oh + th, ow + tw
+    return _same_dtype(_core.slice(t, begin, end), t)
+
+
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    t, ha, wa, h, w, oh, ow, th, tw = _box(image, (offset_height, offset_width, target_height, target_width),
+                                           "pad_to_bounding_box")
+    if oh < 0 or ow < 0 or oh + h > th or ow + w > tw:
+        raise ValueError("[pad_to_bounding_box] the %d x %d image at offset %d, %d does not fit %d x %d"
+                         % (h, w, oh, ow, th, tw))
+    low = [0] * len(t._shape)
+    high = [0] * len(t._shape)
+    low[ha], low[wa], high[ha], high[wa] = oh, ow, th - h - oh, tw - w - ow
+    return _same_dtype(_core.pad(t, low, high), t)
+
+
+def resize_image_with_crop_or_pad(image, target_height, target_width):
+    """Centre-crops or zero-pads to the target size (TensorFlow's offsets)."""
+    t = _image(image, "resize_image_with_crop_or_pad")
+    th = _static_ints(target_height, "resize_image_with_crop_or_pad", "size")[0]
+    tw = _static_ints(target_width, "resize_image_with_crop_or_pad", "size")[0]
+    ha, wa = _axes(t)
+    h, w = t._shape[ha], t._shape[wa]
+    crop_h, crop_w = max(h - th, 0), max(w - tw, 0)
+    t = crop_to_bounding_box(t, crop_h // 2, crop_w // 2, min(th, h), min(tw, w))
+    pad_h, pad_w = max(th - h, 0), max(tw - w, 0)
+    return pad_to_bounding_box(t, pad_h // 2, pad_w // 2, th, tw)
+
+
+resize_with_crop_or_pad = resize_image_with_crop_or_pad
+
+
+def central_crop(image, central_fraction):
+    """The central `central_fraction` (0, 1] of the image, TensorFlow's offsets."""
+    t = _image(image, "central_crop")
+    f = float(central_fraction)
+    if not 0.0 < f <= 1.0:
+        raise ValueError("[central_crop] central_fraction %r must be in (0, 1]" % (central_fraction,))
+    if f == 1.0:
+        return t
+    ha, wa = _axes(t)
+    h, w = t._shape[ha], t._shape[wa]
+    sh, sw = int((h - h * f) / 2), int((w - w * f) / 2)
+    return crop_to_bounding_box(t, sh, sw, h - 2 * sh, w - 2 * sw)
+
+
+def random_crop(value, size, seed=None, name=None):
+    """A random window of `size` (one number per axis of value), at an offset drawn
+    uniformly where the window fits."""
+    t = convert_to_tensor(value, op="random_crop")
+    size = _static_ints(size, "random_crop", "size")
+    if len(size) != len(t._shape) or any(s < 1 or s > d for s, d in zip(size, t._shape)):
+        raise ValueError("[random_crop] size %s must have one entry per axis of the value's shape %s, each from 1 to "
+                         "that axis' size" % (size, t._shape))
+    out = t
+    for axis, (s, d) in enumerate(zip(size, t._shape)):
+        if s == d:
+            continue
+        offset = random_uniform([], minval=0, maxval=d - s + 1, dtype=int32, seed=seed)
+        idx = _core.add(_core.broadcast_to(offset, [s]), range_(s, dtype=int32))
+        out = gather(out, idx, axis=axis)
+    return named(_same_dtype(out, t), name)
+
+
+def convert_image_dtype(image, dtype, saturate=False, name=None):
+    """Integers <-> floats as TensorFlow converts them: integers map [0, MAX] to [0, 1];
+    floats scale by MAX + 0.5 on the way back (uint8: 255.5), truncated."""
+    t = convert_to_tensor(image, op="convert_image_dtype")
+    src, dst = _dtype_of(t), as_dtype(dtype)
+    if src.name == dst.name:
+        return t
+    int_max = {"uint8": 255, "int8": 127, "uint16": 65535, "int16": 32767, "int32": 2**31 - 1}
+    if src.is_floating and dst.is_floating:
+        return named(cast(t, dst), name)
+    if not src.is_floating and dst.is_floating:
+        if src.name not in int_max:
+            unsupported("convert_image_dtype from %s" % src.name, "kiln converts uint8, int8, uint16, int16, int32")
+        return named(cast(t, float32) * (1.0 / int_max[src.name]) if dst.name == "float32" else
+                     cast(cast(t, float32) * (1.0 / int_max[src.name]), dst), name)
+    if src.is_floating and not dst.is_floating:
+        if dst.name not in int_max or dst.name == "int32":
+            unsupported("convert_image_dtype to %s" % dst.name, "kiln converts floats to uint8, int8, uint16, int16")
+        x = cast(t, float32)
+        if saturate:
+            x = _core.maximum(_core.minimum(x, _core.scalar_like(x, 1.0)), _core.scalar_like(x, 0.0))
+        return named(cast(x * (int_max[dst.name] + 0.5), dst), name)
+    unsupported("convert_image_dtype between integer types (%s -> %s)" % (src.name, dst.name),
+                "convert to float32 first")
+
+
+def per_image_standardization(image):
+    """(image - mean) / max(stddev, 1 / sqrt(pixels)) over each image, in float32."""
+    t = _image(image, "per_image_standardization")
+    x = cast(t, float32)  # TensorFlow standardizes the values as they are, not scaled to [0, 1]
+    axes = [len(t._shape) - 3, len(t._shape) - 2, len(t._shape) - 1]
+    n = float(np.prod(t._shape[-3:]))
+    mean = reduce_mean(x, axis=axes, keepdims=True)
+    centred = x - mean
+    var = reduce_mean(centred * centred, axis=axes, keepdims=True)
+    std = _core.sqrt(var)
+    adjusted = _core.maximum(std, _core.scalar_like(std, 1.0 / np.sqrt(n)))
+    return centred / adjusted
+
+
+class ResizeMethod:
+    BILINEAR = "bilinear"
+    NEAREST_NEIGHBOR = "nearest"
+    BICUBIC = "bicubic"
+    AREA = "area"
+
+
+_METHOD_CODES = {0: "bilinear", 1: "nearest", 2: "bicubic", 3: "area"}
+
+
+def _source_coord(i, scale, half_pixel):
+    return (i + 0.5) * scale - 0.5 if half_pixel else i * scale
+
+
+def _bilinear_matrix(n_in, n_out, align_corners, half_pixel):
+    scale = (n_in - 1) / (n_out - 1) if align_corners and n_out > 1 else n_in / n_out
+    m = np.zeros((n_out, n_in), np.float64)
+    for i in range(n_out):
+        x = _source_coord(i, scale, half_pixel)
+        lo_f = np.floor(x)
+        lo, hi = max(int(lo_f), 0), min(int(np.ceil(x)), n_in - 1)
+        frac = x - lo_f
+        m[i, lo] += 1 - frac
+        m[i, hi] += frac
+    return m.astype(np.float32)
+
+
+def _nearest_index(n_in, n_out, align_corners, half_pixel):
+    scale = (n_in - 1) / (n_out - 1) if align_corners and n_out > 1 else n_in / n_out
+    out = []
+    for i in range(n_out):
+        x = (i + 0.5) * scale if half_pixel else i * scale
+        j = int(np.round(x)) if align_corners else int(np.floor(x))
+        out.append(min(max(j, 0), n_in - 1))
+    return np.array(out, np.int32)
+
+
+def _resize(images, size, method, align_corners, half_pixel_centers, op):
+    t = _image(images, op)
+    size = _static_ints(size, op, "size")
+    if len(size) != 2 or min(size) < 1:
+        raise ValueError("[%s] size %s must be [new_height, new_width], both >= 1" % (op, size))
+    method = _METHOD_CODES.get(method, method)
+    if method not in ("bilinear", "nearest"):
+        unsupported("%s(method=%r)" % (op, method), "kiln resizes with bilinear and nearest-neighbour interpolation")
+    ha, wa = _axes(t)
+    (h, w), (oh, ow) = (t._shape[ha], t._shape[wa]), size
+    if method == "nearest":
+        out = t
+        if oh != h:
+            out = gather(out, _nearest_index(h, oh, align_corners, half_pixel_centers), axis=ha)
+        if ow != w:
+            out = gather(out, _nearest_index(w, ow, align_corners, half_pixel_centers), axis=wa)
+        return _same_dtype(out, t)
+    x = cast(t, float32)
+    batched = len(t._shape) == 4
+    if not batched:
+        x = reshape(x, [1] + list(t._shape))
+    n, c = x._shape[0], x._shape[3]
+    xs = transpose(x, [0, 3, 1, 2])  # [n, c, h, w]
+    rh = convert_to_tensor(np.broadcast_to(_bilinear_matrix(h, oh, align_corners, half_pixel_centers), (n, c, oh, h)))
+    rw = convert_to_tensor(np.broadcast_to(_bilinear_matrix(w, ow, align_corners, half_pixel_centers), (n, c, ow, w)))
+    y = _core.matmul(_core.matmul(rh, xs, False, False), rw, False, True)  # [n, c, oh, ow]
+    y = transpose(y, [0, 2, 3, 1])
+    return y if batched else reshape(y, [oh, ow, c])
+
+
+def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False, preserve_aspect_ratio=False,
+                  name=None):
+    """TensorFlow 1.x's resize (align_corners=False, no half-pixel centres): bilinear gives
+    float32, nearest keeps the dtype."""
+    if preserve_aspect_ratio:
+        unsupported("resize_images(preserve_aspect_ratio=True)", "give the size to resize to")
+    return named(_resize(images, size, method, bool(align_corners), False, "resize_images"), name)
+
+
+resize = resize_images
+
+
+def resize_bilinear(images, size, align_corners=False, half_pixel_centers=False, name=None):
+    return named(_resize(images, size, "bilinear", bool(align_corners), bool(half_pixel_centers), "resize_bilinear"),
+                 name)
+
+
+def resize_nearest_neighbor(images, size, align_corners=False, half_pixel_centers=False, name=None):
+    return named(_resize(images, size, "nearest", bool(align_corners), bool(half_pixel_centers),
+                         "resize_nearest_neighbor"), name)
