@@ -8,6 +8,7 @@ step per element. kiln makes the next batch while the training step runs, as it 
 any iterable input."""
 import itertools
 import numbers
+import os
 
 import numpy as np
 
@@ -140,13 +141,13 @@ class GeneratorDataset:
     def _with(self, op):
         d = GeneratorDataset(self._generator, self._types, self._shapes, self._args, self._ops + [op])
         d._form = self._form
-        if op[0] == "map":
+        if op[0] in ("map", "interleave"):
             d._form = None
         return d
 
     def _structure(self):
         """The form of an element (types, or after a map the first element itself)."""
-        if not any(op[0] == "map" for op in self._ops):
+        if not any(op[0] in ("map", "interleave") for op in self._ops):
             return self._types
         if self._form is None:
             first = next(iter(self.elements()), None)
@@ -211,6 +212,24 @@ class GeneratorDataset:
         if not callable(map_func):
             raise TypeError("[Dataset.map] %r is not callable; pass a function of the element" % (map_func,))
         return self._with(("map", map_func, seed))
+
+    def flat_map(self, map_func):
+        """map_func(element) -> a dataset, whose elements follow one another. map_func runs
+        in Python once per element, on its numpy (or bytes) values, as with interleave."""
+        return self.interleave(map_func, cycle_length=1, block_length=1)
+
+    def interleave(self, map_func, cycle_length=None, block_length=1, num_parallel_calls=None, deterministic=None):
+        """map_func(element) -> a dataset, for cycle_length elements at once, block_length
+        elements from each in turn (tf.data's order; cycle_length None or AUTOTUNE: the
+        CPUs, as tf.data takes). map_func runs in Python once per input element, on its
+        values: TFRecordDataset(filename), from_tensor_slices(array), ..."""
+        if not callable(map_func):
+            raise TypeError("[Dataset.interleave] %r is not callable; pass a function of the element" % (map_func,))
+        cycle = (os.cpu_count() or 1) if cycle_length in (None, -1) else cycle_length
+        for name, v in (("cycle_length", cycle), ("block_length", block_length)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError("[Dataset.interleave] %s %r must be an integer >= 1" % (name, v))
+        return self._with(("interleave", map_func, int(cycle), int(block_length)))
 
     def filter(self, predicate):
         """Keeps the elements for which predicate(element), a scalar bool tensor, is True."""
@@ -382,6 +401,61 @@ def _cache(src, op, default_seed):
     return stream
 
 
+def interleave(sources, cycle, block):
+    """tf.data's interleave order over an iterable of iterables: `cycle` open at once, up to
+    `block` items from each in turn; an exhausted one gives its place to the next source
+    when the cycle comes back to it."""
+    sources = iter(sources)
+    slots = [None] * cycle
+    open_, pos, taken, ended = 0, 0, 0, False
+    while not ended or open_:
+        it = slots[pos]
+        if it is not None:
+            item = next(it, _END)
+            if item is not _END:
+                taken += 1
+                if taken == block:
+                    pos, taken = (pos + 1) % cycle, 0
+                yield item
+                continue
+            slots[pos] = None
+            open_ -= 1
+            pos, taken = (pos + 1) % cycle, 0
+        elif not ended:
+            nxt = next(sources, _END)
+            if nxt is _END:
+                ended = True
+            else:
+                slots[pos] = iter(nxt)
+                open_ += 1
+        else:
+            pos, taken = (pos + 1) % cycle, 0
+
+
+_END = object()
+
+
+def elements_of(ds, default_seed, op):
+    """The elements of a dataset a flat_map / interleave function returned."""
+    if isinstance(ds, GeneratorDataset):
+        return ds.elements(default_seed)
+    if hasattr(ds, "_elements"):  # kiln.data.Dataset over arrays
+        return ds._elements().elements(default_seed)
+    raise TypeError("[Dataset.%s] the function returned a %s; it must return a dataset" % (op, type(ds).__name__))
+
+
+def _interleave(src, op, default_seed):
+    _, fn, cycle, block = op
+    what = "flat_map" if cycle == 1 and block == 1 else "interleave"
+
+    def stream():
+        def sources():
+            for element in src():
+                yield elements_of(fn(*element) if isinstance(element, tuple) else fn(element), default_seed, what)
+        return interleave(sources(), cycle, block)
+    return stream
+
+
 def _map(src, op, default_seed):
     from ._map_function import map_stage
     return map_stage(src, op, default_seed)
@@ -393,4 +467,4 @@ def _filter(src, op, default_seed):
 
 
 _STAGES = {"shuffle": _shuffle, "batch": _batch, "repeat": _repeat, "take": _take, "skip": _skip, "cache": _cache,
-           "map": _map, "filter": _filter}
+           "map": _map, "filter": _filter, "interleave": _interleave}

@@ -20,6 +20,7 @@ from_tensor_slices dataset without random ops is applied to every example once, 
 result stays a C++ pipeline; one with random ops runs per element, drawing anew each epoch.
 """
 import numbers
+import os
 
 import numpy as np
 
@@ -58,6 +59,13 @@ def _as_input_array(x, what):
     return np.ascontiguousarray(x, dtype=target)
 
 
+def _strings(x):
+    if isinstance(x, list):
+        return bool(x) and all(isinstance(v, (str, bytes)) for v in x)
+    return isinstance(x, np.ndarray) and x.dtype.kind in "SU" or (
+        isinstance(x, np.ndarray) and x.dtype == object and x.size and all(isinstance(v, (str, bytes)) for v in x.flat))
+
+
 def _split_features(features, what):
     """(array, key): features as an array, or the one entry of a dict of features."""
     if isinstance(features, dict):
@@ -81,7 +89,13 @@ class Dataset:
 
     @staticmethod
     def from_tensor_slices(tensors):
-        """(features, labels) arrays with the examples along axis 0, or features alone."""
+        """(features, labels) arrays with the examples along axis 0, or features alone. A
+        list of strings (file names, say) gives an element pipeline of bytes."""
+        if _strings(tensors):
+            items = [t.encode() if isinstance(t, str) else bytes(t) for t in np.asarray(tensors, dtype=object).reshape(-1)]
+            if not items:
+                raise ValueError("[Dataset.from_tensor_slices] the list of strings is empty")
+            return GeneratorDataset(lambda: iter(items), as_dtype("string"), (), ())
         if isinstance(tensors, tuple):
             if len(tensors) != 2:
                 raise ValueError("[Dataset.from_tensor_slices] expected (features, labels), got a tuple of %d"
@@ -98,6 +112,18 @@ class Dataset:
             raise ValueError("[Dataset.from_tensor_slices] features have %d examples (shape %s) but labels %d "
                              "(shape %s)" % (f.shape[0], f.shape, lab.shape[0], lab.shape))
         return Dataset(f, lab, key)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None):
+        """The files matching file_pattern (a glob, or a list of them), sorted, then shuffled
+        each iteration unless shuffle=False (tf.data's default is to shuffle)."""
+        import glob
+        patterns = [file_pattern] if isinstance(file_pattern, (str, bytes, os.PathLike)) else list(file_pattern)
+        files = sorted({f for p in patterns for f in glob.glob(os.fsdecode(p))})
+        if not files:
+            raise _core.DataError("[Dataset.list_files] no files match %s" % ", ".join(map(repr, patterns)))
+        d = Dataset.from_tensor_slices(files)
+        return d if shuffle is False else d.shuffle(len(files), seed=seed)
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None):
@@ -241,6 +267,13 @@ class Dataset:
         d._ops = list(self._ops)
         return d
 
+    def interleave(self, map_func, cycle_length=None, block_length=1, num_parallel_calls=None, deterministic=None):
+        """map_func(example) -> a dataset, interleaved as tf.data does (an element pipeline)."""
+        return self._elements().interleave(map_func, cycle_length, block_length)
+
+    def flat_map(self, map_func):
+        return self._elements().flat_map(map_func)
+
     def _example(self, i):
         f = self._features[i] if self._feature_key is None else {self._feature_key: self._features[i]}
         return f if self._labels is None else (f, self._labels[i])
@@ -266,8 +299,8 @@ class Dataset:
         return d
 
     def _elements(self):
-        """This dataset as an element pipeline (kiln/_generator_dataset.py), its shuffle
-        and repeat carried over."""
+        """This dataset as an element pipeline (kiln/_generator_dataset.py), its shuffle,
+        repeat and batch carried over."""
         n = self._features.shape[0]
         examples = [self._example(i) for i in range(n)]
         form = examples[0]
@@ -278,6 +311,8 @@ class Dataset:
                 d = d.shuffle(n, seed=op[1])
             elif op[0] == "repeat":
                 d = d.repeat(None if op[1] == -1 else op[1])
+            elif op[0] == "batch":
+                d = d.batch(op[1], drop_remainder=op[2])
         return d
 
     def cache(self, filename=""):

@@ -76,37 +76,12 @@ def tf_record_iterator(path, options=None):
         yield rec
 
 
-def _interleave(files, compression, cycle):
-    """The records of `files`, one from each of `cycle` open files in turn; a file that
-    ends gives its place to the next (tf.data's deterministic interleave)."""
-    pending = iter(files)
-    active = []
-    for _ in range(cycle):
-        f = next(pending, None)
-        if f is None:
-            break
-        active.append(tf_record_iterator(f, compression))
-    while active:
-        i = 0
-        while i < len(active):
-            rec = next(active[i], None)
-            if rec is None:
-                f = next(pending, None)
-                if f is None:
-                    del active[i]
-                    continue
-                active[i] = tf_record_iterator(f, compression)
-                continue
-            yield rec
-            i += 1
-
-
 def tfrecord_dataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None):
     """tf.data.TFRecordDataset: the records of `filenames` (a path or a list of them) as
     bytes elements, file after file, or with num_parallel_reads > 1 interleaved from that
     many files at once, record by record, as tf.data does. buffer_size is accepted
     (kiln's reader buffers on its own)."""
-    from ._generator_dataset import GeneratorDataset
+    from ._generator_dataset import GeneratorDataset, interleave
     from ._dtypes import string
     if isinstance(filenames, (str, bytes, os.PathLike)):
         filenames = [filenames]
@@ -125,4 +100,5 @@ def tfrecord_dataset(filenames, compression_type=None, buffer_size=None, num_par
         cycle = len(files)
     if isinstance(cycle, bool) or not isinstance(cycle, int) or cycle < 1:
         raise ValueError("[TFRecordDataset] num_parallel_reads %r must be an integer >= 1 or AUTOTUNE" % (cycle,))
-    return GeneratorDataset(lambda: _interleave(files, compression, cycle), string, (), ())
+    return GeneratorDataset(lambda: interleave((tf_record_iterator(f, compression) for f in files), cycle, 1),
+                            string, (), ())

@@ -43,12 +43,17 @@ PIPELINES = {
     "take_skip_repeat": "d.skip(3).take(4).repeat(2)",
     "repeat_then_padded": "d.repeat(2).padded_batch(6)",
     "padded_then_take": "d.padded_batch(4).take(2)",
+    # interleave / flat_map over datasets of uneven lengths (1 to 4 elements each)
+    "interleave": "d.interleave(lambda x, y: tf.data.Dataset.from_tensor_slices((x, x * 2)), cycle_length=3, "
+                  "block_length=2)",
+    "interleave_blocks_of_one": "d.interleave(lambda x, y: tf.data.Dataset.from_tensor_slices((x, x)).repeat(2), "
+                                "cycle_length=2)",
+    "flat_map": "d.flat_map(lambda x, y: tf.data.Dataset.from_tensor_slices((x, x)).batch(3))",
 }
 
 
 def run_kiln(text):
-    d = gen_dataset()  # noqa: F841 (read by eval)
-    return as_lists(eval(text))
+    return as_lists(eval(text, {"d": gen_dataset(), "tf": kiln, "np": np}))  # the pipelines' text names kiln tf
 
 
 def test_generator_pipelines_give_tensorflows_elements_by_hand():
@@ -59,6 +64,9 @@ def test_generator_pipelines_give_tensorflows_elements_by_hand():
                                                        [[60, 61, 62], 6]] * 2
     first = run_kiln(PIPELINES["padded_shapes_values"])
     assert len(first) == 3 and first[0][0] == [[0, -1, -1, -1, -1], [10, 11, -1, -1, -1], [20, 21, 22, -1, -1]]
+    # cycle 3, blocks of 2: [0] [10 11] [20 21 22] [30..33] ...; an ended one is refilled when its turn comes
+    assert [e[0] for e in run_kiln(PIPELINES["interleave"])][:10] == [0, 10, 11, 20, 21, 30, 31, 22, 32, 33]
+    assert [e[0] for e in run_kiln(PIPELINES["flat_map"])][:3] == [[0], [10, 11], [20, 21, 22]]
 
 
 @pytest.mark.skipif(_tf_python() is None, reason="no Python with TensorFlow (scripts/install-tf, or KILN_TF_PYTHON)")

@@ -227,3 +227,32 @@ def test_estimator_trains_from_tfrecords(tmp_path):
     result = est.evaluate(input_fn(test, False))
     assert result["global_step"] == 60
     assert result["accuracy"] > 0.9, result
+
+
+def test_files_interleave_in_tensorflows_order(tmp_path):
+    for name, n in (("a", 3), ("b", 1), ("c", 2), ("d", 4)):
+        with kiln.io.TFRecordWriter(str(tmp_path / (name + ".tfrecord"))) as w:
+            for i in range(n):
+                w.write(("%s%d" % (name, i)).encode())
+    files = [str(tmp_path / (f + ".tfrecord")) for f in "abcd"]
+
+    def order(ds):
+        return [r.decode() for r in ds.elements()]
+    # What TensorFlow 2.15 gives for the same files (an ended file's place is refilled
+    # when the cycle comes back to it).
+    assert order(tf.data.TFRecordDataset(files, num_parallel_reads=2)) == \
+        ["a0", "b0", "a1", "a2", "c0", "c1", "d0", "d1", "d2", "d3"]
+    assert order(tf.data.TFRecordDataset(files, num_parallel_reads=3)) == \
+        ["a0", "b0", "c0", "a1", "c1", "a2", "d0", "d1", "d2", "d3"]
+    assert order(tf.data.Dataset.from_tensor_slices(files).interleave(
+        tf.data.TFRecordDataset, cycle_length=2, block_length=2)) == \
+        ["a0", "a1", "b0", "a2", "c0", "c1", "d0", "d1", "d2", "d3"]
+    listed = tf.data.Dataset.list_files(str(tmp_path / "*.tfrecord"), shuffle=False)
+    assert [f.decode() for f in listed.elements()] == files
+    shuffled = tf.data.Dataset.list_files(str(tmp_path / "*.tfrecord"), seed=3).repeat(2)
+    names = [f.decode() for f in shuffled.elements()]
+    assert sorted(names[:4]) == files and sorted(names[4:]) == files  # each epoch lists every file once
+    assert names != files * 2  # shuffled (tf.data's default)
+    assert names == [f.decode() for f in shuffled.elements()]  # from the seed
+    with pytest.raises(kiln.DataError, match="no files match"):
+        tf.data.Dataset.list_files(str(tmp_path / "*.nope"))
