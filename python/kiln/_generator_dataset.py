@@ -206,12 +206,21 @@ class GeneratorDataset:
         return self._with(("cache",))
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, seed=None):
-        """map_func(element) traced into a kiln graph and run for every element on kiln's
-        interpreter (kiln/_map_function.py); num_parallel_calls is accepted (the pipeline
-        runs beside the training step either way)."""
+        """map_func(element) traced into a kiln graph and run for every element
+        (kiln/_map_function.py); num_parallel_calls threads map side by side (AUTOTUNE: one
+        per CPU this process may use), in order, with the draws of a sequential map (also
+        with deterministic=False: kiln's order costs nothing)."""
         if not callable(map_func):
             raise TypeError("[Dataset.map] %r is not callable; pass a function of the element" % (map_func,))
-        return self._with(("map", map_func, seed))
+        if num_parallel_calls in (None, -1):
+            parallel = 1 if num_parallel_calls is None else len(os.sched_getaffinity(0))
+        elif isinstance(num_parallel_calls, bool) or not isinstance(num_parallel_calls, numbers.Integral) \
+                or num_parallel_calls < 1:
+            raise ValueError("[Dataset.map] num_parallel_calls %r must be an integer >= 1 or AUTOTUNE"
+                             % (num_parallel_calls,))
+        else:
+            parallel = int(num_parallel_calls)
+        return self._with(("map", map_func, seed, parallel))
 
     def flat_map(self, map_func):
         """map_func(element) -> a dataset, whose elements follow one another. map_func runs

@@ -10,6 +10,12 @@ the recorded host ops run first and their numeric results feed the graph. An ele
 whose host results have other shapes (another image size, another number of steps) is
 traced again; traces are kept per shape.
 
+The graph runs on kiln's interpreter for the first elements, and compiled by kiln's CPU
+backend (on a thread of its own, through the compile cache when KILN_CACHE_DIR is set)
+once a pipeline has run 256 elements through it: short pipelines never wait for a
+compiler, long ones run compiled. `backend` below ("tiered", "interp", "cpu") overrides
+that, for tests.
+
 Random ops in the function (tf.random_uniform, random_flip_left_right, ...) draw from
 kiln's counter-based generator keyed by the dataset's seed and the element's position in
 the stream, so a pipeline is reproducible from its seed.
@@ -24,6 +30,7 @@ from ._dtypes import as_dtype
 from ._graph import GraphContext, Tensor, enter, leave, unsupported
 
 _local = threading.local()
+backend = "tiered"  # how MapGraphs run: see above
 _KILN = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", "bool": "bool",
          "uint8": "i32", "int8": "i32", "int16": "i32", "uint16": "i32"}
 
@@ -112,7 +119,7 @@ def _is_host(v):
 class _Trace:
     def __init__(self, fn, op, element, seed):
         self.op = op
-        self.graph = _core.MapGraph(op)
+        self.graph = _core.MapGraph(op, backend)
         self.slots = 0
         self.steps = []  # (compute, [("slot", s) | ("const", v)], form, out_slots)
         self.inputs = []  # (slot, kiln dtype, shape, numpy dtype) per graph input
@@ -266,16 +273,42 @@ class MapFunction:
 
 
 def map_stage(src, op, default_seed):
-    """The map stage of an element pipeline (kiln/_generator_dataset.py)."""
-    fn = MapFunction(op[1], "Dataset.map")
-    seed = int(default_seed if op[2] is None else op[2])
+    """The map stage of an element pipeline (kiln/_generator_dataset.py). With parallel > 1
+    (num_parallel_calls), that many threads map elements side by side, each with traces of
+    its own (host ops and graph runs release the GIL); the output keeps the input's order
+    and every element draws what it would sequentially (its position keys its draws)."""
+    _, func, seed, parallel = op
+    seed = int(default_seed if seed is None else seed)
     runs = itertools.count()
+    if parallel <= 1:
+        fn = MapFunction(func, "Dataset.map")
 
-    def stream():
-        base = next(runs) << 32  # each repetition draws anew
-        for i, element in enumerate(src()):
-            yield fn(element, base + i, seed)
-    return stream
+        def stream():
+            base = next(runs) << 32  # each repetition draws anew
+            for i, element in enumerate(src()):
+                yield fn(element, base + i, seed)
+        return stream
+    per_thread = threading.local()
+
+    def work(element, position):
+        fn = getattr(per_thread, "fn", None)
+        if fn is None:
+            fn = per_thread.fn = MapFunction(func, "Dataset.map")
+        return fn(element, position, seed)
+
+    def parallel_stream():
+        import collections
+        from concurrent.futures import ThreadPoolExecutor
+        base = next(runs) << 32
+        with ThreadPoolExecutor(parallel, thread_name_prefix="kiln-map") as pool:
+            pending = collections.deque()
+            for i, element in enumerate(src()):
+                pending.append(pool.submit(work, element, base + i))
+                if len(pending) >= 2 * parallel:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+    return parallel_stream
 
 
 def filter_stage(src, op, default_seed):

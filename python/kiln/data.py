@@ -244,7 +244,7 @@ class Dataset:
         fn = MapFunction(map_func, "Dataset.map")
         first = fn(self._example(0), 0, 0)
         if any(t.random is not None for ts in fn.traces.values() for t in ts):
-            return self._elements().map(map_func, seed=seed)
+            return self._elements().map(map_func, num_parallel_calls, seed=seed)
         rows = [first] + [fn(self._example(i), i, 0) for i in range(1, self._features.shape[0])]
         return self._from_rows(rows, "Dataset.map")
 

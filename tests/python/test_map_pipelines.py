@@ -256,3 +256,53 @@ def test_files_interleave_in_tensorflows_order(tmp_path):
     assert names == [f.decode() for f in shuffled.elements()]  # from the seed
     with pytest.raises(kiln.DataError, match="no files match"):
         tf.data.Dataset.list_files(str(tmp_path / "*.nope"))
+
+
+def test_parallel_and_compiled_maps_give_the_sequential_interpreters_elements():
+    from kiln import _map_function
+    files = [os.path.join(FIXTURES, "images-%d.tfrecord.gz" % p) for p in range(2)]
+
+    def noisy(record):
+        f, label = parse(record)
+        return {"image": f["image"] + tf.random_uniform([2, 2, 3]), "tokens": f["tokens"]}, label
+
+    def run(backend, parallel):
+        _map_function.backend = backend
+        try:
+            ds = tf.data.TFRecordDataset(files, compression_type="GZIP").map(noisy, num_parallel_calls=parallel,
+                                                                             seed=5)
+            return list(ds.repeat(3).elements())
+        finally:
+            _map_function.backend = "tiered"
+    want = run("interp", None)
+    assert len(want) == 36
+    for backend, parallel in (("interp", 2), ("cpu", None), ("cpu", 3), ("tiered", tf.data.experimental.AUTOTUNE)):
+        got = run(backend, parallel)
+        for (f, label), (wf, wlabel) in zip(got, want):
+            np.testing.assert_array_equal(f["image"], wf["image"])  # the same bits, compiled or not
+            assert f["tokens"] == wf["tokens"] and label == wlabel
+    with pytest.raises(ValueError, match="num_parallel_calls 0 must be an integer >= 1 or AUTOTUNE"):
+        tf.data.TFRecordDataset(files).map(parse, num_parallel_calls=0)
+
+
+def test_map_graphs_run_compiled_at_once_or_after_tiering_up():
+    import time
+    from kiln import _map_function
+    x = np.arange(6, dtype=np.float32)
+    _map_function.backend = "cpu"
+    try:
+        fn = _map_function.MapFunction(lambda v: tf.reduce_sum(v * v), "test")
+        assert float(fn(x, 0, 0)) == 55.0
+        assert next(iter(fn.traces.values()))[0].graph.running == "cpu"  # compiled, not the fallback
+    finally:
+        _map_function.backend = "tiered"
+    fn = _map_function.MapFunction(lambda v: tf.reduce_sum(v * v), "test")
+    for i in range(256):
+        assert float(fn(x, i, 0)) == 55.0
+    graph = next(iter(fn.traces.values()))[0].graph
+    deadline = time.time() + 120
+    while graph.running != "cpu" and time.time() < deadline:  # the compile runs on a thread of its own
+        assert float(fn(x, 0, 0)) == 55.0
+        time.sleep(0.05)
+    assert graph.running == "cpu"
+    assert float(fn(x, 0, 0)) == 55.0
