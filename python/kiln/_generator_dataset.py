@@ -147,7 +147,7 @@ class GeneratorDataset:
 
     def _structure(self):
         """The form of an element (types, or after a map the first element itself)."""
-        if not any(op[0] in ("map", "interleave") for op in self._ops):
+        if self._types is not None and not any(op[0] in ("map", "interleave") for op in self._ops):
             return self._types
         if self._form is None:
             first = next(iter(self.elements()), None)
@@ -240,6 +240,15 @@ class GeneratorDataset:
                 raise ValueError("[Dataset.interleave] %s %r must be an integer >= 1" % (name, v))
         return self._with(("interleave", map_func, int(cycle), int(block_length)))
 
+    def shard(self, num_shards, index):
+        """Every num_shards-th element from the index-th (a rank's share of the data)."""
+        n, i = _shard_args(num_shards, index)
+        return self._with(("shard", n, i))
+
+    def apply(self, transformation_func):
+        """transformation_func(dataset) -> dataset (tf.data.experimental's transformations)."""
+        return transformation_func(self)
+
     def filter(self, predicate):
         """Keeps the elements for which predicate(element), a scalar bool tensor, is True."""
         if not callable(predicate):
@@ -277,7 +286,16 @@ class GeneratorDataset:
             stream = _STAGES[op[0]](stream, op, default_seed)
         return stream()
 
+    @staticmethod
+    def of_elements(make_iterator):
+        """An element pipeline over what make_iterator() yields, taken as it is (elements of
+        other pipelines: zip, range, from_tensors)."""
+        return GeneratorDataset(make_iterator, None, None, ())
+
     def _source(self):
+        if self._types is None:
+            yield from self._generator()
+            return
         index = [0]
         convert = _leaf_converter(index)
         try:
@@ -465,6 +483,21 @@ def _interleave(src, op, default_seed):
     return stream
 
 
+def _shard_args(num_shards, index):
+    for name, v in (("num_shards", num_shards), ("index", index)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise ValueError("[Dataset.shard] %s %r must be an integer" % (name, v))
+    if num_shards < 1 or not 0 <= index < num_shards:
+        raise ValueError("[Dataset.shard] index %r must be from 0 to num_shards - 1 (num_shards %r >= 1)"
+                         % (index, num_shards))
+    return int(num_shards), int(index)
+
+
+def _shard(src, op, default_seed):
+    _, n, i = op
+    return lambda: itertools.islice(src(), i, None, n)
+
+
 def _map(src, op, default_seed):
     from ._map_function import map_stage
     return map_stage(src, op, default_seed)
@@ -476,4 +509,4 @@ def _filter(src, op, default_seed):
 
 
 _STAGES = {"shuffle": _shuffle, "batch": _batch, "repeat": _repeat, "take": _take, "skip": _skip, "cache": _cache,
-           "map": _map, "filter": _filter, "interleave": _interleave}
+           "map": _map, "filter": _filter, "interleave": _interleave, "shard": _shard}

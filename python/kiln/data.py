@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _core, _generator_dataset
 from ._map_function import MapFunction
-from .records import tfrecord_dataset as TFRecordDataset  # noqa: F401,N812 (tf.data's name)
+from .records import tfrecord_dataset as _tfrecord_dataset
 from ._generator_dataset import GeneratorDataset, TensorSpec  # noqa: F401 (kiln.data names)
 from ._dtypes import as_dtype
 from ._graph import unsupported
@@ -57,6 +57,14 @@ def _as_input_array(x, what):
     if x.ndim == 0:
         raise ValueError("%s is a scalar; expected an array with the examples along axis 0" % what)
     return np.ascontiguousarray(x, dtype=target)
+
+
+builtins_range = range
+
+
+def _plain(d):
+    """A from_tensor_slices dataset of one array (or a dict of one), nothing applied."""
+    return isinstance(d, Dataset) and d._labels is None and not d._ops
 
 
 def _strings(x):
@@ -133,21 +141,43 @@ class Dataset:
 
     @staticmethod
     def zip(datasets):
-        """Dataset.zip((features, labels)) of two datasets made by from_tensor_slices of one
-        array each; as tf.data's, it ends with the shorter."""
-        if not (isinstance(datasets, tuple) and len(datasets) == 2 and all(isinstance(d, Dataset) for d in datasets)):
-            unsupported("Dataset.zip of %r" % (datasets,), "kiln zips two from_tensor_slices datasets, "
-                        "(features, labels)")
-        f, lab = datasets
-        for d, what in ((f, "features"), (lab, "labels")):
-            if d._labels is not None or d._ops:
-                unsupported("Dataset.zip of a %s dataset that holds pairs or has %s applied" % (
-                    what, ", ".join(op[0] for op in d._ops) or "labels"),
-                    "zip the plain from_tensor_slices datasets, then shuffle, batch and repeat the pair")
-        if lab._feature_key is not None:
-            unsupported("Dataset.zip with labels as a dict", "labels are one array")
-        n = min(f._features.shape[0], lab._features.shape[0])
-        return Dataset(f._features[:n], lab._features[:n], f._feature_key)
+        """Dataset.zip of a tuple (or dict) of datasets: tuples of their elements, ending with
+        the shortest, as tf.data's. Two plain from_tensor_slices datasets of one array each
+        stay a C++ pipeline of (features, labels)."""
+        if isinstance(datasets, tuple) and len(datasets) == 2 and all(_plain(d) for d in datasets) \
+                and datasets[1]._feature_key is None:
+            f, lab = datasets
+            n = min(f._features.shape[0], lab._features.shape[0])
+            return Dataset(f._features[:n], lab._features[:n], f._feature_key)
+        parts = list(datasets.values()) if isinstance(datasets, dict) else list(datasets) \
+            if isinstance(datasets, (tuple, list)) else None
+        if not parts or not all(isinstance(d, (Dataset, GeneratorDataset)) for d in parts):
+            raise TypeError("[Dataset.zip] takes a tuple or dict of datasets, not %r" % (datasets,))
+
+        def zipped():
+            its = [iter(_generator_dataset.elements_of(d, 0, "zip")) for d in parts]
+            for items in zip(*its):
+                yield dict(zip(datasets.keys(), items)) if isinstance(datasets, dict) else tuple(items)
+        return GeneratorDataset.of_elements(zipped)
+
+    @staticmethod
+    def range(*args, output_type=None):
+        """range(stop), range(start, stop[, step]): int64 scalars (an element pipeline)."""
+        import itertools
+        if not 1 <= len(args) <= 3 or not all(isinstance(a, numbers.Integral) and not isinstance(a, bool)
+                                               for a in args):
+            raise TypeError("[Dataset.range] takes 1 to 3 integers (start, stop, step), not %r" % (args,))
+        r = builtins_range(*args)
+        np_type = np.int64 if output_type is None else as_dtype(output_type).as_numpy_dtype
+        if r.stop - r.start > 2**40 and r.step == 1:  # sys.maxsize and the like: count without a list
+            return GeneratorDataset.of_elements(lambda: (np_type(i) for i in itertools.count(r.start)))
+        return GeneratorDataset.of_elements(lambda: (np_type(i) for i in r))
+
+    @staticmethod
+    def from_tensors(tensors):
+        """One element: `tensors` as they are (numpy arrays, numbers, tuples and dicts of them)."""
+        element = _generator_dataset._map_structure(lambda v, path: np.asarray(v), tensors)
+        return GeneratorDataset.of_elements(lambda: iter([element]))
 
     def _parts(self):
         return self._feature_key, self._labels is not None
@@ -267,6 +297,22 @@ class Dataset:
         d._ops = list(self._ops)
         return d
 
+    def shard(self, num_shards, index):
+        """Every num_shards-th example from the index-th (before shuffle, repeat and batch)."""
+        n, i = _generator_dataset._shard_args(num_shards, index)
+        if self._ops:
+            unsupported("Dataset.shard after %s on from_tensor_slices" % ", ".join(op[0] for op in self._ops),
+                        "shard the examples first, then shuffle, repeat and batch them")
+        rows = np.ascontiguousarray  # a strided view would be read by C++ as if contiguous
+        d = Dataset(rows(self._features[i::n]), None if self._labels is None else rows(self._labels[i::n]),
+                    self._feature_key)
+        if d._features.shape[0] == 0:
+            raise ValueError("[Dataset.shard(%d, %d)] leaves no examples of the %d" % (n, i, self._features.shape[0]))
+        return d
+
+    def apply(self, transformation_func):
+        return transformation_func(self)
+
     def interleave(self, map_func, cycle_length=None, block_length=1, num_parallel_calls=None, deterministic=None):
         """map_func(example) -> a dataset, interleaved as tf.data does (an element pipeline)."""
         return self._elements().interleave(map_func, cycle_length, block_length)
@@ -323,8 +369,8 @@ class Dataset:
         if not self._has("batch"):
             unsupported("a Dataset without batch()", "an Estimator trains on batches: call .batch(n)")
         s = _core.SliceSpec()
-        s.features = self._features
-        s.labels = self._labels
+        s.features = np.ascontiguousarray(self._features)  # C++ reads the rows in place; a no-op when they are
+        s.labels = None if self._labels is None else np.ascontiguousarray(self._labels)
         order = _core.SliceOrder()
         batched = False
         for op in self._ops:
@@ -409,8 +455,29 @@ class BatchReader:
                             "same size (drop the last, partial batch)" % (i, f.shape[0], first_n))
 
 
+def shuffle_and_repeat(buffer_size, count=None, seed=None):
+    """tf.data.experimental.shuffle_and_repeat: for Dataset.apply."""
+    return lambda ds: ds.shuffle(buffer_size, seed=seed).repeat(count)
+
+
 class experimental:  # noqa: N801 (tf.data.experimental)
     AUTOTUNE = AUTOTUNE
+    shuffle_and_repeat = staticmethod(shuffle_and_repeat)
+
+
+class TFRecordDataset:
+    """tf.data.TFRecordDataset(filenames, compression_type=, buffer_size=, num_parallel_reads=):
+    the records of TFRecord files as bytes elements (kiln/records.py). Dataset's static
+    constructors are here too (TFRecordDataset.list_files), as in tf.data."""
+
+    def __new__(cls, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None):
+        return _tfrecord_dataset(filenames, compression_type, buffer_size, num_parallel_reads)
+
+    list_files = staticmethod(Dataset.list_files)
+    from_tensor_slices = staticmethod(Dataset.from_tensor_slices)
+    from_tensors = staticmethod(Dataset.from_tensors)
+    range = staticmethod(Dataset.range)
+    zip = staticmethod(Dataset.zip)
 
 
 def load_fashion_mnist(split="train", directory="/usr/share/datasets/fashion-mnist"):

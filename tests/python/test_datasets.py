@@ -153,8 +153,19 @@ def test_take_skip_and_zip_on_arrays():
         d.shuffle(10).take(3)
     with pytest.raises(ValueError, match=r"Dataset.skip\(10\)\] leaves no examples of the 10"):
         d.skip(10)
-    with pytest.raises(NotImplementedError, match="zip of a features dataset"):
-        kiln.data.Dataset.zip((d, kiln.data.Dataset.from_tensor_slices(y)))
+    nested = kiln.data.Dataset.zip((d.take(3), kiln.data.Dataset.range(100, 200)))  # an element pipeline
+    assert [(e[0][1].tolist(), int(e[1])) for e in nested.elements()] == [(0, 100), (1, 101), (2, 102)]
+    counted = kiln.data.Dataset.zip({"n": kiln.data.Dataset.range(3), "x": kiln.data.Dataset.from_tensors(x[0])})
+    assert [(int(e["n"]), e["x"].tolist()) for e in counted.elements()] == [(0, [0.0, 1.0])]
+    sharded = d.shard(3, 1).batch(10)
+    assert sharded.take_batches(1)[0][1].tolist() == [1, 4, 7]
+    assert [int(v) for v in kiln.data.Dataset.range(10).shard(4, 3).elements()] == [3, 7]
+    with pytest.raises(ValueError, match=r"index 3 must be from 0 to num_shards - 1"):
+        d.shard(3, 3)
+    with pytest.raises(NotImplementedError, match="shard after shuffle"):
+        d.shuffle(10).shard(2, 0)
+    again = d.apply(kiln.data.experimental.shuffle_and_repeat(10, count=2, seed=1)).batch(20)
+    assert sorted(again.take_batches(1)[0][1].tolist()) == sorted(list(range(10)) * 2)
 
 
 def test_estimator_trains_on_a_generator_and_on_iterators(data):
