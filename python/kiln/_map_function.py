@@ -314,10 +314,12 @@ def map_stage(src, op, default_seed):
 def filter_stage(src, op, default_seed):
     pred = MapFunction(op[1], "Dataset.filter")
     seed = int(default_seed)
+    runs = itertools.count()
 
     def stream():
+        base = next(runs) << 32  # a random predicate draws anew each repetition, as map does
         for i, element in enumerate(src()):
-            keep = pred(element, i, seed)
+            keep = pred(element, base + i, seed)
             arr = np.asarray(keep)
             if arr.shape != () or arr.dtype != np.bool_:
                 raise TypeError("[Dataset.filter] the predicate returned a %s of shape %s; it must return a scalar "
