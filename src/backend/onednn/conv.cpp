@@ -26,9 +26,9 @@ tag blocked_tag(int block) {
 
 // The channel block of a chosen activation layout: 16 or 8 for nChw16c / nChw8c, else 0.
 int block_of(const dnnl::memory::desc& chosen) {
-  const dnnl::memory::dims d = chosen.dims();
+  const dnnl::memory::dims d = api::dims_of(chosen);
   for (int b : {16, 8})
-    if (d.size() == 4 && d[1] % b == 0 && chosen == dnnl::memory::desc(d, chosen.data_type(), blocked_tag(b))) return b;
+    if (d.size() == 4 && d[1] % b == 0 && chosen == dnnl::memory::desc(d, api::type_of(chosen), blocked_tag(b))) return b;
   return 0;
 }
 
@@ -87,18 +87,13 @@ struct Pds {
 
 Pds pds(ConvPass pass, bool bf16, const ConvGeom& g, int bias, bool relu) {
   const Mds m = wants_blocked(pass, g) ? mds(bf16, g, tag::any) : mds(bf16, g);
-  const auto alg = dnnl::algorithm::convolution_direct;
   Pds p;
   p.bias = bias_desc(bias, {g.o}, {1});  // a zero descriptor means no bias
-  p.fwd = dnnl::convolution_forward::primitive_desc(
-      {dnnl::prop_kind::forward_training, alg, m.x, m.w, p.bias, m.y, m.strides, m.pad_l, m.pad_r},
-      epilogue_attr(relu), engine());
+  p.fwd = api::conv_forward_pd(engine(), m.x, m.w, p.bias, m.y, m.strides, m.pad_l, m.pad_r, epilogue_attr(relu));
   if (pass == ConvPass::backward_input)
-    p.bd = dnnl::convolution_backward_data::primitive_desc({alg, m.x, m.w, m.y, m.strides, m.pad_l, m.pad_r}, engine(),
-                                                           p.fwd);
+    p.bd = api::conv_backward_data_pd(engine(), m.x, m.w, m.y, m.strides, m.pad_l, m.pad_r, p.fwd);
   if (pass == ConvPass::backward_filter)
-    p.bw = dnnl::convolution_backward_weights::primitive_desc(
-        {alg, m.x, m.w, p.bias, m.y, m.strides, m.pad_l, m.pad_r}, engine(), p.fwd);
+    p.bw = api::conv_backward_weights_pd(engine(), m.x, m.w, p.bias, m.y, m.strides, m.pad_l, m.pad_r, p.fwd);
   return p;
 }
 

@@ -2,6 +2,8 @@
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backend/onednn/api.h"
+
 #include "backend/onednn/onednn.h"
 #include "kiln/error.h"
 
@@ -28,7 +30,7 @@ inline dnnl::primitive_attr epilogue_attr(bool relu) {
   dnnl::primitive_attr attr;
   if (relu) {
     dnnl::post_ops ops;
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    api::append_relu(ops);
     attr.set_post_ops(ops);
   }
   return attr;

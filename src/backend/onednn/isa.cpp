@@ -3,6 +3,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 
+#include "backend/onednn/api.h"
+
 namespace kiln::onednn {
 
 bool has_bf16_kernels() {
@@ -22,7 +24,7 @@ bool has_f16_kernels() {
       const dnnl::memory::desc a({16, 16}, dt::f16, tag::ab), b({16, 16}, dt::f16, tag::ab);
       const dnnl::memory::desc c({16, 16}, dt::f16, tag::ab);
       const dnnl::engine e(dnnl::engine::kind::cpu, 0);
-      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), e);
+      const dnnl::matmul::primitive_desc pd = api::matmul_pd(e, a, b, {}, c);
       return std::string(pd.impl_info_str()).find("ref") == std::string::npos;  // a reference loop is no gain
     } catch (const dnnl::error&) {
       return false;  // unimplemented: no float16 matmul in this oneDNN on this CPU

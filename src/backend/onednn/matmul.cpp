@@ -5,6 +5,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backend/onednn/api.h"
 #include "backend/onednn/engine.h"
 #include "backend/onednn/onednn.h"
 #include "backend/onednn/bf16_fallback.h"
@@ -41,8 +42,7 @@ Prim& primitive(const Key& key) {
   p.b = desc(type, batch, k, n, tb);
   p.c = desc(type, batch, m, n, false);
   p.bias = bias_desc(bias, {1, 1, n}, {n, n, 1});  // a zero descriptor: no bias
-  const dnnl::matmul::desc d(p.a, p.b, p.bias, p.c);
-  p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, epilogue_attr(relu), engine()));
+  p.prim = dnnl::matmul(api::matmul_pd(engine(), p.a, p.b, p.bias, p.c, epilogue_attr(relu)));
   return cache.emplace(key, std::move(p)).first->second;
 }
 
