@@ -196,8 +196,9 @@ class _Trace:
         self.slots += len(leaves)
         self.steps.append((compute, spec, out_slots))
         wrapped = []
+        sparse = _sparse_leaves(form)
         for s, v in zip(out_slots, leaves):
-            if _is_host(v) or _inside_sparse(form, len(wrapped)):
+            if _is_host(v) or len(wrapped) in sparse:
                 wrapped.append(HostValue(self, s, v))
             else:
                 wrapped.append(self.graph_input(s, v))
@@ -230,17 +231,20 @@ class _Trace:
         return _build(self.out_form, out)
 
 
-def _inside_sparse(form, index):
-    """Whether leaf `index` of `form` sits inside a SparseTensorValue."""
+def _sparse_leaves(form):
+    """The indices of the leaves of `form` that sit inside a SparseTensorValue."""
+    found = set()
+
     def walk(f, inside):
         kind, parts = f
         if kind == "leaf":
-            return {parts: inside}
-        found = {}
+            if inside:
+                found.add(parts)
+            return
         for p in (parts if kind != "dict" else [f2 for _, f2 in parts]):
-            found.update(walk(p, inside or kind == "sparse"))
-        return found
-    return walk(form, False).get(index, False)
+            walk(p, inside or kind == "sparse")
+    walk(form, False)
+    return found
 
 
 class MapFunction:

@@ -19,6 +19,7 @@ map and filter trace their function into a kiln graph (kiln/_map_function.py). A
 from_tensor_slices dataset without random ops is applied to every example once, and the
 result stays a C++ pipeline; one with random ops runs per element, drawing anew each epoch.
 """
+import itertools
 import numbers
 import os
 
@@ -57,9 +58,6 @@ def _as_input_array(x, what):
     if x.ndim == 0:
         raise ValueError("%s is a scalar; expected an array with the examples along axis 0" % what)
     return np.ascontiguousarray(x, dtype=target)
-
-
-builtins_range = range
 
 
 def _plain(d):
@@ -163,11 +161,10 @@ class Dataset:
     @staticmethod
     def range(*args, output_type=None):
         """range(stop), range(start, stop[, step]): int64 scalars (an element pipeline)."""
-        import itertools
         if not 1 <= len(args) <= 3 or not all(isinstance(a, numbers.Integral) and not isinstance(a, bool)
                                                for a in args):
             raise TypeError("[Dataset.range] takes 1 to 3 integers (start, stop, step), not %r" % (args,))
-        r = builtins_range(*args)
+        r = range(*args)  # the builtin: a method does not see the class's names
         np_type = np.int64 if output_type is None else as_dtype(output_type).as_numpy_dtype
         if r.stop - r.start > 2**40 and r.step == 1:  # sys.maxsize and the like: count without a list
             return GeneratorDataset.of_elements(lambda: (np_type(i) for i in itertools.count(r.start)))
@@ -303,9 +300,8 @@ class Dataset:
         if self._ops:
             unsupported("Dataset.shard after %s on from_tensor_slices" % ", ".join(op[0] for op in self._ops),
                         "shard the examples first, then shuffle, repeat and batch them")
-        rows = np.ascontiguousarray  # a strided view would be read by C++ as if contiguous
-        d = Dataset(rows(self._features[i::n]), None if self._labels is None else rows(self._labels[i::n]),
-                    self._feature_key)
+        d = Dataset(self._features[i::n], None if self._labels is None else self._labels[i::n],
+                    self._feature_key)  # strided rows: spec() hands C++ a C-order copy
         if d._features.shape[0] == 0:
             raise ValueError("[Dataset.shard(%d, %d)] leaves no examples of the %d" % (n, i, self._features.shape[0]))
         return d

@@ -89,7 +89,7 @@ def _specs(features, op):
             if f._kind == "sequence":
                 if flat.size != 1:
                     raise ValueError("[%s] FixedLenSequenceFeature %r: default_value is the padding, one value" % (op, key))
-                numbers_, bytes_, f._pad = None, None, flat[0]
+                numbers_, bytes_ = None, None  # the padding: _parse pads with it
         out.append((str(key), f._kind, f._type, list(f.shape), numbers_, bytes_))
     return out
 
@@ -133,7 +133,7 @@ def _parse(serialized, features, op, single):
             step = int(np.prod(shape)) if shape else 1
             steps = counts // step if step else counts * 0
             longest = int(steps.max()) if steps.size else 0
-            pad = getattr(f, "_pad", b"" if t == "string" else 0)
+            pad = (b"" if t == "string" else 0) if f.default_value is None else np.asarray(f.default_value).reshape(-1)[0]
             dense = np.full([n, longest] + shape, pad, dtype=_np_type(t))
             at = 0
             for i, s in enumerate(steps):
