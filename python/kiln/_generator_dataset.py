@@ -233,9 +233,15 @@ class GeneratorDataset:
         """map_func(element) -> a dataset, for cycle_length elements at once, block_length
         elements from each in turn (tf.data's order; cycle_length None or AUTOTUNE: the
         CPUs, as tf.data takes). map_func runs in Python once per input element, on its
-        values: TFRecordDataset(filename), from_tensor_slices(array), ..."""
+        values: TFRecordDataset(filename), from_tensor_slices(array), ... The inputs are
+        read on the pipeline's thread: num_parallel_calls is checked, and the order is the
+        one tf.data gives with deterministic=True whatever it is."""
         if not callable(map_func):
             raise TypeError("[Dataset.interleave] %r is not callable; pass a function of the element" % (map_func,))
+        if num_parallel_calls not in (None, -1) and (isinstance(num_parallel_calls, bool) or not isinstance(
+                num_parallel_calls, numbers.Integral) or num_parallel_calls < 1):
+            raise ValueError("[Dataset.interleave] num_parallel_calls %r must be an integer >= 1 or AUTOTUNE"
+                             % (num_parallel_calls,))
         cycle = (os.cpu_count() or 1) if cycle_length in (None, -1) else cycle_length
         for name, v in (("cycle_length", cycle), ("block_length", block_length)):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:

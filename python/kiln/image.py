@@ -49,8 +49,9 @@ def _decode_jpeg(contents, channels, dct_method, fancy_upscaling, ratio):
 def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover_truncated=False,
                 acceptable_fraction=1, dct_method="", name=None):
     """A JPEG file's bytes -> uint8 [height, width, channels] (0: as stored, 1, 3)."""
-    if try_recover_truncated:
-        unsupported("decode_jpeg(try_recover_truncated=True)", "a damaged JPEG is an error in kiln")
+    if try_recover_truncated or acceptable_fraction != 1:
+        unsupported("decode_jpeg(try_recover_truncated=True or acceptable_fraction < 1)",
+                    "a damaged or truncated JPEG is an error in kiln")
     return host_op("decode_jpeg", _decode_jpeg, contents, channels, dct_method, fancy_upscaling, ratio)
 
 

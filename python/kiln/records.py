@@ -79,8 +79,8 @@ def tf_record_iterator(path, options=None):
 def tfrecord_dataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None):
     """tf.data.TFRecordDataset: the records of `filenames` (a path or a list of them) as
     bytes elements, file after file, or with num_parallel_reads > 1 interleaved from that
-    many files at once, record by record, as tf.data does. buffer_size is accepted
-    (kiln's reader buffers on its own)."""
+    many files at once, record by record, as tf.data does. buffer_size (bytes of read
+    buffer) is checked and changes no record: kiln's reader sizes its buffer itself."""
     from ._generator_dataset import GeneratorDataset, interleave
     from ._dtypes import string
     if isinstance(filenames, (str, bytes, os.PathLike)):
@@ -94,6 +94,9 @@ def tfrecord_dataset(filenames, compression_type=None, buffer_size=None, num_par
     for f in files:
         if not os.path.isfile(f):
             raise FileNotFoundError("[TFRecordDataset] %s: no such file" % f)
+    if buffer_size is not None and (isinstance(buffer_size, bool) or not isinstance(buffer_size, int)
+                                    or buffer_size < 0):
+        raise ValueError("[TFRecordDataset] buffer_size %r must be None or an integer >= 0 (bytes)" % (buffer_size,))
     compression = TFRecordOptions(compression_type).compression_type
     cycle = 1 if num_parallel_reads in (None, 1) else num_parallel_reads
     if cycle == -1:  # AUTOTUNE

@@ -306,3 +306,24 @@ def test_map_graphs_run_compiled_at_once_or_after_tiering_up():
         time.sleep(0.05)
     assert graph.running == "cpu"
     assert float(fn(x, 0, 0)) == 55.0
+
+
+def test_pipeline_arguments_are_checked():
+    path = os.path.join(FIXTURES, "images-0.tfrecord.gz")
+    with pytest.raises(ValueError, match=r"buffer_size -1 must be None or an integer >= 0"):
+        tf.data.TFRecordDataset(path, compression_type="GZIP", buffer_size=-1)
+    ok = tf.data.TFRecordDataset(path, compression_type="GZIP", buffer_size=1 << 20)
+    assert len(list(ok.elements())) == 6
+    with pytest.raises(ValueError, match=r"\[Dataset.interleave\] num_parallel_calls 0 must be"):
+        tf.data.Dataset.from_tensor_slices([path]).interleave(tf.data.TFRecordDataset, num_parallel_calls=0)
+    with pytest.raises(NotImplementedError, match="acceptable_fraction"):
+        tf.image.decode_jpeg(b"\xff\xd8\xff", acceptable_fraction=0.5)
+
+
+def test_sequence_features_pad_with_their_default_value():
+    padded = kiln.io.parse_example(EXAMPLES[:2], {"points": tf.FixedLenSequenceFeature(
+        [2], tf.float32, allow_missing=True, default_value=-1.0)})["points"]
+    assert padded.tolist() == [[[0.0, 0.0], [-1.0, -1.0]], [[0.5, 0.5], [0.5, 0.5]]]
+    with pytest.raises(ValueError, match="default_value is the padding, one value"):
+        kiln.io.parse_example(EXAMPLES[:1], {"points": tf.FixedLenSequenceFeature(
+            [2], tf.float32, allow_missing=True, default_value=[1.0, 2.0])})
