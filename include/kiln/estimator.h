@@ -256,8 +256,12 @@ class Estimator {
   // instead, leaving the Estimator's own as it is. `name` (TensorFlow's evaluate(name=)):
   // letters, digits, '_', '-', '.'; its TensorBoard events go to model_dir/eval_<name>
   // instead of model_dir/eval, so evaluations of several data sets are runs of their own.
+  // `fresh_graphs`: model_fn builds the evaluation graphs anew (as each TensorFlow
+  // evaluate() does), so that what it returns this time counts: an evaluation graph's
+  // EstimatorSpec::warm_start (evaluation hooks' assign_from_checkpoint_fn) replaces those
+  // variables' values for this evaluation only, from the checkpoints it names.
   Evaluation evaluate(const InputFn& input_fn, int64_t steps = 0, const std::string& checkpoint_path = {},
-                      const std::string& name = {});
+                      const std::string& name = {}, bool fresh_graphs = false);
 
   // The model's predictions for every example of the input, concatenated along axis 0
   // (with `checkpoint_path`: of that checkpoint's state).

@@ -293,11 +293,17 @@ class ExponentialMovingAverage:
         return var._name + "/" + self._name
 
     def variables_to_restore(self, moving_avg_variables=None):
-        from ._variables import global_variables
-        out = {}
+        """{checkpoint name: variable} to restore the averages into the variables, as
+        TensorFlow's: the trainable variables and the MOVING_AVERAGE_VARIABLES collection
+        (or moving_avg_variables) by their average's name, whether or not this graph
+        averages them (an evaluation graph does not); every other global variable by its own."""
+        from ._variables import global_variables, trainable_variables
+        if moving_avg_variables is None:
+            moving_avg_variables = trainable_variables() + _scopes.get_collection(
+                _scopes.GraphKeys.MOVING_AVERAGE_VARIABLES)
+        averaged = {v._name: v for v in moving_avg_variables}
+        out = {self.average_name(v): v for v in averaged.values()}
         for v in global_variables():
-            if v._name in self._shadows:
-                out[self.average_name(v)] = v
-            elif not v._name.endswith("/" + self._name):
+            if v._name not in averaged and v._name not in out:
                 out[v._name] = v
         return out

@@ -19,7 +19,7 @@ from . import summary as _summary
 from ._graph import GraphContext, Tensor, enter, leave, unsupported
 from ._hooks import HookRunner, SessionRunArgs
 from .config import RunConfig  # noqa: F401 (also tf.estimator.RunConfig)
-from . import _checkpoints, _iterators, _scopes
+from . import _checkpoints, _eval_hooks, _iterators, _scopes
 from ._checkpoints import WarmStartSettings  # noqa: F401 (tf.estimator.WarmStartSettings)
 from .train import CheckpointSaverHook, SessionRunHook, TellMeStepOrLossHook
 
@@ -79,6 +79,7 @@ def _call_with(fn, what, available):
 
 class _InputInfo:
     feature_key = None
+    label_key = None  # labels came as a dict of one entry: model_fn gets {label_key: labels}
 
 
 class Estimator:
@@ -112,6 +113,7 @@ class Estimator:
         self._cpp_fetches = set()
         self._fetchable = set()
         self._single_prediction = False
+        self._eval_hooks, self._eval_session = [], None
         self.last_train_stats = None
         # The C++ Estimator calls model_fn through a weak reference: a strong one would make
         # a cycle through C++ that Python's collector cannot see, and keep every compiled
@@ -141,6 +143,8 @@ class Estimator:
         previous = enter(ctx)
         try:
             feats = {self._info.feature_key: features} if self._info.feature_key is not None else features
+            if labels is not None and self._info.label_key is not None:
+                labels = {self._info.label_key: labels}
             spec = _call_with(self._model_fn, "model_fn", {"features": feats, "labels": labels, "mode": mode,
                                                            "params": dict(self._params), "config": self._config})
             if not isinstance(spec, EstimatorSpec):
@@ -149,10 +153,32 @@ class Estimator:
             if mode == ModeKeys.TRAIN and self._warm_start_from is not None:
                 self._warm_start_from.apply()
             parts = self._spec_parts(spec, mode, scope)
-            warm = [(v, p, t) for v, (p, t) in sorted(ctx.warm_start.items())] if mode == ModeKeys.TRAIN else []
+            if mode == ModeKeys.TRAIN:
+                warm = [(v, p, t) for v, (p, t) in sorted(ctx.warm_start.items())]
+            elif mode == ModeKeys.EVAL and self._eval_hooks:
+                warm = self._run_eval_hooks()
+            else:
+                warm = []
             return parts + (warm,)
         finally:
             leave(previous)
+
+    def _run_eval_hooks(self):
+        """begin() and after_create_session() of evaluate()'s hooks, once per evaluate() (at
+        its first graph; a later one, for the last partial batch, gets the same overrides):
+        [(variable, checkpoint, tensor)] their assign_from_checkpoint_fn callbacks asked for."""
+        if self._eval_session is None:
+            self._eval_session = _eval_hooks.EvalSession(self._evaluated_values)
+            for h in self._eval_hooks:
+                h.begin()
+            for h in self._eval_hooks:
+                h.after_create_session(self._eval_session, None)
+        return [(v, p, t) for v, (p, t) in sorted(self._eval_session.overrides.items())]
+
+    def _evaluated_values(self):
+        if self._eval_checkpoint:
+            return _core.read_checkpoint_variables(self._eval_checkpoint)[1]
+        return self._variables()
 
     def _spec_parts(self, spec, mode, scope):
         predictions = spec.predictions
@@ -226,7 +252,7 @@ class Estimator:
                                                         "config": self._config})
             result = _iterators.dataset_of(result) or result
             if isinstance(result, _data.Dataset):
-                info.feature_key = result._feature_key
+                info.feature_key, info.label_key = result._feature_key, result._label_key
                 return result.spec(seed)
             if isinstance(result, _data.GeneratorDataset):
                 if not result.is_batched():
@@ -303,15 +329,21 @@ class Estimator:
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """One pass over the input (or `steps` batches): a dict with 'loss', the model's
-        eval_metric_ops and 'global_step'."""
-        if hooks:
-            unsupported("evaluate(hooks=...)", "kiln runs hooks in train()")
+        eval_metric_ops and 'global_step'. hooks: see kiln/_eval_hooks.py (begin,
+        after_create_session and end run; model_fn builds the evaluation graph anew)."""
+        hooks = _eval_hooks.check(hooks or [])
         if steps is not None and (isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps <= 0):
             raise ValueError("[steps] %r must be an integer >= 1" % (steps,))
         if name is not None and not isinstance(name, str):
             raise TypeError("[name] %r must be a string (the evaluation's TensorBoard run is eval_<name>)" % (name,))
-        out = self._core.evaluate(self._input(input_fn, ModeKeys.EVAL, False), int(steps or 0),
-                                  _checkpoint_file(checkpoint_path), name or "")
+        self._eval_hooks, self._eval_session, self._eval_checkpoint = hooks, None, _checkpoint_file(checkpoint_path)
+        try:
+            out = self._core.evaluate(self._input(input_fn, ModeKeys.EVAL, False), int(steps or 0),
+                                      _checkpoint_file(checkpoint_path), name or "", bool(hooks))
+            for h in hooks:
+                h.end(self._eval_session)
+        finally:
+            self._eval_hooks, self._eval_session = [], None
         out.pop("examples", None)
         out.pop("seconds", None)
         # TensorFlow's line at INFO, which scripts' readers (and their logs) expect.

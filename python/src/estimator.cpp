@@ -196,12 +196,12 @@ void bind_estimator(py::module_& m) {
            })
       .def("evaluate",
            [](PyEstimator& self, py::object input, int64_t steps, const std::string& checkpoint_path,
-              const std::string& name) {
+              const std::string& name, bool fresh_graphs) {
              const InputFn in = input_fn_of(std::move(input));
              Evaluation ev;
              {
                py::gil_scoped_release release;
-               ev = self.est->evaluate(in, steps, checkpoint_path, name);
+               ev = self.est->evaluate(in, steps, checkpoint_path, name, fresh_graphs);
              }
              py::dict d;
              for (const auto& [k, v] : ev.metrics) d[py::str(k)] = v;

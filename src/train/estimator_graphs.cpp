@@ -158,7 +158,7 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Para
   const std::string ctx = std::string("[model_fn] ") + std::string(mode_name(mode)) + " mode: ";
   const ValueId loss = mode != ModeKeys::predict ? add_loss_output(g, spec, ctx, mode == ModeKeys::train) : -1;
   if (mode == ModeKeys::train) add_train_outputs(g, spec, ctx, fetches, guarded, loss), b.warm_start = spec.warm_start;
-  else if (mode == ModeKeys::eval) add_eval_outputs(g, spec, ctx, b);
+  else if (mode == ModeKeys::eval) add_eval_outputs(g, spec, ctx, b), b.warm_start = spec.warm_start;
   else add_predict_outputs(g, spec, ctx, batch.features.shape()[0], b);
   verify(g);
   // Outside training nothing changes a variable or the step counter, whatever model_fn

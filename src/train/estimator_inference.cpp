@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 #include <ostream>
 
 #include "kiln/error.h"
@@ -91,7 +92,7 @@ void reduce_evaluation(double& loss_sum, std::map<std::string, std::pair<double,
 }  // namespace
 
 Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std::string& checkpoint_path,
-                               const std::string& name) {
+                               const std::string& name, bool fresh_graphs) {
   const bool name_ok = std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
   });
@@ -101,6 +102,13 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std
   const double t0 = now_seconds(), c0 = s_->compile_seconds;
   Variables holder;
   Variables& vars = state_for_inference("evaluate", checkpoint_path, holder);
+  if (fresh_graphs)
+    for (auto it = s_->graphs.begin(); it != s_->graphs.end();)
+      it = it->first.rfind(std::string(mode_name(ModeKeys::eval)) + " ", 0) == 0 ? s_->graphs.erase(it) : std::next(it);
+  // The state with an evaluation graph's overrides applied (made at the first graph that
+  // has them; every graph of one evaluation gets them alike from model_fn). Only graphs
+  // built for this evaluation count: a cached one keeps an earlier evaluation's.
+  std::optional<Variables> overridden;
   Evaluation ev;
   ev.name = name;
   ev.global_step = vars.count("global_step") ? static_cast<int64_t>(vars.at("global_step").item()) : global_step();
@@ -119,8 +127,15 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std
     check_fits(*b.graph, vars);
     check_batch(b, batch, "batch " + std::to_string(n) + " of the evaluation input");
     const int64_t size = batch.features.shape()[0];
+    if (fresh_graphs && !b.warm_start.empty() && !overridden) {
+      overridden = vars;
+      apply_warm_start(*b.graph, b.warm_start, *overridden, nullptr);
+      if (options_.log)
+        *options_.log << "evaluate: " << b.warm_start.size() << " variable" << (b.warm_start.size() == 1 ? "" : "s")
+                      << " taken from '" << b.warm_start.front().checkpoint << "' for this evaluation\n";
+    }
     Feeds feeds = feeds_of(batch);
-    Fetches out = b.exec->run(feeds, vars);
+    Fetches out = b.exec->run(feeds, overridden ? *overridden : vars);
     loss_sum += out.at(kSpecLoss).item() * static_cast<double>(size);
     for (const auto& m : b.metric_names) {
       sums[m].first += out.at("metric/" + m + "/total").item();

@@ -21,7 +21,9 @@ struct BuiltGraph {
   // Fed values that are indices (class ids, token ids) and their ranges: every batch is
   // checked against them before it is fed (check_batch).
   std::map<std::string, IndexBound> index_bounds;
-  std::vector<WarmStart> warm_start;  // a training graph's (EstimatorSpec::warm_start)
+  // A training graph's EstimatorSpec::warm_start (fresh runs), or an evaluation graph's
+  // (its values replace the variables' for that evaluation).
+  std::vector<WarmStart> warm_start;
 };
 
 // Sets each warm-started variable of a fresh run from its checkpoint (before the others

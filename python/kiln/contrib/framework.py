@@ -72,3 +72,9 @@ def get_variables_to_restore(include=None, exclude=None):
 
 def get_model_variables(scope=None):
     return get_variables(scope, collection="model_variables")
+
+
+def assign_from_checkpoint_fn(model_path, var_list, ignore_missing_vars=False, reshape_variables=False):
+    """See kiln/_eval_hooks.py: runs from an evaluation hook's after_create_session."""
+    from .._eval_hooks import assign_from_checkpoint_fn as f
+    return f(model_path, var_list, ignore_missing_vars, reshape_variables)
