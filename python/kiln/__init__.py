@@ -67,7 +67,7 @@ from ._compat import (  # noqa: E402,F401
     is_tensor, math, python_io, random, test, variance_scaling_initializer, truncated_normal_initializer,
     glorot_uniform_initializer, glorot_normal_initializer, zeros_initializer, ones_initializer,
     constant_initializer, random_normal_initializer, random_uniform_initializer, image, summary, uniform_unit_scaling_initializer,
-    sparse,
+    sparse, to_bfloat16, to_double, to_float, to_int32, to_int64,
 )
 from .parsing import (  # noqa: E402,F401 (TensorFlow 1.x's top-level names)
     FixedLenFeature, FixedLenSequenceFeature, SparseTensorValue, VarLenFeature, decode_raw, parse_example,

@@ -82,7 +82,8 @@ def stack(values, axis=0, name=None):
     xs = [convert_to_tensor(v, op="stack") for v in values]
     if not xs:
         raise ValueError("[stack] needs at least one tensor")
-    known = [static_value(x) for x in xs]
+    known = [np.asarray(v) if isinstance(v, (int, float, bool, np.generic)) else static_value(x)
+             for v, x in zip(values, xs)]
     rank = len(xs[0]._shape)
     axis = axis + rank + 1 if axis < 0 else axis
     parts = [_core.reshape(x, list(x._shape[:axis]) + [1] + list(x._shape[axis:])) for x in xs]

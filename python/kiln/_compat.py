@@ -58,6 +58,22 @@ def assert_type(tensor, tf_type, message=None, name=None):
     return _scopes.no_op()
 
 
+def _cast_to(dtype_name):
+    def convert(x, name=None):
+        from . import _dtypes
+        return _graph.named(_graph.cast(x, getattr(_dtypes, dtype_name)), name)
+    convert.__name__ = "to_" + {"float32": "float", "float64": "double"}.get(dtype_name, dtype_name)
+    convert.__doc__ = "tf.%s (TensorFlow 1.x): cast to %s." % (convert.__name__, dtype_name)
+    return convert
+
+
+to_float = _cast_to("float32")
+to_double = _cast_to("float64")
+to_int32 = _cast_to("int32")
+to_int64 = _cast_to("int64")
+to_bfloat16 = _cast_to("bfloat16")
+
+
 def is_tensor(x):
     return isinstance(x, Tensor)
 

@@ -278,11 +278,15 @@ class GeneratorDataset:
         return self.elements()
 
     def _parts(self):
-        """(the key of a one-entry features dict or None, whether elements hold labels)."""
+        """(the key of a one-entry features dict or None, whether elements hold labels, the key
+        of a one-entry labels dict or None)."""
         t = self._structure()
         has_labels = isinstance(t, tuple) and len(t) == 2
         features = t[0] if has_labels else t
-        return (next(iter(features)) if isinstance(features, dict) and len(features) == 1 else None), has_labels
+
+        def key(part):
+            return next(iter(part)) if isinstance(part, dict) and len(part) == 1 else None
+        return key(features), has_labels, key(t[1]) if has_labels else None
 
     def is_batched(self):
         return self._has("batch")

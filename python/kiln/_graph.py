@@ -556,7 +556,10 @@ def constant(value, dtype=None, shape=None, name=None):
         arr = np.broadcast_to(arr, tuple(int(d) for d in shape))
     if dtype is None:
         dtype = float32 if arr.dtype.kind == "f" else (int32 if arr.dtype.kind in "iu" else _bool if arr.dtype.kind == "b" else None)
-    return named(convert_to_tensor(arr, dtype=dtype, op="constant"), name)
+    t = convert_to_tensor(arr, dtype=dtype, op="constant")
+    if arr.size <= 64:  # small constants stay known at graph-building time (static_value)
+        current("constant").static_values[t._id] = arr
+    return named(t, name)
 
 
 def zeros(shape, dtype=float32, name=None):

@@ -53,13 +53,14 @@ class Iterator:
         return _NoOp()
 
     def get_next(self, name=None):
-        key, has_labels = self._dataset._parts()
+        key, has_labels, label_key = self._dataset._parts()
         features = Element(self, "features")
         if key is not None:
             features = {key: features}
         if not has_labels:
             return features
-        return features, Element(self, "labels")
+        labels = Element(self, "labels")
+        return features, (labels if label_key is None else {label_key: labels})
 
     def string_handle(self, name=None):
         unsupported("Iterator.string_handle", "kiln feeds one dataset per train/evaluate/predict call")

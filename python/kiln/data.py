@@ -73,11 +73,12 @@ def _strings(x):
 
 
 def _split_features(features, what):
-    """(array, key): features as an array, or the one entry of a dict of features."""
+    """(array, key): features (or labels) as an array, or the one entry of a dict of them."""
     if isinstance(features, dict):
         if len(features) != 1:
             unsupported("%s as a dict of %d entries" % (what, len(features)),
-                        "kiln feeds one features tensor; pass one array or a dict with one entry")
+                        "kiln feeds one features tensor and one labels tensor; pass one array or a dict with one "
+                        "entry for each")
         (key, value), = features.items()
         return value, key
     return features, None
@@ -87,10 +88,11 @@ class Dataset:
     """A pipeline over in-memory numpy arrays, run by kiln in C++. Methods return new
     datasets, as tf.data's do."""
 
-    def __init__(self, features, labels, feature_key):
+    def __init__(self, features, labels, feature_key, label_key=None):
         self._features = features
         self._labels = labels
         self._feature_key = feature_key
+        self._label_key = label_key  # labels as a dict of one entry ({'labels': array}): its key
         self._ops = []  # ("shuffle", seed) ("batch", n, drop) ("repeat", count) ("prefetch", n)
 
     @staticmethod
@@ -110,6 +112,7 @@ class Dataset:
         else:
             features, labels = tensors, None
         features, key = _split_features(features, "features")
+        labels, label_key = (None, None) if labels is None else _split_features(labels, "labels")
         f = _as_input_array(features, "[Dataset.from_tensor_slices] features")
         lab = None if labels is None else _as_input_array(labels, "[Dataset.from_tensor_slices] labels")
         if f.shape[0] == 0:
@@ -117,7 +120,7 @@ class Dataset:
         if lab is not None and lab.shape[0] != f.shape[0]:
             raise ValueError("[Dataset.from_tensor_slices] features have %d examples (shape %s) but labels %d "
                              "(shape %s)" % (f.shape[0], f.shape, lab.shape[0], lab.shape))
-        return Dataset(f, lab, key)
+        return Dataset(f, lab, key, label_key)
 
     @staticmethod
     def list_files(file_pattern, shuffle=None, seed=None):
@@ -143,7 +146,7 @@ class Dataset:
         the shortest, as tf.data's. Two plain from_tensor_slices datasets of one array each
         stay a C++ pipeline of (features, labels)."""
         if isinstance(datasets, tuple) and len(datasets) == 2 and all(_plain(d) for d in datasets) \
-                and datasets[1]._feature_key is None:
+                and datasets[1]._feature_key is None and datasets[0]._label_key is None:
             f, lab = datasets
             n = min(f._features.shape[0], lab._features.shape[0])
             return Dataset(f._features[:n], lab._features[:n], f._feature_key)
@@ -177,10 +180,10 @@ class Dataset:
         return GeneratorDataset.of_elements(lambda: iter([element]))
 
     def _parts(self):
-        return self._feature_key, self._labels is not None
+        return self._feature_key, self._labels is not None, self._label_key
 
     def _with(self, op):
-        d = Dataset(self._features, self._labels, self._feature_key)
+        d = Dataset(self._features, self._labels, self._feature_key, self._label_key)
         d._ops = self._ops + [op]
         return d
 
@@ -252,7 +255,8 @@ class Dataset:
         if hi <= lo:
             raise ValueError("[Dataset.%s(%d)] leaves no examples of the %d%s" % (
                 kind, count, n, " (batches of %d)" % per if per > 1 else ""))
-        d = Dataset(self._features[lo:hi], None if self._labels is None else self._labels[lo:hi], self._feature_key)
+        d = Dataset(self._features[lo:hi], None if self._labels is None else self._labels[lo:hi], self._feature_key,
+                    self._label_key)
         d._ops = list(self._ops)
         return d
 
@@ -290,7 +294,7 @@ class Dataset:
         if not any(keep):
             raise ValueError("[Dataset.filter] the predicate keeps none of the %d examples" % len(keep))
         d = Dataset(self._features[np.array(keep)], None if self._labels is None else self._labels[np.array(keep)],
-                    self._feature_key)
+                    self._feature_key, self._label_key)
         d._ops = list(self._ops)
         return d
 
@@ -301,7 +305,7 @@ class Dataset:
             unsupported("Dataset.shard after %s on from_tensor_slices" % ", ".join(op[0] for op in self._ops),
                         "shard the examples first, then shuffle, repeat and batch them")
         d = Dataset(self._features[i::n], None if self._labels is None else self._labels[i::n],
-                    self._feature_key)  # strided rows: spec() hands C++ a C-order copy
+                    self._feature_key, self._label_key)  # strided rows: spec() hands C++ a C-order copy
         if d._features.shape[0] == 0:
             raise ValueError("[Dataset.shard(%d, %d)] leaves no examples of the %d" % (n, i, self._features.shape[0]))
         return d
@@ -318,7 +322,9 @@ class Dataset:
 
     def _example(self, i):
         f = self._features[i] if self._feature_key is None else {self._feature_key: self._features[i]}
-        return f if self._labels is None else (f, self._labels[i])
+        if self._labels is None:
+            return f
+        return f, (self._labels[i] if self._label_key is None else {self._label_key: self._labels[i]})
 
     def _from_rows(self, rows, op):
         pairs = isinstance(rows[0], tuple) and len(rows[0]) == 2
@@ -332,11 +338,17 @@ class Dataset:
                 f = np.stack([r[key] for r in features])
             else:
                 key, f = None, np.stack([np.asarray(r) for r in features])
-            lab = np.stack([np.asarray(r[1]) for r in rows]) if pairs else None
+            label_key = None
+            if pairs and isinstance(rows[0][1], dict):
+                labels = [r[1] for r in rows]
+                label_key = _split_features(labels[0], "%s's labels" % op)[1]
+                lab = np.stack([np.asarray(r[label_key]) for r in labels])
+            else:
+                lab = np.stack([np.asarray(r[1]) for r in rows]) if pairs else None
         except ValueError as e:
             raise DataError("[%s] the function's results differ in shape between examples: %s" % (op, e)) from None
         d = Dataset(_as_input_array(f, "[%s] features" % op), None if lab is None else
-                    _as_input_array(lab, "[%s] labels" % op), key)
+                    _as_input_array(lab, "[%s] labels" % op), key, label_key)
         d._ops = list(self._ops)
         return d
 
@@ -426,18 +438,20 @@ class BatchReader:
         if f.shape[0] == 0:
             raise DataError("[input_fn] batch %d holds no examples (features of shape %s): every batch needs at "
                             "least one" % (i, f.shape))
+        labels, label_key = (None, None) if labels is None else _split_features(labels, "[input_fn] batch %d: labels"
+                                                                                         % i)
         lab = None if labels is None else _as_input_array(labels, "[input_fn] batch %d: labels" % i)
         if lab is not None and lab.shape[0] != f.shape[0]:
             raise DataError("[input_fn] batch %d: features have %d examples (shape %s) but labels %d (shape %s)"
                             % (i, f.shape[0], f.shape, lab.shape[0], lab.shape))
-        self._check_like_first(i, f, lab, key)
+        self._check_like_first(i, f, lab, key, label_key)
         return (f, lab)
 
-    def _check_like_first(self, i, f, lab, key):
-        sig = (f.dtype, f.shape[1:], None if lab is None else (lab.dtype, lab.shape[1:]), key)
+    def _check_like_first(self, i, f, lab, key, label_key):
+        sig = (f.dtype, f.shape[1:], None if lab is None else (lab.dtype, lab.shape[1:]), key, label_key)
         if self._first is None:
             self._first = (sig, f.shape[0])
-            self._info.feature_key = key
+            self._info.feature_key, self._info.label_key = key, label_key
             return
         first_sig, first_n = self._first
         if sig != first_sig:

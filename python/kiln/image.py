@@ -17,8 +17,8 @@ import numpy as np
 from . import _core
 from ._array_ops import gather, range_
 from ._dtypes import as_dtype, float32, int32, uint8
-from ._graph import (Tensor, cast, convert_to_tensor, mark_narrow, named, narrow_dtype, reduce_mean, reshape,
-                     transpose, unsupported, where)
+from ._graph import (Tensor, cast, concat, convert_to_tensor, mark_narrow, matmul, named, narrow_dtype, reduce_mean,
+                     reshape, transpose, unsupported, where)
 from ._map_function import host_op
 from .random_ops import random_uniform
 
@@ -274,6 +274,28 @@ def per_image_standardization(image):
     std = _core.sqrt(var)
     adjusted = _core.maximum(std, _core.scalar_like(std, 1.0 / np.sqrt(n)))
     return centred / adjusted
+
+
+def grayscale_to_rgb(images, name=None):
+    """[..., 1] -> [..., 3]: the grey channel repeated."""
+    t = _image(images, "grayscale_to_rgb")
+    if t._shape[-1] != 1:
+        raise ValueError("[grayscale_to_rgb] takes images with 1 channel (last dimension 1); got shape %s" % (t._shape,))
+    return named(_same_dtype(concat([t, t, t], axis=len(t._shape) - 1), t), name)
+
+
+def rgb_to_grayscale(images, name=None):
+    """[..., 3] -> [..., 1]: ITU-R BT.601 luma (0.2989 R + 0.5870 G + 0.1140 B), computed in
+    float32 and converted back to the images' dtype as TensorFlow does."""
+    t = _image(images, "rgb_to_grayscale")
+    if t._shape[-1] != 3:
+        raise ValueError("[rgb_to_grayscale] takes images with 3 channels (last dimension 3); got shape %s" % (t._shape,))
+    dtype = _dtype_of(t)
+    x = convert_image_dtype(t, float32)
+    weights = convert_to_tensor(np.array([[0.2989], [0.5870], [0.1140]], dtype=np.float32))
+    flat = reshape(x, [-1, 3])
+    grey = reshape(matmul(flat, weights), list(t._shape[:-1]) + [1])
+    return named(convert_image_dtype(grey, dtype), name)
 
 
 class ResizeMethod:

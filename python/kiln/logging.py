@@ -6,10 +6,16 @@ DEBUG, INFO, WARN, ERROR, FATAL = 10, 20, 30, 40, 50
 WARNING = WARN
 
 
+_NAMES = {"DEBUG": DEBUG, "INFO": INFO, "WARN": WARN, "WARNING": WARN, "ERROR": ERROR, "FATAL": FATAL,
+          "CRITICAL": FATAL}
+
+
 def set_verbosity(v):
-    level = v
+    """A level (tf.logging.INFO, ...) or its name ('INFO'), as Python's logging takes them."""
+    level = _NAMES.get(v.upper()) if isinstance(v, str) else v
     if level not in (DEBUG, INFO, WARN, ERROR, FATAL):
-        raise ValueError("[logging.set_verbosity] %r is not one of DEBUG, INFO, WARN, ERROR, FATAL" % (level,))
+        raise ValueError("[logging.set_verbosity] %r is not one of DEBUG, INFO, WARN, ERROR, FATAL (or their names)"
+                         % (v,))
     _log.set_log_function(_log._print if level <= INFO else None)
 
 

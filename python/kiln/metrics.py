@@ -61,12 +61,11 @@ def _weights(weights, like, op):
 
 
 def accuracy(labels, predictions, weights=None, metrics_collections=None, updates_collections=None, name=None):
-    """The fraction (weighted: the weight share) of predictions equal to labels (both
-    integer, same shape)."""
+    """The fraction (weighted: the weight share) of predictions equal to labels (same
+    shape; as TensorFlow's, predictions are cast to the labels' dtype first, so float
+    labels compare with integer class ids as floats)."""
     if not isinstance(labels, Tensor) or not isinstance(predictions, Tensor):
         raise TypeError("[metrics.accuracy] labels and predictions must be kiln.Tensors")
-    if predictions.dtype.is_floating or labels.dtype.is_floating:
-        raise TypeError("[metrics.accuracy] labels and predictions must be integers (class ids); use kiln.argmax")
     shape_l, shape_p = list(labels._shape), list(predictions._shape)
     if shape_l != shape_p:
         if shape_l == shape_p + [1] or shape_p == shape_l + [1]:  # [N, 1] labels, as TensorFlow squeezes them
@@ -74,7 +73,10 @@ def accuracy(labels, predictions, weights=None, metrics_collections=None, update
         else:
             raise ValueError("[metrics.accuracy] labels %s and predictions %s differ in shape"
                              % (tuple(shape_l), tuple(shape_p)))
-    hit = cast(_core.equal(cast(labels, int64), cast(predictions, int64)), float32)
+    if labels.dtype.is_floating:
+        hit = cast(_core.equal(labels, cast(predictions, labels.dtype)), float32)
+    else:
+        hit = cast(_core.equal(cast(labels, int64), cast(cast(predictions, labels.dtype), int64)), float32)
     return _weighted_mean(name or "accuracy", hit, weights, "metrics.accuracy")
 
 
