@@ -4,6 +4,7 @@ data loading changed (see README.md). What each entry runs, and the result it mu
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+FASHION = "/usr/share/datasets/fashion-mnist"  # the ImageNet scripts' data directories (they list it for TFRecords)
 
 
 class Entry:
@@ -42,6 +43,14 @@ ENTRIES = [
                 "--hidden_units", "500,400,300,200,100,50,25"],
           metric="accuracy", at_least=0.78, dirs=["/tmp/kiln-compat-gcp-bn-keras"]),
     # TensorFlow's character RNN (GRUCell, static_rnn) on the fortunes' 15 largest files.
+    # The Ascend ModelZoo's ShuffleNet v2 (npu_bridge): NPUEstimator, NPULossScaleOptimizer,
+    # compute/apply_gradients, slim with batch norm, EMA weights evaluated through a hook.
+    Entry("ascend_shufflenetv2", "train.py",
+          args=["--mode", "train", "--train_data_dir", FASHION, "--eval_data_dir", FASHION,
+                "--model_dir", "/tmp/kiln-compat-shufflenetv2", "--num_epochs", "1", "--epochs_between_evals", "1",
+                "--train_dataset_size", "64000", "--train_batch_size", "64", "--eval_batch_size", "500"],
+          env={"RANK_SIZE": "1", "RANK_ID": "0"}, metric="accuracy", at_least=0.6,
+          dirs=["/tmp/kiln-compat-shufflenetv2"]),
     Entry("tf_char_rnn_text", "text_classification_character_rnn.py", metric="accuracy", at_least=0.12,
           env={"KILN_MAX_STEPS": "100"}),
 ]

@@ -90,3 +90,29 @@ def fortune_categories(max_length=100, train_per_class=200, test_per_class=50):
 def accuracy_score(y_true, y_pred):
     """sklearn.metrics.accuracy_score."""
     return float(np.mean(np.asarray(y_true) == np.asarray(y_pred)))
+
+
+class ImagePipeline:
+    """The ImageNet TFRecord pipeline of the Ascend ModelZoo's ShuffleNet scripts
+    (input_pipeline.Pipeline: the same constructor, `.dataset` of ({'images': [B, H, W, 3]
+    float in [0, 1]}, {'labels': [B] int32}) batches, drop_remainder) over Fashion-MNIST:
+    each 28x28 grey image repeated into three channels, shuffled and repeated for training,
+    one pass for evaluation. The TFRecord file names are ignored. Built with whatever
+    `import kiln` is (kiln, or TensorFlow under bench/tf_shim)."""
+
+    def __init__(self, filenames, is_training, batch_size, num_epochs):
+        import kiln as tf
+        prefix = "train" if is_training else "t10k"
+        n = _limit(60000) if is_training else 10000
+        images = _idx(prefix + "-images-idx3-ubyte.gz")[:n].reshape(n, 28, 28, 1)
+        labels = _idx(prefix + "-labels-idx1-ubyte.gz")[:n].astype(np.int32)
+
+        def rgb(image, label):
+            image = tf.image.grayscale_to_rgb((1.0 / 255.0) * tf.to_float(image))
+            return {"images": image}, {"labels": label}
+
+        dataset = tf.data.Dataset.from_tensor_slices((images, labels))
+        if is_training:
+            dataset = dataset.shuffle(buffer_size=10000, seed=0)
+        dataset = dataset.repeat(num_epochs).map(rgb).batch(batch_size, drop_remainder=True)
+        self.dataset = dataset.prefetch(buffer_size=1)

@@ -49,4 +49,54 @@ if _cap:
 
     _tf.estimator.Estimator.train = _capped
 
+
+
+# The Ascend ModelZoo's NPU names on a CPU TensorFlow: what each is there without an NPU
+# (the run config and estimator are TensorFlow's; loss scaling and the NPU's allreduce
+# wrappers leave the optimizer as it is, since TensorFlow trains these in float32 on CPU).
+def _module(name, **members):
+    m = types.ModuleType(name)
+    m.__dict__.update(members)
+    sys.modules[name] = m
+    return m
+
+
+class _LossScaleManager:
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+def NPURunConfig(model_dir=None, session_config=None, save_checkpoints_steps=None, save_summary_steps=100,  # noqa: N802
+                 keep_checkpoint_max=5, log_step_count_steps=100, **npu_only):
+    return _tf.estimator.RunConfig(model_dir=model_dir, session_config=session_config,
+                                   save_checkpoints_steps=save_checkpoints_steps, save_summary_steps=save_summary_steps,
+                                   keep_checkpoint_max=keep_checkpoint_max, log_step_count_steps=log_step_count_steps)
+
+
+_npu = dict(os=os, NPURunConfig=NPURunConfig, NPUEstimator=_tf.estimator.Estimator,
+            NPULossScaleOptimizer=lambda opt, manager=None, is_distributed=False: opt,
+            NPUDistributedOptimizer=lambda opt, *a, **k: opt, npu_tf_optimizer=lambda opt: opt,
+            npu_distributed_optimizer_wrapper=lambda opt: opt,
+            ExponentialUpdateLossScaleManager=_LossScaleManager, FixedLossScaleManager=_LossScaleManager,
+            npu_run_config_init=lambda run_config=None, **k: run_config if run_config is not None else NPURunConfig(**k),
+            npu_hooks_append=lambda hooks_list=(): list(hooks_list))
+_module(__name__ + ".npu_bridge")
+_module(__name__ + ".npu_bridge.npu_init", **_npu)
+_module(__name__ + ".npu_bridge.estimator")
+_module(__name__ + ".npu_bridge.estimator.npu")
+for _part in ("npu_optimizer", "npu_config", "npu_estimator", "npu_loss_scale_optimizer", "npu_loss_scale_manager"):
+    _module(__name__ + ".npu_bridge.estimator.npu." + _part, **_npu)
+
+try:  # tf.contrib.slim is the tf-slim package (scripts/install-tf installs it)
+    import tf_slim as _slim
+except ImportError:
+    _slim = None
+if _slim is not None:
+    _contrib.slim = _slim
+    _contrib.layers.xavier_initializer = _slim.xavier_initializer
+    _contrib.framework = types.SimpleNamespace(add_arg_scope=_slim.add_arg_scope, arg_scope=_slim.arg_scope,
+                                               assign_from_checkpoint_fn=_slim.assign_from_checkpoint_fn)
+    _module(__name__ + ".contrib", slim=_slim, layers=_contrib.layers, framework=_contrib.framework)
+    sys.modules[__name__ + ".contrib.slim"] = _slim
+
 sys.modules[__name__] = _tf
