@@ -26,8 +26,8 @@ def check(hooks):
 
 
 class EvalSession:
-    """The `session` evaluation hooks get: run() of an assign_from_checkpoint_fn callback's
-    assignments, and of variable names before the evaluation (their restored values)."""
+    """The `session` evaluation hooks get: run() reads variables of the evaluated state (by
+    name or variable); assign_from_checkpoint_fn's callbacks record overrides here."""
 
     def __init__(self, values):
         self._values = values  # () -> {name: array} of the state being evaluated

@@ -113,7 +113,7 @@ class Estimator:
         self._cpp_fetches = set()
         self._fetchable = set()
         self._single_prediction = False
-        self._eval_hooks, self._eval_session = [], None
+        self._eval_hooks, self._eval_session, self._eval_checkpoint = [], None, ""
         self.last_train_stats = None
         # The C++ Estimator calls model_fn through a weak reference: a strong one would make
         # a cycle through C++ that Python's collector cannot see, and keep every compiled
@@ -339,7 +339,7 @@ class Estimator:
         self._eval_hooks, self._eval_session, self._eval_checkpoint = hooks, None, _checkpoint_file(checkpoint_path)
         try:
             out = self._core.evaluate(self._input(input_fn, ModeKeys.EVAL, False), int(steps or 0),
-                                      _checkpoint_file(checkpoint_path), name or "", bool(hooks))
+                                      self._eval_checkpoint, name or "", bool(hooks))
             for h in hooks:
                 h.end(self._eval_session)
         finally:
