@@ -8,7 +8,7 @@ import numpy as np
 from . import _core
 from ._dtypes import as_dtype, float32, int32
 from ._dtypes import bool as _bool
-from ._graph import (Tensor, concat, convert_to_tensor, current, maximum, minimum, named, reduce_max, reduce_sum,
+from ._graph import (Tensor, concat, convert_to_tensor, current, maximum, minimum, named, on_host, reduce_max, reduce_sum,
                      reshape, sqrt, unsupported)
 
 
@@ -36,6 +36,10 @@ def constant_of(value, dtype):
 
 
 def shape(input, name=None, out_type=int32):  # noqa: A002 (TensorFlow's name)
+    from ._map_function import HostValue
+    if isinstance(input, HostValue):  # an image decoded in Dataset.map: its shape per element, on the host
+        return input._trace.record(lambda v: np.array(np.shape(v), as_dtype(out_type).as_numpy_dtype), [input],
+                                   keep=True)
     x = convert_to_tensor(input, op="shape")
     return named(constant_of(np.array(x._shape, dtype=np.int64), out_type), name)
 
@@ -79,6 +83,9 @@ def int_list(shape_like, op):
 
 def stack(values, axis=0, name=None):
     """tf.stack: the tensors (of one shape) along a new axis."""
+    h = on_host(lambda vs, a: np.stack([np.asarray(v) for v in vs], int(a)), list(values), axis)
+    if h is not None:
+        return h
     xs = [convert_to_tensor(v, op="stack") for v in values]
     if not xs:
         raise ValueError("[stack] needs at least one tensor")
@@ -94,6 +101,9 @@ def stack(values, axis=0, name=None):
 
 
 def unstack(value, num=None, axis=0, name=None):
+    h = on_host(lambda v, a: [np.asarray(x) for x in np.moveaxis(np.asarray(v), int(a), 0)], value, axis)
+    if h is not None:
+        return h
     x = convert_to_tensor(value, op="unstack")
     s = list(x._shape)
     axis = axis + len(s) if axis < 0 else axis

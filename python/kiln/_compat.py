@@ -157,7 +157,8 @@ from . import image  # noqa: E402,F401 (tf.image)
 _parsing_names = dict(parse_single_example=_parsing.parse_single_example, parse_example=_parsing.parse_example,
                       FixedLenFeature=_parsing.FixedLenFeature, VarLenFeature=_parsing.VarLenFeature,
                       FixedLenSequenceFeature=_parsing.FixedLenSequenceFeature, decode_raw=_parsing.decode_raw,
-                      decode_jpeg=image.decode_jpeg, decode_png=image.decode_png, decode_image=image.decode_image)
+                      decode_jpeg=image.decode_jpeg, decode_png=image.decode_png, decode_image=image.decode_image,
+                      decode_and_crop_jpeg=image.decode_and_crop_jpeg, extract_jpeg_shape=image.extract_jpeg_shape)
 python_io = _namespace("kiln.python_io", **_record_names)
 io = _namespace("kiln.io", gfile=None, **_record_names, **_parsing_names)
 sparse = _namespace("kiln.sparse", to_dense=_parsing.sparse_to_dense)

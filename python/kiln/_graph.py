@@ -286,8 +286,30 @@ def _no_array(t, *args, **kwargs):
 Tensor.__array__ = _no_array
 
 
+def on_host(compute, *args):
+    """compute's result recorded on the host when a traced map function applies an op to
+    small host values and numbers only (kiln/_map_function.py, HostValue); else None."""
+    from . import _map_function
+    if _map_function.active_trace() is None:
+        return None
+    out = _map_function.on_host(compute, *args)
+    return None if out is _map_function.NOT_ON_HOST else out
+
+
+_HOST_BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.true_divide,
+                "maximum": np.maximum, "minimum": np.minimum, "pow": np.power, "equal": np.equal,
+                "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
+                "greater_equal": np.greater_equal}
+
+
 def _binary(fn, op):
+    host = _HOST_BINARY.get(op)
+
     def apply(a, b, name=None):
+        if host is not None:
+            h = on_host(lambda x, y: _numpy_kind(host(x, y), x, y), a, b)
+            if h is not None:
+                return h
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             a = convert_to_tensor(a, op=op)
         if not isinstance(a, Tensor):
@@ -303,6 +325,16 @@ def _binary(fn, op):
 
     apply.__name__ = op
     return apply
+
+
+def _numpy_kind(out, a, b):
+    """numpy's result typed as TensorFlow types it: float32 with a Python float stays
+    float32, int32 with a Python int stays int32 (numpy may widen them)."""
+    out = np.asarray(out)
+    arrays = [np.asarray(x) for x in (a, b) if isinstance(x, (np.ndarray, np.generic))]
+    if arrays and out.dtype.kind == arrays[0].dtype.kind and out.dtype != arrays[0].dtype:
+        return out.astype(arrays[0].dtype)
+    return out
 
 
 def named(t, name):
@@ -412,6 +444,9 @@ Tensor.__rmatmul__ = _swap(matmul)
 
 def cast(x, dtype, name=None):
     d = as_dtype(dtype)
+    h = on_host(lambda v: np.asarray(v).astype(d.as_numpy_dtype), x)
+    if h is not None:
+        return h
     y = _core.cast(convert_to_tensor(x, op="cast"), d.kiln)
     if d.wrap is not None:  # a narrow integer held in int32: wrap around into its range
         lo, hi = d.wrap
@@ -446,15 +481,24 @@ def _shape_list(shape, op):
 
 
 def reshape(tensor, shape, name=None):
+    h = on_host(lambda v, s: np.reshape(v, np.asarray(s, np.int64).reshape(-1)), tensor, shape)
+    if h is not None:
+        return h
     return named(_core.reshape(tensor, _shape_list(shape, "reshape")), name)
 
 
 def transpose(a, perm=None, name=None):
+    h = on_host(lambda v, p: np.transpose(v, None if p is None else np.asarray(p, np.int64).reshape(-1)), a, perm)
+    if h is not None:
+        return h
     perm = list(reversed(range(len(a._shape)))) if perm is None else _shape_list(perm, "transpose")
     return named(_core.transpose(a, perm), name)
 
 
 def concat(values, axis, name=None):
+    h = on_host(lambda vs, a: np.concatenate([np.asarray(v) for v in vs], int(a)), list(values), axis)
+    if h is not None:
+        return h
     return named(_core.concat(list(values), int(axis)), name)
 
 
@@ -513,6 +557,10 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002
+    h = on_host(lambda v, a: np.expand_dims(v, int(a)), input, axis)
+    if h is not None:
+        return h
+    input = convert_to_tensor(input, dtype=float32 if _all_floats(input) else None, op="expand_dims")  # noqa: A001
     shape = list(input._shape)
     axis = int(axis)
     if axis < 0:
@@ -520,7 +568,15 @@ def expand_dims(input, axis, name=None):  # noqa: A002
     return named(_core.reshape(input, shape[:axis] + [1] + shape[axis:]), name)
 
 
+def _all_floats(x):
+    """A Python list of floats becomes a float32 tensor, as TensorFlow makes it."""
+    return isinstance(x, (list, tuple)) and np.asarray(x).dtype.kind == "f"
+
+
 def squeeze(input, axis=None, name=None):  # noqa: A002
+    h = on_host(lambda v, a: np.squeeze(v, None if a is None else tuple(_axes(a))), input, axis)
+    if h is not None:
+        return h
     shape = list(input._shape)
     axes = [a % len(shape) for a in _axes(axis)] if axis is not None else [i for i, d in enumerate(shape) if d == 1]
     for a in axes:
@@ -529,7 +585,35 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
     return named(_core.reshape(input, [d for i, d in enumerate(shape) if i not in axes]), name)
 
 
+def host_slice(v, begin, size, op="slice"):
+    """tf.slice of a value held on the host (size -1: to the end), checked as TensorFlow
+    checks it."""
+    v = np.asarray(v)
+    begin = [int(b) for b in np.asarray(begin).reshape(-1)]
+    size = [int(n) for n in np.asarray(size).reshape(-1)]
+    if len(begin) != v.ndim or len(size) != v.ndim:
+        raise ValueError("[%s] begin %s and size %s need one entry per axis of the shape %s" % (op, begin, size, v.shape))
+    end = [d if n == -1 else b + n for b, n, d in zip(begin, size, v.shape)]
+    if any(b < 0 or e > d or e <= b for b, e, d in zip(begin, end, v.shape)):
+        raise ValueError("[%s] begin %s, size %s do not fit the shape %s" % (op, begin, size, v.shape))
+    return np.ascontiguousarray(v[tuple(builtins_slice(b, e) for b, e in zip(begin, end))])
+
+
+def on_host_data(compute, data, *args):
+    """compute(data, *args) recorded on the host when `data` is a host value of a traced
+    map function (of any size: a decoded image) and args hold small host values and
+    numbers only; else None."""
+    from . import _map_function
+    if not isinstance(data, _map_function.HostValue):
+        return None
+    out = _map_function.on_host(compute, *args, data=data)
+    return None if out is _map_function.NOT_ON_HOST else out
+
+
 def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
+    h = on_host_data(host_slice, input_, begin, size)
+    if h is not None:
+        return h
     begin = _shape_list(begin, "slice")
     shape = list(input_._shape)
     end = [b + (shape[i] - b if s == -1 else s) for i, (b, s) in enumerate(zip(begin, _shape_list(size, "slice")))]

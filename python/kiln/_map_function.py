@@ -7,8 +7,10 @@ function gets them as HostValue, which only host ops take (kiln.io.parse_single_
 decode_raw, ...). A host op runs in C++ or numpy outside the graph; during the trace it is
 recorded, with the first element's values giving the shapes, and for every later element
 the recorded host ops run first and their numeric results feed the graph. An element
-whose host results have other shapes (another image size, another number of steps) is
-traced again; traces are kept per shape.
+whose graph inputs have other shapes (another image size, another number of steps) is
+traced again; traces are kept per shape. Image host ops keep their results on the host
+(HostValue) until a graph op takes them, so a decoded image of any size resized or cropped
+on the host to a fixed size needs one trace only.
 
 The graph runs on kiln's interpreter for the first elements, and compiled by kiln's CPU
 backend (on a thread of its own, through the compile cache when KILN_CACHE_DIR is set)
@@ -21,6 +23,7 @@ kiln's counter-based generator keyed by the dataset's seed and the element's pos
 the stream, so a pipeline is reproducible from its seed.
 """
 import itertools
+import numbers
 import threading
 
 import numpy as np
@@ -36,9 +39,14 @@ _KILN = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", "bo
 
 
 class HostValue:
-    """A value of a traced map function that lives outside the graph: strings, and the
-    parts of a sparse feature. Host ops take it; a graph op takes its numeric value as an
-    input of the graph."""
+    """A value of a traced map function that lives outside the graph: strings, the parts
+    of a sparse feature, and what image host ops return (a decoded image, whose shape
+    varies from element to element, a JPEG's shape, a crop window). Host ops take it; a
+    graph op takes its numeric value as an input of the graph, made the first time one
+    asks for it. Small host values (at most SMALL elements: shapes, boxes, offsets) stay on
+    the host through the array ops and arithmetic that shape code uses (tf.shape, unstack,
+    stack, concat, cast, +, *, ...), so they can feed host ops such as
+    decode_and_crop_jpeg without a graph run between them."""
 
     def __init__(self, trace, slot, value):
         self._trace = trace
@@ -53,10 +61,93 @@ class HostValue:
 
     @property
     def shape(self):
-        return np.shape(self.value)
+        from ._graph import TensorShape
+        return TensorShape(np.shape(self.value))
+
+    def get_shape(self):
+        return self.shape
+
+    def set_shape(self, shape):
+        self.shape.assert_is_compatible_with(None if shape is None else list(shape))
+
+    @property
+    def ndim(self):
+        return np.ndim(self.value)
+
+    @property
+    def dtype(self):
+        return _string_dtype() if _is_host(self.value) else as_dtype(np.asarray(self.value).dtype)
+
+    @property
+    def name(self):
+        return None
+
+    def __len__(self):
+        return len(self.value)
 
     def __repr__(self):
         return "<kiln host value of a Dataset.map function: %s>" % type(self.value).__name__
+
+
+def _string_dtype():
+    from ._dtypes import string
+    return string
+
+
+SMALL = 64  # host values of at most this many elements stay on the host through array ops
+
+
+def _small(v):
+    return isinstance(v, HostValue) and not _is_host(v.value) and np.size(v.value) <= SMALL
+
+
+def _host_arith(name, fn, reverse=False):
+    def method(self, other=None):
+        if other is None and name in ("neg", "abs", "invert"):
+            if _small(self):
+                return self._trace.record(fn, [self], keep=True)
+            return getattr(self._as_tensor(), "__%s__" % name)()
+        plain = isinstance(other, (numbers.Number, np.ndarray, np.generic)) and np.size(other) <= SMALL
+        if _small(self) and (plain or (_small(other) and other._trace is self._trace)):
+            args = [other, self] if reverse else [self, other]
+            return self._trace.record(lambda a, b: _same_kind(fn(a, b), a, b), args, keep=True)
+        other_t = other._as_tensor() if isinstance(other, HostValue) else other
+        return getattr(self._as_tensor(), "__%s%s__" % ("r" if reverse else "", name))(other_t)
+    return method
+
+
+def _same_kind(out, a, b):
+    """numpy's result as TensorFlow types it: an array op on float32 stays float32, and
+    an int32 one stays int32 (numpy would widen them with a Python float or int)."""
+    arrays = [np.asarray(x) for x in (a, b) if isinstance(x, np.ndarray) or isinstance(x, np.generic)]
+    if arrays and np.asarray(out).dtype.kind == arrays[0].dtype.kind:
+        return np.asarray(out).astype(arrays[0].dtype)
+    return np.asarray(out)
+
+
+for _name, _fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.true_divide),
+                   ("floordiv", np.floor_divide), ("mod", np.mod), ("pow", np.power),
+                   ("lt", np.less), ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
+    setattr(HostValue, "__%s__" % _name, _host_arith(_name, _fn))
+    if _name not in ("lt", "le", "gt", "ge"):
+        setattr(HostValue, "__r%s__" % _name, _host_arith(_name, lambda a, b, f=_fn: f(a, b), reverse=True))
+HostValue.__neg__ = _host_arith("neg", lambda a: np.negative(a))
+HostValue.__abs__ = _host_arith("abs", lambda a: np.abs(a))
+
+
+def _host_getitem(self, key):
+    if _small(self) and not _has_tensor(key):
+        return self._trace.record(lambda v, k: np.asarray(v)[k], [self, key], keep=True)
+    return self._as_tensor()[key]
+
+
+HostValue.__getitem__ = _host_getitem
+
+
+def _has_tensor(x):
+    if isinstance(x, (list, tuple)):
+        return any(_has_tensor(v) for v in x)
+    return isinstance(x, (Tensor, HostValue))
 
 
 class SparseTensorValue:
@@ -77,16 +168,84 @@ def active_trace():
     return getattr(_local, "trace", None)
 
 
-def host_op(op, compute, *args):
+class Random:
+    """The argument a random host op's compute gets in place of this marker: a numpy
+    Generator keyed by the dataset's seed, the element's position, the rank and the op's
+    own seed, so its draws are reproducible from the seed as the graph's random ops are."""
+
+    def __init__(self, seed=None):
+        self.seed = seed
+
+
+def _generator(seed, position, rank, index, op_seed):
+    words = [int(seed) % 2**63, int(position) % 2**63, int(rank), int(index)]
+    if op_seed is not None:
+        words.append(int(op_seed) % 2**63)
+    return np.random.Generator(np.random.Philox(np.random.SeedSequence(words)))
+
+
+def _walk(args, fn):
+    """args with fn applied to every leaf of its lists and tuples (one level of nesting as
+    concat and stack take them, and deeper)."""
+    if isinstance(args, (list, tuple)) and not isinstance(args, HostValue):
+        return type(args)(_walk(a, fn) for a in args) if isinstance(args, tuple) else [_walk(a, fn) for a in args]
+    return fn(args)
+
+
+def _any_leaf(args, pred):
+    found = []
+    _walk(list(args), lambda a: found.append(a) if pred(a) else None)
+    return bool(found)
+
+
+def host_op(op, compute, *args, keep=False):
     """compute(*values) outside the graph: at once on plain values, or recorded into the
-    map function being traced when an argument is a HostValue."""
-    if any(isinstance(a, Tensor) for a in args):
+    map function being traced when an argument is (or holds) a HostValue. keep: numeric
+    results stay HostValues (their shape may vary per element, or a host op takes them
+    next) instead of becoming graph inputs at once. A Random() argument becomes a numpy
+    Generator (see Random)."""
+    args = _walk(list(args), _known_value)
+    if _any_leaf(args, lambda a: isinstance(a, Tensor)):
         unsupported("%s on a graph tensor" % op, "it is a host op of input pipelines: call it in the function "
-                    "of Dataset.map, on the element's string components")
+                    "of Dataset.map, on the element's string components and what other host ops return")
     trace = active_trace()
-    if trace is None or not any(isinstance(a, HostValue) for a in args):
-        return compute(*args)
-    return trace.record(compute, args)
+    if trace is None or not _any_leaf(args, lambda a: isinstance(a, (HostValue, Random))):
+        eager = _walk(list(args), lambda a: _generator(np.random.randint(2**62), 0, 0, 0, a.seed)
+                      if isinstance(a, Random) else a)
+        return compute(*eager)
+    return trace.record(compute, args, keep=keep)
+
+
+def _known_value(a):
+    """A graph tensor whose value is known while the graph is built (a small constant) as
+    that value; anything else as it is."""
+    if isinstance(a, Tensor):
+        from ._array_ops import static_value
+        v = static_value(a)
+        return a if v is None else np.asarray(v)
+    return a
+
+
+NOT_ON_HOST = object()
+
+
+def on_host(compute, *args, data=None):
+    """compute(*values) recorded on the host when the traced map function's arguments hold
+    small host values and plain numbers only (no graph tensor, no large host value);
+    NOT_ON_HOST otherwise, and the caller builds graph ops. data: a host value of any size
+    (a decoded image) that compute takes first."""
+    if data is not None:
+        args = (data,) + args
+    if active_trace() is None or not _any_leaf(args, lambda a: isinstance(a, HostValue)):
+        return NOT_ON_HOST
+
+    def graph_side(a):
+        if isinstance(a, HostValue):
+            return a is not data and not _small(a)
+        return isinstance(a, Tensor) or hasattr(a, "_as_tensor")
+    if _any_leaf(args, graph_side):
+        return NOT_ON_HOST
+    return active_trace().record(compute, args, keep=True)
 
 
 def _leaves(x, out):
@@ -124,11 +283,13 @@ class _Trace:
         self.steps = []  # (compute, [("slot", s) | ("const", v)], form, out_slots)
         self.inputs = []  # (slot, kiln dtype, shape, numpy dtype) per graph input
         self.random = None
+        self.random_ops = 0  # random host ops recorded so far (each keys its own draws)
         self.seed = seed
         leaves = []
         form = _leaves(element, leaves)
         self.element_slots = list(range(len(leaves)))
         self.slots = len(leaves)
+        self.first = dict(enumerate(leaves))  # slot -> the first element's value, while tracing
         ctx = GraphContext(self.graph.scope, seed, "map")
         ctx.map_trace = self
         self.ctx = ctx
@@ -178,17 +339,19 @@ class _Trace:
             self.random_tensors = tuple(self.graph_input(x, np.int64(0)) for x in self.random)
         return self.random_tensors
 
-    def record(self, compute, args):
-        spec, values = [], []
-        for a in args:
+    def record(self, compute, args, keep=False):
+        def spec_of(a):
             if isinstance(a, HostValue):
                 if a._trace is not self:
                     raise ValueError("[%s] a host value of another map function" % self.op)
-                spec.append(("slot", a._slot))
-                values.append(a.value)
-            else:
-                spec.append(("const", a))
-                values.append(a)
+                return ("slot", a._slot)
+            if isinstance(a, Random):
+                self.random_ops += 1
+                return ("rng", (self.random_ops - 1, a.seed))
+            return ("const", a)
+
+        spec = _walk(list(args), spec_of)
+        values = self._values(spec, lambda s: self.first[s], 0)
         result = compute(*values)
         leaves = []
         form = _leaves(result, leaves)
@@ -198,11 +361,24 @@ class _Trace:
         wrapped = []
         sparse = _sparse_leaves(form)
         for s, v in zip(out_slots, leaves):
-            if _is_host(v) or len(wrapped) in sparse:
+            self.first[s] = v
+            if keep or _is_host(v) or len(wrapped) in sparse:
                 wrapped.append(HostValue(self, s, v))
             else:
                 wrapped.append(self.graph_input(s, v))
         return _build(form, wrapped)
+
+    def _values(self, spec, slot_value, position, rank=0):
+        def value(x):
+            if not (isinstance(x, tuple) and len(x) == 2 and x[0] in ("slot", "const", "rng")):
+                return [value(v) for v in x] if isinstance(x, list) else tuple(value(v) for v in x)
+            kind, v = x
+            if kind == "slot":
+                return slot_value(v)
+            if kind == "rng":
+                return _generator(self.seed, position, rank, v[0], v[1])
+            return v
+        return [value(x) for x in spec]
 
     def run(self, leaves, position, rank):
         """The function's result for one element, or None when this trace's shapes do not
@@ -215,9 +391,8 @@ class _Trace:
             slots[self.random[1]] = np.int64(position)
             slots[self.random[2]] = np.int64(rank)
         for compute, spec, out_slots in self.steps:
-            values = [slots[x] if kind == "slot" else x for kind, x in spec]
             out = []
-            _leaves(compute(*values), out)
+            _leaves(compute(*self._values(spec, slots.__getitem__, position, rank)), out)
             for s, v in zip(out_slots, out):
                 slots[s] = v
         feeds = []

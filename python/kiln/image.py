@@ -3,13 +3,17 @@ decode_image: host ops, by libjpeg-turbo and libpng in C++) and the graph ops th
 crop, flip and normalise an image, built from kiln's ops so that the traced map function
 runs them with no Python per element.
 
-Shapes are static, as everywhere in kiln: an image is [height, width, channels] (or a
-batch [n, height, width, channels]) of known size. Resizing is TensorFlow 1.x's
+Shapes are static in kiln's graphs: an image there is [height, width, channels] (or a
+batch [n, height, width, channels]) of known size. A decoded image is a host value of the
+map function until a graph op takes it (kiln/_map_function.py), so the ops that make its
+size fixed (resize_images, crop_to_bounding_box, central_crop, random_crop, the random
+flips, tf.slice) run on the host when given one, and images of any size share one trace. Resizing is TensorFlow 1.x's
 (align_corners=False and half_pixel_centers=False unless asked), computed as products with
 interpolation matrices. The random ops (random_flip_left_right, random_crop, ...) draw
 from kiln's counter-based generator, keyed by the dataset's seed and the element's
 position, so a pipeline is reproducible from its seed.
 """
+import functools
 import numbers
 
 import numpy as np
@@ -17,9 +21,9 @@ import numpy as np
 from . import _core
 from ._array_ops import gather, range_
 from ._dtypes import as_dtype, float32, int32, uint8
-from ._graph import (Tensor, cast, concat, convert_to_tensor, mark_narrow, matmul, named, narrow_dtype, reduce_mean,
-                     reshape, transpose, unsupported, where)
-from ._map_function import host_op
+from ._graph import (Tensor, cast, concat, convert_to_tensor, host_slice, mark_narrow, matmul, named, narrow_dtype,
+                     on_host_data, reduce_mean, reshape, transpose, unsupported, where)
+from ._map_function import HostValue, Random, host_op
 from .random_ops import random_uniform
 
 
@@ -32,6 +36,8 @@ def _image_array(img):
 
 
 def _bytes_of(contents, op):
+    if isinstance(contents, np.ndarray) and contents.shape == () and contents.dtype.kind in "SO":
+        contents = contents.item()  # a scalar string component (Dataset.from_tensors(b"..."))
     if isinstance(contents, str):
         contents = contents.encode()
     if not isinstance(contents, (bytes, bytearray, np.bytes_)):
@@ -49,10 +55,44 @@ def _decode_jpeg(contents, channels, dct_method, fancy_upscaling, ratio):
 def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover_truncated=False,
                 acceptable_fraction=1, dct_method="", name=None):
     """A JPEG file's bytes -> uint8 [height, width, channels] (0: as stored, 1, 3)."""
+    _whole_jpegs_only("decode_jpeg", try_recover_truncated, acceptable_fraction)
+    return host_op("decode_jpeg", _decode_jpeg, contents, channels, dct_method, fancy_upscaling, ratio, keep=True)
+
+
+def _whole_jpegs_only(op, try_recover_truncated, acceptable_fraction):
     if try_recover_truncated or acceptable_fraction != 1:
-        unsupported("decode_jpeg(try_recover_truncated=True or acceptable_fraction < 1)",
+        unsupported("%s(try_recover_truncated=True or acceptable_fraction < 1)" % op,
                     "a damaged or truncated JPEG is an error in kiln")
-    return host_op("decode_jpeg", _decode_jpeg, contents, channels, dct_method, fancy_upscaling, ratio)
+
+
+def _decode_and_crop(contents, window, channels, dct_method, fancy_upscaling, ratio):
+    if ratio != 1:
+        unsupported("decode_and_crop_jpeg(ratio=%r)" % ratio, "kiln decodes at full size: resize after decoding")
+    w = [int(v) for v in np.asarray(window).reshape(-1)]
+    return _image_array(_core.decode_and_crop_jpeg(_bytes_of(contents, "decode_and_crop_jpeg"), w, int(channels),
+                                                   dct_method or "", bool(fancy_upscaling)))
+
+
+def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upscaling=True,
+                         try_recover_truncated=False, acceptable_fraction=1, dct_method="", name=None):
+    """The window crop_window = [offset_y, offset_x, height, width] of a JPEG, decoded
+    without decoding the rows above and below it (as TensorFlow's op, the pixels at the
+    window's left and right edges are those of a decode cut at the iMCU boundaries, which
+    may differ slightly from a whole decode cropped). The window usually comes from
+    sample_distorted_bounding_box; a window outside the image is an error."""
+    _whole_jpegs_only("decode_and_crop_jpeg", try_recover_truncated, acceptable_fraction)
+    return host_op("decode_and_crop_jpeg", _decode_and_crop, contents, crop_window, channels, dct_method,
+                   fancy_upscaling, ratio, keep=True)
+
+
+def extract_jpeg_shape(contents, output_type=int32, name=None):
+    """[height, width, channels] of a JPEG, read from its header alone (nothing is decoded)."""
+    t = as_dtype(output_type)
+    if t.name not in ("int32", "int64"):
+        raise ValueError("[extract_jpeg_shape] output_type %s: valid are int32 and int64" % t.name)
+    return host_op("extract_jpeg_shape",
+                   lambda c: np.array(_core.jpeg_shape(_bytes_of(c, "extract_jpeg_shape")), t.as_numpy_dtype),
+                   contents, keep=True)
 
 
 def _decode_png(contents, channels, dtype):
@@ -64,7 +104,7 @@ def _decode_png(contents, channels, dtype):
 
 def decode_png(contents, channels=0, dtype=uint8, name=None):
     """A PNG file's bytes -> uint8 (or uint16) [height, width, channels] (0: as stored, 1-4)."""
-    return host_op("decode_png", _decode_png, contents, channels, dtype)
+    return host_op("decode_png", _decode_png, contents, channels, dtype, keep=True)
 
 
 def _decode_image(contents, channels, dtype, expand_animations):
@@ -81,7 +121,7 @@ def _decode_image(contents, channels, dtype, expand_animations):
 
 def decode_image(contents, channels=None, dtype=uint8, name=None, expand_animations=True):
     """A JPEG or PNG file's bytes (told apart by their signature) -> [height, width, channels]."""
-    return host_op("decode_image", _decode_image, contents, channels, dtype, expand_animations)
+    return host_op("decode_image", _decode_image, contents, channels, dtype, expand_animations, keep=True)
 
 
 # --- graph ops ----------------------------------------------------------------------------
@@ -123,7 +163,18 @@ def flip_up_down(image):
     return _reverse(t, _axes(t)[0])
 
 
+def _host_flip(x, rng, axis_index):
+    x = np.asarray(x)
+    axis = (x.ndim - 3) + axis_index
+    if x.ndim == 3:
+        return np.ascontiguousarray(np.flip(x, axis)) if rng.random() < 0.5 else x
+    mirror = rng.random(x.shape[0]) < 0.5
+    return np.where(mirror.reshape(-1, 1, 1, 1), np.flip(x, axis), x)
+
+
 def _random_flip(image, seed, axis_index, op):
+    if isinstance(image, HostValue):  # a decoded image whose size may vary: flipped on the host
+        return host_op(op, lambda x, rng: _host_flip(x, rng, axis_index), image, Random(seed), keep=True)
     t = _image(image, op)
     axis = _axes(t)[axis_index]
     flipped = _reverse(t, axis)
@@ -164,7 +215,17 @@ def _box(image, box, op):
     return (t, ha, wa, t._shape[ha], t._shape[wa]) + tuple(_static_ints(v, op, "box")[0] for v in box)
 
 
+def _host_box(x, oh, ow, th, tw, op):
+    x = np.asarray(x)
+    lead = [0] * (x.ndim - 3)
+    return host_slice(x, lead + [oh, ow, 0], [-1] * len(lead) + [th, tw, -1], op)
+
+
 def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    h = on_host_data(lambda x, a, b, c, d: _host_box(x, a, b, c, d, "crop_to_bounding_box"), image, offset_height,
+                     offset_width, target_height, target_width)
+    if h is not None:
+        return h
     t, ha, wa, h, w, oh, ow, th, tw = _box(image, (offset_height, offset_width, target_height, target_width),
                                            "crop_to_bounding_box")
     if oh < 0 or ow < 0 or th < 1 or tw < 1 or oh + th > h or ow + tw > w:
@@ -206,10 +267,13 @@ resize_with_crop_or_pad = resize_image_with_crop_or_pad
 
 def central_crop(image, central_fraction):
     """The central `central_fraction` (0, 1] of the image, TensorFlow's offsets."""
-    t = _image(image, "central_crop")
     f = float(central_fraction)
     if not 0.0 < f <= 1.0:
         raise ValueError("[central_crop] central_fraction %r must be in (0, 1]" % (central_fraction,))
+    h = on_host_data(lambda x: _host_central(x, f), image)
+    if h is not None:
+        return h
+    t = _image(image, "central_crop")
     if f == 1.0:
         return t
     ha, wa = _axes(t)
@@ -218,9 +282,28 @@ def central_crop(image, central_fraction):
     return crop_to_bounding_box(t, sh, sw, h - 2 * sh, w - 2 * sw)
 
 
+def _host_central(x, f):
+    x = np.asarray(x)
+    h, w = x.shape[-3], x.shape[-2]
+    sh, sw = int((h - h * f) / 2), int((w - w * f) / 2)
+    return _host_box(x, sh, sw, h - 2 * sh, w - 2 * sw, "central_crop")
+
+
+def _host_random_crop(x, size, rng):
+    x = np.asarray(x)
+    size = [int(v) for v in np.asarray(size).reshape(-1)]
+    if len(size) != x.ndim or any(s < 1 or s > d for s, d in zip(size, x.shape)):
+        raise ValueError("[random_crop] size %s must have one entry per axis of the value's shape %s, each from 1 to "
+                         "that axis' size" % (size, list(x.shape)))
+    begin = [int(rng.integers(0, d - s + 1)) for s, d in zip(size, x.shape)]
+    return host_slice(x, begin, size, "random_crop")
+
+
 def random_crop(value, size, seed=None, name=None):
     """A random window of `size` (one number per axis of value), at an offset drawn
     uniformly where the window fits."""
+    if isinstance(value, HostValue):  # a decoded image whose size may vary: cropped on the host
+        return host_op("random_crop", _host_random_crop, value, size, Random(seed), keep=True)
     t = convert_to_tensor(value, op="random_crop")
     size = _static_ints(size, "random_crop", "size")
     if len(size) != len(t._shape) or any(s < 1 or s > d for s, d in zip(size, t._shape)):
@@ -336,13 +419,14 @@ def _nearest_index(n_in, n_out, align_corners, half_pixel):
 
 
 def _resize(images, size, method, align_corners, half_pixel_centers, op):
-    t = _image(images, op)
-    size = _static_ints(size, op, "size")
-    if len(size) != 2 or min(size) < 1:
-        raise ValueError("[%s] size %s must be [new_height, new_width], both >= 1" % (op, size))
     method = _METHOD_CODES.get(method, method)
     if method not in ("bilinear", "nearest"):
         unsupported("%s(method=%r)" % (op, method), "kiln resizes with bilinear and nearest-neighbour interpolation")
+    if _on_host(images, size):
+        return host_op(op, lambda x, s: resize_on_host(x, s, method, align_corners, half_pixel_centers, op), images,
+                       size, keep=True)
+    t = _image(images, op)
+    size = _check_size(_static_ints(size, op, "size"), op)
     ha, wa = _axes(t)
     (h, w), (oh, ow) = (t._shape[ha], t._shape[wa]), size
     if method == "nearest":
@@ -365,6 +449,61 @@ def _resize(images, size, method, align_corners, half_pixel_centers, op):
     return y if batched else reshape(y, [oh, ow, c])
 
 
+def _check_size(size, op):
+    if len(size) != 2 or min(size) < 1:
+        raise ValueError("[%s] size %s must be [new_height, new_width], both >= 1" % (op, size))
+    return size
+
+
+def _on_host(images, size):
+    """Whether a resize runs on the host: its image is a host value of a map function (a
+    decoded image, whose size may change from element to element) or its size is one."""
+    return isinstance(images, HostValue) or _holds_host(size)
+
+
+def _holds_host(x):
+    if isinstance(x, (list, tuple)):
+        return any(_holds_host(v) for v in x)
+    return isinstance(x, HostValue)
+
+
+@functools.lru_cache(maxsize=256)
+def _taps(n_in, n_out, align_corners, half_pixel):
+    """Bilinear taps along one axis, as TensorFlow computes them: (lower index, upper
+    index, weight of the upper one) for each output position."""
+    scale = (n_in - 1) / (n_out - 1) if align_corners and n_out > 1 else n_in / n_out
+    x = np.array([_source_coord(i, scale, half_pixel) for i in range(n_out)], np.float64)
+    lo_f = np.floor(x)
+    lo = np.clip(lo_f.astype(np.int64), 0, n_in - 1)
+    hi = np.clip(np.ceil(x).astype(np.int64), 0, n_in - 1)
+    return lo, hi, (x - lo_f).astype(np.float32)
+
+
+def resize_on_host(image, size, method, align_corners, half_pixel_centers, op="resize_images"):
+    """A resize of an image (or batch) held on the host, with TensorFlow's arithmetic:
+    bilinear interpolates along the width, then the height, in float32; nearest keeps the
+    dtype."""
+    x = np.asarray(image)
+    if x.ndim not in (3, 4):
+        raise ValueError("[%s] takes an image [height, width, channels] or a batch of them; got shape %s"
+                         % (op, x.shape))
+    oh, ow = _check_size([int(v) for v in np.asarray(size).reshape(-1)], op)
+    h, w = x.shape[-3], x.shape[-2]
+    if method == "nearest":
+        rows = _nearest_index(h, oh, align_corners, half_pixel_centers)
+        cols = _nearest_index(w, ow, align_corners, half_pixel_centers)
+        return np.ascontiguousarray(x.take(rows, axis=-3).take(cols, axis=-2))
+    x = x.astype(np.float32)
+    ylo, yhi, yf = _taps(h, oh, bool(align_corners), bool(half_pixel_centers))
+    xlo, xhi, xf = _taps(w, ow, bool(align_corners), bool(half_pixel_centers))
+    xf = xf[:, None]
+    def across(rows):
+        left, right = rows.take(xlo, axis=-2), rows.take(xhi, axis=-2)
+        return left + (right - left) * xf
+    top, bottom = across(x.take(ylo, axis=-3)), across(x.take(yhi, axis=-3))
+    return top + (bottom - top) * yf[:, None, None]
+
+
 def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False, preserve_aspect_ratio=False,
                   name=None):
     """TensorFlow 1.x's resize (align_corners=False, no half-pixel centres): bilinear gives
@@ -385,3 +524,6 @@ def resize_bilinear(images, size, align_corners=False, half_pixel_centers=False,
 def resize_nearest_neighbor(images, size, align_corners=False, half_pixel_centers=False, name=None):
     return named(_resize(images, size, "nearest", bool(align_corners), bool(half_pixel_centers),
                          "resize_nearest_neighbor"), name)
+
+
+from ._distorted_box import sample_distorted_bounding_box, sample_distorted_bounding_box_v2  # noqa: E402,F401

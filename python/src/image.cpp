@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "formats/image_decode.h"
+#include "kiln/error.h"
 #include "module.h"
 
 namespace py = pybind11;
@@ -25,6 +26,21 @@ void bind_image(py::module_& m) {
     std::string d(data);
     py::gil_scoped_release release;
     return formats::decode_jpeg(d, channels, dct, fancy);
+  });
+  // tf.image.decode_and_crop_jpeg: crop is [y, x, height, width].
+  m.def("decode_and_crop_jpeg", [](const py::bytes& data, std::vector<int64_t> crop, int channels,
+                                   const std::string& dct, bool fancy) {
+    if (crop.size() != 4)
+      KILN_THROW(ConfigError) << "[decode_and_crop_jpeg] crop_window has " << crop.size()
+                              << " entries; it is [offset_y, offset_x, height, width]";
+    std::string d(data);
+    const formats::CropWindow w{crop[0], crop[1], crop[2], crop[3]};
+    py::gil_scoped_release release;
+    return formats::decode_jpeg(d, channels, dct, fancy, &w);
+  });
+  m.def("jpeg_shape", [](const py::bytes& data) {
+    const formats::JpegShape s = formats::jpeg_shape(std::string(data));
+    return std::vector<int64_t>{s.height, s.width, s.components};
   });
   m.def("decode_png", [](const py::bytes& data, int channels, bool sixteen) {
     std::string d(data);

@@ -36,7 +36,9 @@ void jpeg_warn(j_common_ptr info, int level) {
 }
 
 // 0 on success, else the decoder's message in `why`.
-bool run_jpeg(std::string_view data, int channels, J_DCT_METHOD dct, bool fancy, Image& out, std::string& why) {
+// header_only: out gets the height, width and component count and no pixels.
+bool run_jpeg(std::string_view data, int channels, J_DCT_METHOD dct, bool fancy, const CropWindow* crop,
+              bool header_only, Image& out, std::string& why) {
   jpeg_decompress_struct info;
   JpegError err;
   info.err = jpeg_std_error(&err.mgr);
@@ -50,6 +52,13 @@ bool run_jpeg(std::string_view data, int channels, J_DCT_METHOD dct, bool fancy,
   jpeg_create_decompress(&info);
   jpeg_mem_src(&info, reinterpret_cast<const unsigned char*>(data.data()), static_cast<unsigned long>(data.size()));
   jpeg_read_header(&info, TRUE);
+  if (header_only) {
+    out.height = info.image_height;
+    out.width = info.image_width;
+    out.channels = info.num_components;
+    jpeg_destroy_decompress(&info);
+    return true;
+  }
   if (info.num_components != 1 && info.num_components != 3) {
     why = std::to_string(info.num_components) + " components (CMYK?); kiln decodes grey and colour JPEGs";
     jpeg_destroy_decompress(&info);
@@ -60,13 +69,43 @@ bool run_jpeg(std::string_view data, int channels, J_DCT_METHOD dct, bool fancy,
   info.dct_method = dct;
   info.do_fancy_upsampling = fancy ? TRUE : FALSE;
   jpeg_start_decompress(&info);
-  out.height = info.output_height;
-  out.width = info.output_width;
-  out.channels = info.output_components;
+  const int64_t full_h = info.output_height, full_w = info.output_width, ch = info.output_components;
+  CropWindow w{0, 0, full_h, full_w};
+  if (crop) {
+    w = *crop;
+    if (w.y < 0 || w.x < 0 || w.height < 1 || w.width < 1 || w.y + w.height > full_h || w.x + w.width > full_w) {
+      why = "crop window [y " + std::to_string(w.y) + ", x " + std::to_string(w.x) + ", height " +
+            std::to_string(w.height) + ", width " + std::to_string(w.width) + "] is not inside the " +
+            std::to_string(full_h) + "x" + std::to_string(full_w) + " image";
+      jpeg_abort_decompress(&info);
+      jpeg_destroy_decompress(&info);
+      return false;
+    }
+  }
+  out.height = w.height;
+  out.width = w.width;
+  out.channels = ch;
   out.pixels.resize(static_cast<size_t>(out.height * out.width * out.channels));
-  while (info.output_scanline < info.output_height) {
-    JSAMPROW row = out.pixels.data() + static_cast<size_t>(info.output_scanline) * out.width * out.channels;
-    jpeg_read_scanlines(&info, &row, 1);
+  if (!crop) {
+    while (info.output_scanline < info.output_height) {
+      JSAMPROW row = out.pixels.data() + static_cast<size_t>(info.output_scanline) * out.width * out.channels;
+      jpeg_read_scanlines(&info, &row, 1);
+    }
+  } else {
+    // Columns: libjpeg-turbo widens the window to iMCU boundaries (x0 <= x, width0 >= width).
+    JDIMENSION x0 = static_cast<JDIMENSION>(w.x), width0 = static_cast<JDIMENSION>(w.width);
+    jpeg_crop_scanline(&info, &x0, &width0);
+    const int64_t skip_cols = w.x - static_cast<int64_t>(x0);
+    std::vector<JSAMPLE> line(static_cast<size_t>(info.output_width * ch));
+    if (w.y > 0) jpeg_skip_scanlines(&info, static_cast<JDIMENSION>(w.y));
+    for (int64_t r = 0; r < w.height; ++r) {
+      JSAMPROW row = line.data();
+      jpeg_read_scanlines(&info, &row, 1);
+      std::memcpy(out.pixels.data() + static_cast<size_t>(r * w.width * ch), line.data() + skip_cols * ch,
+                  static_cast<size_t>(w.width * ch));
+    }
+    if (info.output_scanline < info.output_height)
+      jpeg_skip_scanlines(&info, info.output_height - info.output_scanline);
   }
   jpeg_finish_decompress(&info);
   jpeg_destroy_decompress(&info);
@@ -163,7 +202,8 @@ void check_channels(const char* op, int channels, std::initializer_list<int> val
 
 }  // namespace
 
-Image decode_jpeg(std::string_view data, int channels, const std::string& dct, bool fancy_upscaling) {
+Image decode_jpeg(std::string_view data, int channels, const std::string& dct, bool fancy_upscaling,
+                  const CropWindow* crop) {
   check_channels("decode_jpeg", channels, {0, 1, 3});
   J_DCT_METHOD method = JDCT_IFAST;
   if (dct == "INTEGER_ACCURATE") method = JDCT_ISLOW;
@@ -173,9 +213,24 @@ Image decode_jpeg(std::string_view data, int channels, const std::string& dct, b
     KILN_THROW(DataError) << "[decode_jpeg] " << data.size() << " bytes that are not a JPEG image (no JPEG start marker)";
   Image out;
   std::string why;
-  if (!run_jpeg(data, channels, method, fancy_upscaling, out, why))
-    KILN_THROW(DataError) << "[decode_jpeg] a JPEG image of " << data.size() << " bytes cannot be decoded: " << why;
+  const char* op = crop ? "decode_and_crop_jpeg" : "decode_jpeg";
+  if (!run_jpeg(data, channels, method, fancy_upscaling, crop, false, out, why)) {
+    if (why.rfind("crop window", 0) == 0) KILN_THROW(ConfigError) << "[" << op << "] " << why;
+    KILN_THROW(DataError) << "[" << op << "] a JPEG image of " << data.size() << " bytes cannot be decoded: " << why;
+  }
   return out;
+}
+
+JpegShape jpeg_shape(std::string_view data) {
+  if (!looks_like_jpeg(data))
+    KILN_THROW(DataError) << "[extract_jpeg_shape] " << data.size()
+                          << " bytes that are not a JPEG image (no JPEG start marker)";
+  Image header;
+  std::string why;
+  if (!run_jpeg(data, 0, JDCT_IFAST, true, nullptr, true, header, why))
+    KILN_THROW(DataError) << "[extract_jpeg_shape] the header of a JPEG image of " << data.size()
+                          << " bytes cannot be read: " << why;
+  return {header.height, header.width, header.channels};
 }
 
 Image decode_png(std::string_view data, int channels, bool sixteen_bit) {

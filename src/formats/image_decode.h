@@ -17,9 +17,23 @@ struct Image {
   std::vector<uint16_t> pixels16;
 };
 
+// A window of an image: rows y .. y+height-1, columns x .. x+width-1.
+struct CropWindow {
+  int64_t y = 0, x = 0, height = 0, width = 0;
+};
+
 // channels: 0 (as stored), 1 (grey) or 3 (RGB). dct: "INTEGER_FAST" (TensorFlow's default,
 // also for "") or "INTEGER_ACCURATE". fancy_upscaling: chroma upsampling as TensorFlow's.
-Image decode_jpeg(std::string_view data, int channels, const std::string& dct, bool fancy_upscaling);
+// With a crop window (tf.image.decode_and_crop_jpeg), only that window is returned, and
+// rows above and below it are skipped and columns cut at iMCU boundaries by libjpeg-turbo
+// rather than decoded whole; a window outside the image is a ConfigError naming both.
+Image decode_jpeg(std::string_view data, int channels, const std::string& dct, bool fancy_upscaling,
+                  const CropWindow* crop = nullptr);
+// tf.image.extract_jpeg_shape: {height, width, components} from the JPEG's header alone.
+struct JpegShape {
+  int64_t height = 0, width = 0, components = 0;
+};
+JpegShape jpeg_shape(std::string_view data);
 // channels: 0, 1, 2 (grey + alpha), 3 (RGB) or 4 (RGBA). sixteen_bit: keep 16-bit samples
 // (dtype=uint16); otherwise they are scaled to 8 bits as TensorFlow does.
 Image decode_png(std::string_view data, int channels, bool sixteen_bit);
