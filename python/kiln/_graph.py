@@ -339,8 +339,9 @@ def _numpy_kind(out, a, b):
 
 def named(t, name):
     """Names `t` (unique in its graph, as TensorFlow makes names unique) so that hooks can
-    fetch it as 'name:0'. An already named value gets a new identity node."""
-    if name is None:
+    fetch it as 'name:0'. An already named value gets a new identity node. A host value
+    of a map function (kiln/_map_function.py) has no name to take."""
+    if name is None or not isinstance(t, Tensor):
         return t
     if t._name or t._op in ("variable", "placeholder"):
         t = _core.add(t, _core.scalar_like(t, 0.0))

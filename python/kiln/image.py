@@ -408,6 +408,73 @@ def _bilinear_matrix(n_in, n_out, align_corners, half_pixel):
     return m.astype(np.float32)
 
 
+def _scale(n_in, n_out, align_corners):
+    """TensorFlow's CalculateResizeScale, in float32 as it computes it."""
+    if align_corners and n_out > 1:
+        return np.float32(n_in - 1) / np.float32(n_out - 1)
+    return np.float32(n_in) / np.float32(n_out)
+
+
+_TABLE = 1024  # TensorFlow's bicubic weights are tabulated at 1/1024 of a pixel
+
+
+@functools.lru_cache(maxsize=2)
+def _cubic_table(a):
+    x = np.arange(_TABLE + 1, dtype=np.float64) / _TABLE
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    x1 = x + 1.0
+    far = ((a * x1 - 5 * a) * x1 + 8 * a) * x1 - 4 * a
+    return near.astype(np.float32), far.astype(np.float32)
+
+
+def _bicubic_matrix(n_in, n_out, align_corners, half_pixel):
+    """TensorFlow's resize_bicubic along one axis as a matrix: Keys' cubic with a = -0.75
+    and edge taps clamped (TF 1.x), or with a = -0.5 and taps outside the image dropped and
+    the rest renormalised (half_pixel_centers)."""
+    near, far = _cubic_table(-0.5 if half_pixel else -0.75)
+    scale = _scale(n_in, n_out, align_corners)
+    m = np.zeros((n_out, n_in), np.float64)
+    for i in range(n_out):
+        x = (np.float32(i) + np.float32(0.5)) * scale - np.float32(0.5) if half_pixel else np.float32(i) * scale
+        lo = int(np.floor(x))
+        k = int(np.rint((x - lo) * _TABLE))
+        taps = [(lo - 1, far[k]), (lo, near[k]), (lo + 1, near[_TABLE - k]), (lo + 2, far[_TABLE - k])]
+        if half_pixel:
+            taps = [(j, w) for j, w in taps if 0 <= j < n_in]
+            total = sum(float(w) for _, w in taps)
+            taps = [(j, float(w) / total) for j, w in taps]
+        for j, w in taps:
+            m[i, min(max(j, 0), n_in - 1)] += float(w)
+    return m.astype(np.float32)
+
+
+def _area_matrix(n_in, n_out, align_corners, half_pixel):
+    """TensorFlow's resize_area along one axis: each output cell averages the input cells
+    it covers, partial cells weighted by the part covered."""
+    if half_pixel:
+        unsupported("resize_area(half_pixel_centers=True)", "TensorFlow's resize_area has no half-pixel centres")
+    scale = float(_scale(n_in, n_out, align_corners))
+    m = np.zeros((n_out, n_in), np.float64)
+    for i in range(n_out):
+        lo, hi = i * scale, (i + 1) * scale
+        for j in range(int(np.floor(lo)), int(np.ceil(hi))):
+            if j < lo:
+                w = scale if j + 1 > hi else j + 1 - lo
+            else:
+                w = hi - j if j + 1 > hi else 1.0
+            m[i, min(max(j, 0), n_in - 1)] += w / scale
+    return m.astype(np.float32)
+
+
+_MATRICES = {"bilinear": lambda n_in, n_out, a, h: _bilinear_matrix(n_in, n_out, a, h),
+             "bicubic": _bicubic_matrix, "area": _area_matrix}
+
+
+@functools.lru_cache(maxsize=256)
+def _matrix(method, n_in, n_out, align_corners, half_pixel):
+    return _MATRICES[method](n_in, n_out, align_corners, half_pixel)
+
+
 def _nearest_index(n_in, n_out, align_corners, half_pixel):
     scale = (n_in - 1) / (n_out - 1) if align_corners and n_out > 1 else n_in / n_out
     out = []
@@ -420,8 +487,9 @@ def _nearest_index(n_in, n_out, align_corners, half_pixel):
 
 def _resize(images, size, method, align_corners, half_pixel_centers, op):
     method = _METHOD_CODES.get(method, method)
-    if method not in ("bilinear", "nearest"):
-        unsupported("%s(method=%r)" % (op, method), "kiln resizes with bilinear and nearest-neighbour interpolation")
+    if method not in ("bilinear", "nearest", "bicubic", "area"):
+        raise ValueError("[%s] method %r: valid are ResizeMethod.BILINEAR, NEAREST_NEIGHBOR, BICUBIC and AREA"
+                         % (op, method))
     if _on_host(images, size):
         return host_op(op, lambda x, s: resize_on_host(x, s, method, align_corners, half_pixel_centers, op), images,
                        size, keep=True)
@@ -442,8 +510,8 @@ def _resize(images, size, method, align_corners, half_pixel_centers, op):
         x = reshape(x, [1] + list(t._shape))
     n, c = x._shape[0], x._shape[3]
     xs = transpose(x, [0, 3, 1, 2])  # [n, c, h, w]
-    rh = convert_to_tensor(np.broadcast_to(_bilinear_matrix(h, oh, align_corners, half_pixel_centers), (n, c, oh, h)))
-    rw = convert_to_tensor(np.broadcast_to(_bilinear_matrix(w, ow, align_corners, half_pixel_centers), (n, c, ow, w)))
+    rh = convert_to_tensor(np.broadcast_to(_matrix(method, h, oh, align_corners, half_pixel_centers), (n, c, oh, h)))
+    rw = convert_to_tensor(np.broadcast_to(_matrix(method, w, ow, align_corners, half_pixel_centers), (n, c, ow, w)))
     y = _core.matmul(_core.matmul(rh, xs, False, False), rw, False, True)  # [n, c, oh, ow]
     y = transpose(y, [0, 2, 3, 1])
     return y if batched else reshape(y, [oh, ow, c])
@@ -481,8 +549,8 @@ def _taps(n_in, n_out, align_corners, half_pixel):
 
 def resize_on_host(image, size, method, align_corners, half_pixel_centers, op="resize_images"):
     """A resize of an image (or batch) held on the host, with TensorFlow's arithmetic:
-    bilinear interpolates along the width, then the height, in float32; nearest keeps the
-    dtype."""
+    bilinear interpolates along the width, then the height, in float32; bicubic and area
+    are products with the matrices the graph path uses; nearest keeps the dtype."""
     x = np.asarray(image)
     if x.ndim not in (3, 4):
         raise ValueError("[%s] takes an image [height, width, channels] or a batch of them; got shape %s"
@@ -494,6 +562,12 @@ def resize_on_host(image, size, method, align_corners, half_pixel_centers, op="r
         cols = _nearest_index(w, ow, align_corners, half_pixel_centers)
         return np.ascontiguousarray(x.take(rows, axis=-3).take(cols, axis=-2))
     x = x.astype(np.float32)
+    if method != "bilinear":  # the interpolation as two products with its matrices
+        lead = x.shape[:-3]
+        rh = _matrix(method, h, oh, bool(align_corners), bool(half_pixel_centers))
+        rw = _matrix(method, w, ow, bool(align_corners), bool(half_pixel_centers))
+        t = np.matmul(rh, x.reshape(lead + (h, -1))).reshape(lead + (oh, w, x.shape[-1]))
+        return np.matmul(rw, t)
     ylo, yhi, yf = _taps(h, oh, bool(align_corners), bool(half_pixel_centers))
     xlo, xhi, xf = _taps(w, ow, bool(align_corners), bool(half_pixel_centers))
     xf = xf[:, None]
@@ -519,6 +593,15 @@ resize = resize_images
 def resize_bilinear(images, size, align_corners=False, half_pixel_centers=False, name=None):
     return named(_resize(images, size, "bilinear", bool(align_corners), bool(half_pixel_centers), "resize_bilinear"),
                  name)
+
+
+def resize_bicubic(images, size, align_corners=False, half_pixel_centers=False, name=None):
+    return named(_resize(images, size, "bicubic", bool(align_corners), bool(half_pixel_centers), "resize_bicubic"),
+                 name)
+
+
+def resize_area(images, size, align_corners=False, name=None):
+    return named(_resize(images, size, "area", bool(align_corners), False, "resize_area"), name)
 
 
 def resize_nearest_neighbor(images, size, align_corners=False, half_pixel_centers=False, name=None):

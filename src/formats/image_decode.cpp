@@ -35,10 +35,14 @@ void jpeg_warn(j_common_ptr info, int level) {
   jpeg_fail(info);
 }
 
+constexpr int64_t kMaxJpegBytes = int64_t{1} << 29;
+
 // 0 on success, else the decoder's message in `why`.
-// header_only: out gets the height, width and component count and no pixels.
+// header_only: out gets the height, width and component count and no pixels. Everything
+// that allocates is the caller's (out, why, line): a libjpeg error longjmps out of here,
+// past any destructor of a local.
 bool run_jpeg(std::string_view data, int channels, J_DCT_METHOD dct, bool fancy, const CropWindow* crop,
-              bool header_only, Image& out, std::string& why) {
+              bool header_only, Image& out, std::string& why, std::vector<JSAMPLE>& line) {
   jpeg_decompress_struct info;
   JpegError err;
   info.err = jpeg_std_error(&err.mgr);
@@ -70,6 +74,13 @@ bool run_jpeg(std::string_view data, int channels, J_DCT_METHOD dct, bool fancy,
   info.do_fancy_upsampling = fancy ? TRUE : FALSE;
   jpeg_start_decompress(&info);
   const int64_t full_h = info.output_height, full_w = info.output_width, ch = info.output_components;
+  if (full_h * full_w * ch >= kMaxJpegBytes) {  // TensorFlow's limit, checked before anything is allocated
+    why = "its header declares " + std::to_string(full_h) + "x" + std::to_string(full_w) + "x" + std::to_string(ch) +
+          " samples, more than the 2^29 bytes TensorFlow and kiln decode";
+    jpeg_abort_decompress(&info);
+    jpeg_destroy_decompress(&info);
+    return false;
+  }
   CropWindow w{0, 0, full_h, full_w};
   if (crop) {
     w = *crop;
@@ -96,7 +107,7 @@ bool run_jpeg(std::string_view data, int channels, J_DCT_METHOD dct, bool fancy,
     JDIMENSION x0 = static_cast<JDIMENSION>(w.x), width0 = static_cast<JDIMENSION>(w.width);
     jpeg_crop_scanline(&info, &x0, &width0);
     const int64_t skip_cols = w.x - static_cast<int64_t>(x0);
-    std::vector<JSAMPLE> line(static_cast<size_t>(info.output_width * ch));
+    line.resize(static_cast<size_t>(info.output_width * ch));
     if (w.y > 0) jpeg_skip_scanlines(&info, static_cast<JDIMENSION>(w.y));
     for (int64_t r = 0; r < w.height; ++r) {
       JSAMPROW row = line.data();
@@ -214,7 +225,8 @@ Image decode_jpeg(std::string_view data, int channels, const std::string& dct, b
   Image out;
   std::string why;
   const char* op = crop ? "decode_and_crop_jpeg" : "decode_jpeg";
-  if (!run_jpeg(data, channels, method, fancy_upscaling, crop, false, out, why)) {
+  std::vector<JSAMPLE> line;
+  if (!run_jpeg(data, channels, method, fancy_upscaling, crop, false, out, why, line)) {
     if (why.rfind("crop window", 0) == 0) KILN_THROW(ConfigError) << "[" << op << "] " << why;
     KILN_THROW(DataError) << "[" << op << "] a JPEG image of " << data.size() << " bytes cannot be decoded: " << why;
   }
@@ -227,7 +239,8 @@ JpegShape jpeg_shape(std::string_view data) {
                           << " bytes that are not a JPEG image (no JPEG start marker)";
   Image header;
   std::string why;
-  if (!run_jpeg(data, 0, JDCT_IFAST, true, nullptr, true, header, why))
+  std::vector<JSAMPLE> line;
+  if (!run_jpeg(data, 0, JDCT_IFAST, true, nullptr, true, header, why, line))
     KILN_THROW(DataError) << "[extract_jpeg_shape] the header of a JPEG image of " << data.size()
                           << " bytes cannot be read: " << why;
   return {header.height, header.width, header.channels};

@@ -68,6 +68,15 @@ OPS = {
     "round_trip": lambda x: tf.image.convert_image_dtype(tf.image.convert_image_dtype(x, tf.float32) * 0.75, tf.uint8),
     "flip_left_right": lambda x: tf.image.flip_left_right(x),
     "flip_up_down": lambda x: tf.image.flip_up_down(x),
+    "resize_bicubic": lambda x: tf.image.resize_images(x, [7, 9], method=tf.image.ResizeMethod.BICUBIC),
+    "resize_bicubic_up": lambda x: tf.image.resize_images(x, [13, 17], method=tf.image.ResizeMethod.BICUBIC),
+    "resize_bicubic_align_corners": lambda x: tf.image.resize_bicubic(tf.expand_dims(x, 0), [7, 9],
+                                                                      align_corners=True)[0],
+    "resize_bicubic_half_pixel": lambda x: tf.image.resize_bicubic(tf.expand_dims(x, 0), [13, 5],
+                                                                   half_pixel_centers=True)[0],
+    "resize_area": lambda x: tf.image.resize_images(x, [7, 9], method=tf.image.ResizeMethod.AREA),
+    "resize_area_up": lambda x: tf.image.resize_images(x, [13, 17], method=2 + 1),
+    "resize_area_align_corners": lambda x: tf.image.resize_area(tf.expand_dims(x, 0), [4, 5], align_corners=True)[0],
 }
 
 
@@ -127,5 +136,5 @@ def test_damaged_images_are_data_errors():
         tf.image.decode_jpeg(FILES["jpeg"], channels=2)
     with pytest.raises(ValueError, match=r"size \[20, 8, 3\] must have one entry per axis"):
         mapped(lambda x: tf.random_crop(x, [20, 8, 3]))
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        mapped(lambda x: tf.image.resize_images(x, [4, 4], method=tf.image.ResizeMethod.BICUBIC))
+    with pytest.raises(ValueError, match="method 'lanczos3': valid are ResizeMethod.BILINEAR, NEAREST_NEIGHBOR"):
+        mapped(lambda x: tf.image.resize_images(x, [4, 4], method="lanczos3"))

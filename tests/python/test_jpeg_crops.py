@@ -45,6 +45,8 @@ def test_jpeg_shape_is_read_from_the_header():
 @pytest.mark.parametrize("name,size,method", [
     ("big_resized", [12, 17], tf.image.ResizeMethod.BILINEAR),
     ("big_resized_nearest", [31, 9], tf.image.ResizeMethod.NEAREST_NEIGHBOR),
+    ("big_resized_bicubic", [12, 17], tf.image.ResizeMethod.BICUBIC),
+    ("big_resized_area", [12, 17], tf.image.ResizeMethod.AREA),
 ])
 def test_a_decoded_image_is_resized_on_the_host_as_tensorflow_resizes(name, size, method):
     got = mapped(lambda b: tf.image.resize_images(tf.image.decode_jpeg(b), size, method=method))
@@ -223,3 +225,13 @@ def test_shape_arithmetic_stays_on_the_host():
     fn(BIG, 0, 0)
     fn(FILES["jpeg"], 1, 0)
     assert sum(len(t) for t in fn.traces.values()) == 1  # one trace serves both sizes
+
+
+def test_a_header_declaring_a_huge_image_is_refused_before_any_allocation():
+    data = bytearray(BIG)
+    sof = data.index(b"\xff\xc0")  # baseline frame header: length(2) precision(1) height(2) width(2)
+    data[sof + 5:sof + 9] = (30000).to_bytes(2, "big") + (30000).to_bytes(2, "big")
+    assert tf.image.extract_jpeg_shape(bytes(data)).tolist() == [30000, 30000, 3]
+    for decode in (lambda d: tf.image.decode_jpeg(d), lambda d: tf.image.decode_and_crop_jpeg(d, [0, 0, 8, 8])):
+        with pytest.raises(kiln.DataError, match=r"declares 30000x30000x3 samples, more than the 2\^29 bytes"):
+            decode(bytes(data))
