@@ -610,3 +610,6 @@ def resize_nearest_neighbor(images, size, align_corners=False, half_pixel_center
 
 
 from ._distorted_box import sample_distorted_bounding_box, sample_distorted_bounding_box_v2  # noqa: E402,F401
+from ._image_colour import (adjust_brightness, adjust_contrast, adjust_hue, adjust_saturation,  # noqa: E402,F401
+                            hsv_to_rgb, random_brightness, random_contrast, random_hue, random_saturation,
+                            rgb_to_hsv)

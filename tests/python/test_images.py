@@ -76,6 +76,16 @@ OPS = {
                                                                    half_pixel_centers=True)[0],
     "resize_area": lambda x: tf.image.resize_images(x, [7, 9], method=tf.image.ResizeMethod.AREA),
     "resize_area_up": lambda x: tf.image.resize_images(x, [13, 17], method=2 + 1),
+    "brightness": lambda x: tf.image.adjust_brightness(x, 0.2),
+    "brightness_float": lambda x: tf.image.adjust_brightness(tf.image.convert_image_dtype(x, tf.float32), -0.3),
+    "contrast": lambda x: tf.image.adjust_contrast(x, 1.7),
+    "contrast_float": lambda x: tf.image.adjust_contrast(tf.image.convert_image_dtype(x, tf.float32), 0.4),
+    "saturation": lambda x: tf.image.adjust_saturation(x, 1.8),
+    "saturation_float": lambda x: tf.image.adjust_saturation(tf.image.convert_image_dtype(x, tf.float32), 0.3),
+    "hue": lambda x: tf.image.adjust_hue(x, 0.3),
+    "hue_float": lambda x: tf.image.adjust_hue(tf.image.convert_image_dtype(x, tf.float32), -0.45),
+    "rgb_to_hsv": lambda x: tf.image.rgb_to_hsv(tf.image.convert_image_dtype(x, tf.float32)),
+    "hsv_round_trip": lambda x: tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(tf.image.convert_image_dtype(x, tf.float32))),
     "resize_area_align_corners": lambda x: tf.image.resize_area(tf.expand_dims(x, 0), [4, 5], align_corners=True)[0],
 }
 

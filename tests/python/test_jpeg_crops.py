@@ -235,3 +235,41 @@ def test_a_header_declaring_a_huge_image_is_refused_before_any_allocation():
     for decode in (lambda d: tf.image.decode_jpeg(d), lambda d: tf.image.decode_and_crop_jpeg(d, [0, 0, 8, 8])):
         with pytest.raises(kiln.DataError, match=r"declares 30000x30000x3 samples, more than the 2\^29 bytes"):
             decode(bytes(data))
+
+
+def distort_color(image, color_ordering=0):
+    """slim's inception_preprocessing.distort_color, as written."""
+    if color_ordering == 0:
+        image = tf.image.random_brightness(image, max_delta=32. / 255.)
+        image = tf.image.random_saturation(image, lower=0.5, upper=1.5)
+        image = tf.image.random_hue(image, max_delta=0.2)
+        image = tf.image.random_contrast(image, lower=0.5, upper=1.5)
+    else:
+        image = tf.image.random_saturation(image, lower=0.5, upper=1.5)
+        image = tf.image.random_brightness(image, max_delta=32. / 255.)
+        image = tf.image.random_contrast(image, lower=0.5, upper=1.5)
+        image = tf.image.random_hue(image, max_delta=0.2)
+    return tf.clip_by_value(image, 0.0, 1.0)
+
+
+def test_colour_jitter_draws_per_element_within_its_ranges():
+    def fn(data):
+        image = tf.image.convert_image_dtype(tf.image.decode_jpeg(data, channels=3), tf.float32)
+        image = tf.image.resize_images(image, [12, 12])
+        return distort_color(image, 0), distort_color(image, 1), tf.image.random_brightness(image, 0.1) - image
+
+    ds = tf.data.Dataset.from_tensor_slices(np.array([BIG] * 6, dtype=object)).map(fn, seed=8)
+    out, again = list(ds.elements()), list(ds.elements())
+    for (a, b, delta), (a2, b2, _) in zip(out, again):
+        assert a.shape == (12, 12, 3) and 0.0 <= a.min() and a.max() <= 1.0
+        np.testing.assert_array_equal(a, a2)
+        np.testing.assert_array_equal(b, b2)
+        assert np.ptp(delta) < 1e-5 and abs(delta.mean()) <= 0.1 + 1e-6  # one brightness shift per image
+    assert len({float(o[2].mean()) for o in out}) == 6  # drawn per element
+    assert not np.allclose(out[0][0], out[1][0])
+    with pytest.raises(ValueError, match=r"\[random_hue\] max_delta 0.7 must be in \[0, 0.5\]"):
+        mapped(lambda d: tf.image.random_hue(tf.image.decode_jpeg(d), 0.7))
+    with pytest.raises(ValueError, match=r"\[random_contrast\] upper 0.5 must be > lower 1.5"):
+        mapped(lambda d: tf.image.random_contrast(tf.image.decode_jpeg(d), 1.5, 0.5))
+    with pytest.raises(ValueError, match=r"\[adjust_saturation\] takes RGB images"):
+        mapped(lambda d: tf.image.adjust_saturation(tf.image.decode_jpeg(d, channels=1), 2.0))
