@@ -158,7 +158,8 @@ _parsing_names = dict(parse_single_example=_parsing.parse_single_example, parse_
                       FixedLenFeature=_parsing.FixedLenFeature, VarLenFeature=_parsing.VarLenFeature,
                       FixedLenSequenceFeature=_parsing.FixedLenSequenceFeature, decode_raw=_parsing.decode_raw,
                       decode_jpeg=image.decode_jpeg, decode_png=image.decode_png, decode_image=image.decode_image,
-                      decode_and_crop_jpeg=image.decode_and_crop_jpeg, extract_jpeg_shape=image.extract_jpeg_shape)
+                      decode_and_crop_jpeg=image.decode_and_crop_jpeg, extract_jpeg_shape=image.extract_jpeg_shape,
+                      encode_jpeg=image.encode_jpeg, encode_png=image.encode_png)
 python_io = _namespace("kiln.python_io", **_record_names)
 io = _namespace("kiln.io", gfile=None, **_record_names, **_parsing_names)
 sparse = _namespace("kiln.sparse", to_dense=_parsing.sparse_to_dense)

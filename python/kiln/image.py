@@ -124,6 +124,45 @@ def decode_image(contents, channels=None, dtype=uint8, name=None, expand_animati
     return host_op("decode_image", _decode_image, contents, channels, dtype, expand_animations, keep=True)
 
 
+def _pixels8(image, op):
+    x = np.asarray(image)
+    if x.ndim == 2:
+        x = x[..., None]
+    if x.ndim != 3 or x.dtype != np.uint8:
+        raise ValueError("[%s] takes a uint8 image [height, width, channels]; got %s of shape %s"
+                         % (op, x.dtype, list(x.shape)))
+    return np.ascontiguousarray(x)
+
+
+def _encode_jpeg(image, quality, chroma_downsampling):
+    x = _pixels8(image, "encode_jpeg")
+    return _core.encode_jpeg(x.tobytes(), x.shape[0], x.shape[1], x.shape[2], int(quality), bool(chroma_downsampling))
+
+
+def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=False,  # noqa: A002 (TF's name)
+                chroma_downsampling=True, density_unit="in", x_density=300, y_density=300, xmp_metadata="",
+                name=None):
+    """A uint8 image [height, width, 1 or 3] -> the bytes of a baseline JPEG file (libjpeg-turbo),
+    at TensorFlow's defaults: quality 95, 4:2:0 chroma, 300 dpi."""
+    if format not in ("", "grayscale", "rgb"):
+        raise ValueError("[encode_jpeg] format %r: valid are '', 'grayscale' and 'rgb'" % (format,))
+    if progressive or optimize_size or density_unit != "in" or (x_density, y_density) != (300, 300) or xmp_metadata:
+        unsupported("encode_jpeg(progressive, optimize_size, density or xmp_metadata other than the defaults)",
+                    "kiln writes baseline JPEGs at 300 dpi")
+    return host_op("encode_jpeg", _encode_jpeg, image, quality, chroma_downsampling, keep=True)
+
+
+def encode_png(image, compression=-1, name=None):
+    """A uint8 image [height, width, 1-4] -> the bytes of a PNG file (libpng)."""
+    if compression != -1:
+        unsupported("encode_png(compression=%r)" % (compression,), "kiln writes PNGs at libpng's default level")
+
+    def run(img):
+        x = _pixels8(img, "encode_png")
+        return _core.encode_png(x.tobytes(), x.shape[0], x.shape[1], x.shape[2])
+    return host_op("encode_png", run, image, keep=True)
+
+
 # --- graph ops ----------------------------------------------------------------------------
 
 def _image(image, op):

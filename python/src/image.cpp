@@ -10,6 +10,18 @@ namespace py = pybind11;
 
 namespace kiln::python {
 
+namespace {
+formats::Image image_of(const py::bytes& pixels, int64_t height, int64_t width, int64_t channels) {
+  formats::Image i;
+  i.height = height;
+  i.width = width;
+  i.channels = channels;
+  const std::string p(pixels);
+  i.pixels.assign(p.begin(), p.end());
+  return i;
+}
+}  // namespace
+
 void bind_image(py::module_& m) {
   py::class_<formats::Image>(m, "DecodedImage")
       .def_readonly("height", &formats::Image::height)
@@ -49,15 +61,19 @@ void bind_image(py::module_& m) {
   });
   m.def("looks_like_jpeg", [](const py::bytes& data) { return formats::looks_like_jpeg(std::string(data)); });
   m.def("looks_like_png", [](const py::bytes& data) { return formats::looks_like_png(std::string(data)); });
-  // An 8-bit HWC image's bytes -> a PNG file (for tests and fixture writers).
+  // An 8-bit HWC image's bytes -> a JPEG file (tf.image.encode_jpeg) or a PNG file.
+  m.def("encode_jpeg", [](const py::bytes& pixels, int64_t height, int64_t width, int64_t channels, int quality,
+                          bool chroma_downsampling) {
+    const formats::Image i = image_of(pixels, height, width, channels);
+    std::string out;
+    {
+      py::gil_scoped_release release;
+      out = formats::encode_jpeg(i, quality, chroma_downsampling);
+    }
+    return py::bytes(out);
+  });
   m.def("encode_png", [](const py::bytes& pixels, int64_t height, int64_t width, int64_t channels) {
-    formats::Image i;
-    i.height = height;
-    i.width = width;
-    i.channels = channels;
-    const std::string p(pixels);
-    i.pixels.assign(p.begin(), p.end());
-    return py::bytes(formats::encode_png(i));
+    return py::bytes(formats::encode_png(image_of(pixels, height, width, channels)));
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include <csetjmp>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "kiln/error.h"
@@ -286,6 +287,52 @@ std::string encode_png(const Image& image) {
   png_write_image(png, rows.data());
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
+  return out;
+}
+
+std::string encode_jpeg(const Image& image, int quality, bool chroma_downsampling) {
+  if ((image.channels != 1 && image.channels != 3) || image.bits != 8 || image.height < 1 || image.width < 1 ||
+      image.pixels.size() != static_cast<size_t>(image.height * image.width * image.channels))
+    KILN_THROW(ConfigError) << "[encode_jpeg] takes an 8-bit image of 1 or 3 channels whose pixels fill it; got "
+                            << image.height << "x" << image.width << "x" << image.channels;
+  if (quality < 0 || quality > 100) KILN_THROW(ConfigError) << "[encode_jpeg] quality " << quality << " is not in 0-100";
+  if (image.height > 65500 || image.width > 65500)
+    KILN_THROW(ConfigError) << "[encode_jpeg] " << image.height << "x" << image.width
+                            << " is larger than JPEG's 65500 pixels a side";
+  // Everything that outlives a libjpeg error is declared before setjmp, at this scope.
+  jpeg_compress_struct info;
+  JpegError err;
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  std::string out;
+  info.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = jpeg_fail;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_compress(&info);
+    std::free(buffer);
+    KILN_THROW(SystemError) << "[encode_jpeg] libjpeg failed: " << err.message;
+  }
+  jpeg_create_compress(&info);
+  jpeg_mem_dest(&info, &buffer, &size);
+  info.image_width = static_cast<JDIMENSION>(image.width);
+  info.image_height = static_cast<JDIMENSION>(image.height);
+  info.input_components = static_cast<int>(image.channels);
+  info.in_color_space = image.channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&info);
+  jpeg_set_quality(&info, quality, TRUE);
+  info.density_unit = 1;  // dots per inch, 300 as TensorFlow writes
+  info.X_density = info.Y_density = 300;
+  if (image.channels == 3 && !chroma_downsampling) info.comp_info[0].h_samp_factor = info.comp_info[0].v_samp_factor = 1;
+  jpeg_start_compress(&info, TRUE);
+  while (info.next_scanline < info.image_height) {
+    JSAMPROW row = const_cast<JSAMPROW>(image.pixels.data() + static_cast<size_t>(info.next_scanline) * image.width *
+                                                                  image.channels);
+    jpeg_write_scanlines(&info, &row, 1);
+  }
+  jpeg_finish_compress(&info);
+  out.assign(reinterpret_cast<const char*>(buffer), size);
+  jpeg_destroy_compress(&info);
+  std::free(buffer);
   return out;
 }
 

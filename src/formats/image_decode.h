@@ -41,7 +41,10 @@ Image decode_png(std::string_view data, int channels, bool sixteen_bit);
 bool looks_like_jpeg(std::string_view data);
 bool looks_like_png(std::string_view data);
 
-// Encoders for tests and for writing fixtures: an 8-bit HWC image.
+// Encoders (tf.image.encode_png / encode_jpeg, and fixture writers): an 8-bit HWC image.
 std::string encode_png(const Image& image);
+// quality 0-100 (TensorFlow's default 95); chroma_downsampling: 4:2:0 (TensorFlow's
+// default) or full-resolution colour; 1 (grey) or 3 (RGB) channels; 300 dpi as TensorFlow.
+std::string encode_jpeg(const Image& image, int quality, bool chroma_downsampling);
 
 }  // namespace kiln::formats

@@ -273,3 +273,26 @@ def test_colour_jitter_draws_per_element_within_its_ranges():
         mapped(lambda d: tf.image.random_contrast(tf.image.decode_jpeg(d), 1.5, 0.5))
     with pytest.raises(ValueError, match=r"\[adjust_saturation\] takes RGB images"):
         mapped(lambda d: tf.image.adjust_saturation(tf.image.decode_jpeg(d, channels=1), 2.0))
+
+
+def test_encode_jpeg_writes_what_the_decoder_reads_back():
+    from test_images import RGB
+    big = want("big")
+    errors = []
+    for chroma in (True, False):
+        data = tf.image.encode_jpeg(big, quality=95, chroma_downsampling=chroma)
+        assert data[:3] == b"\xff\xd8\xff" and tf.image.extract_jpeg_shape(data).tolist() == [29, 41, 3]
+        errors.append(np.abs(tf.image.decode_jpeg(data).astype(int) - big.astype(int)).mean())
+    assert errors[1] < errors[0] < 6  # full-resolution colour is closer; both are close
+    assert len(tf.image.encode_jpeg(big, quality=30)) < len(tf.image.encode_jpeg(big, quality=95))
+    grey = tf.image.encode_jpeg(RGB[..., :1])
+    assert tf.image.extract_jpeg_shape(grey).tolist() == [10, 12, 1]
+    np.testing.assert_array_equal(tf.image.decode_png(tf.image.encode_png(RGB)), RGB)
+    in_map = mapped(lambda b: tf.image.encode_jpeg(tf.image.decode_jpeg(b), quality=90))
+    assert tf.image.extract_jpeg_shape(in_map).tolist() == [29, 41, 3]
+    with pytest.raises(ValueError, match=r"\[encode_jpeg\] takes a uint8 image"):
+        tf.image.encode_jpeg(big.astype(np.float32))
+    with pytest.raises(kiln.ConfigError, match=r"quality 101 is not in 0-100"):
+        tf.image.encode_jpeg(big, quality=101)
+    with pytest.raises(NotImplementedError, match="progressive"):
+        tf.image.encode_jpeg(big, progressive=True)
