@@ -56,7 +56,7 @@ from ._variables import (  # noqa: F401
 from .random_ops import random_normal, random_uniform, set_random_seed, truncated_normal  # noqa: F401
 from ._log import set_log_function
 from . import data, distributed, estimator, initializers, layers, logging, losses, metrics, nn, train  # noqa: E402
-from . import app, compat, contrib, feature_column, flags, gfile, keras  # noqa: E402,F401
+from . import app, compat, contrib, feature_column, flags, gfile, keras, nest  # noqa: E402,F401
 from .config import ExperimentalConfig, NPURunConfig, RunConfig
 from .estimator import Estimator, EstimatorSpec, ModeKeys, NPUEstimator
 from .train import TellMeStepOrLossHook

@@ -207,7 +207,8 @@ class GeneratorDataset:
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, seed=None):
         """map_func(element) traced into a kiln graph and run for every element
-        (kiln/_map_function.py). num_parallel_calls=N maps on N threads, in order, with the
+        (kiln/_map_function.py). num_parallel_calls=N maps on N threads, at most one per
+        core (and at most a threadpool.PrivateThreadPool's threads), in order, with the
         draws of a sequential map (also with deterministic=False: kiln's order costs
         nothing). AUTOTUNE maps on one: measured on the JPEG pipeline of
         bench/pipeline_vs_tfdata.py (2 cores), two threads gave 850-950 images/s against
@@ -223,6 +224,13 @@ class GeneratorDataset:
         else:
             parallel = int(num_parallel_calls)
         return self._with(("map", map_func, seed, parallel))
+
+    def _cap_threads(self, threads):
+        """A copy whose maps run on at most `threads` threads (threadpool.override_threadpool)."""
+        ops = [("map", op[1], op[2], min(op[3], threads)) if op[0] == "map" else op for op in self._ops]
+        d = GeneratorDataset(self._generator, self._types, self._shapes, self._args, ops)
+        d._form = self._form
+        return d
 
     def flat_map(self, map_func):
         """map_func(element) -> a dataset, whose elements follow one another. map_func runs

@@ -24,6 +24,7 @@ the stream, so a pipeline is reproducible from its seed.
 """
 import itertools
 import numbers
+import os
 import threading
 
 import numpy as np
@@ -457,6 +458,7 @@ def map_stage(src, op, default_seed):
     its own (host ops and graph runs release the GIL); the output keeps the input's order
     and every element draws what it would sequentially (its position keys its draws)."""
     _, func, seed, parallel = op
+    parallel = min(parallel, len(os.sched_getaffinity(0)))  # more threads than cores only fight over the GIL
     seed = int(default_seed if seed is None else seed)
     runs = itertools.count()
     if parallel <= 1:
