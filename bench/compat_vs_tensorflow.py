@@ -39,11 +39,15 @@ def run_once(entry, system, tf_python, threads_env):
     else:
         python, first = tf_python, os.path.join(ROOT, "bench", "tf_shim")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([first, entry.port, corpus.HERE]), **entry.env, **threads_env)
-    cmd = [python] + (["-m", entry.module] if entry.module else [os.path.join(entry.port, entry.script)]) + entry.args
     t0 = time.time()
-    p = subprocess.run(cmd, env=env, cwd=entry.cwd or entry.port, capture_output=True, text=True, timeout=3600)
+    out = ""
+    for args in entry.runs():  # a training run, and an evaluation run for scripts that split them
+        cmd = [python] + (["-m", entry.module] if entry.module else [os.path.join(entry.port, entry.script)]) + args
+        p = subprocess.run(cmd, env=env, cwd=entry.cwd or entry.port, capture_output=True, text=True, timeout=3600)
+        out += p.stdout + p.stderr
+        if p.returncode != 0:
+            break
     seconds = time.time() - t0
-    out = p.stdout + p.stderr
     if p.returncode != 0:
         sys.exit("%s on %s failed (exit %d):\n%s" % (entry.name, system, p.returncode, out[-3000:]))
     m = entry.metric

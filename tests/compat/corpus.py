@@ -9,13 +9,27 @@ FASHION = "/usr/share/datasets/fashion-mnist"  # the ImageNet scripts' data dire
 
 class Entry:
     def __init__(self, name, script, args=(), env=None, metric=None, at_least=None, at_most=None, dirs=(),
-                 cwd=None, module=None):
+                 cwd=None, module=None, then=None):
         self.name, self.script, self.args = name, script, list(args)
+        # then: [flag, value, ...] for a second run after the first, its args with those
+        # flags' values replaced (a script that trains in one run and evaluates in another)
+        self.then = list(then) if then else None
+
         self.env = dict(env or {})
         self.metric, self.at_least, self.at_most = metric, at_least, at_most
         self.dirs = list(dirs)  # directories the script writes to (removed before a run)
         self.cwd = cwd
         self.module = module  # run as `python -m module` from port/ (script names its main file)
+
+    def runs(self):
+        """The argument lists of the entry's runs, in order."""
+        out = [self.args]
+        if self.then:
+            second = list(self.args)
+            for flag, value in zip(self.then[::2], self.then[1::2]):
+                second[second.index(flag) + 1] = value
+            out.append(second)
+        return out
 
     @property
     def upstream(self):
@@ -51,6 +65,21 @@ ENTRIES = [
                 "--train_dataset_size", "64000", "--train_batch_size", "64", "--eval_batch_size", "500"],
           env={"RANK_SIZE": "1", "RANK_ID": "0"}, metric="accuracy", at_least=0.6,
           dirs=["/tmp/kiln-compat-shufflenetv2"]),
+    # The Ascend ModelZoo's AlexNet (npu_bridge): its ImageNet TFRecord pipeline as written
+    # (list_files, interleave, shuffle_and_repeat, parse_single_example with VarLen boxes,
+    # sample_distorted_bounding_box, decode_and_crop_jpeg, resize to 224, a private thread
+    # pool), NPUEstimator, dropout, Nesterov momentum through compute/apply_gradients, a
+    # cosine schedule gathered from a table; trained, then evaluated by a second run over
+    # the checkpoints it finds by TensorFlow's file names.
+    Entry("ascend_alexnet", "train.py",
+          args=["--mode", "train", "--data_dir", "/tmp/kiln-compat-alexnet-data", "--log_dir", "/tmp/kiln-compat-alexnet",
+                "--checkpoint_dir", "/tmp/kiln-compat-alexnet", "--num_classes", "10", "--batch_size", "32",
+                "--max_train_steps", "150", "--max_epochs", "2", "--warmup_epochs", "1", "--lr", "0.02",
+                "--alexnet_version", "xavier", "--iterations_per_loop", "1", "--display_every", "25"],
+          then=["--mode", "evaluate"],
+          env={"RANK_SIZE": "1", "RANK_ID": "0", "DEVICE_INDEX": "0", "KILN_COMPAT_EXAMPLES": "4800",
+               "KILN_COMPAT_EVAL_EXAMPLES": "1024"},
+          metric="val-top1acc", at_least=0.2, dirs=["/tmp/kiln-compat-alexnet", "/tmp/kiln-compat-alexnet-data"]),
     Entry("tf_char_rnn_text", "text_classification_character_rnn.py", metric="accuracy", at_least=0.12,
           env={"KILN_MAX_STEPS": "100"}),
 ]

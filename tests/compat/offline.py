@@ -116,3 +116,52 @@ class ImagePipeline:
             dataset = dataset.shuffle(buffer_size=10000, seed=0)
         dataset = dataset.repeat(num_epochs).map(rgb).batch(batch_size, drop_remainder=True)
         self.dataset = dataset.prefetch(buffer_size=1)
+
+
+def _jpeg_encoder():
+    """encode(uint8 [h, w, 3]) -> JPEG bytes with whatever `import kiln` is: kiln's
+    tf.image.encode_jpeg, or TensorFlow's run in a session under bench/tf_shim."""
+    import kiln as tf
+    if hasattr(tf, "_core"):
+        return lambda image: tf.image.encode_jpeg(image, quality=95)
+    image = tf.placeholder(tf.uint8, [None, None, 3])
+    encoded = tf.image.encode_jpeg(image, quality=95)
+    session = tf.Session(graph=image.graph)
+    return lambda pixels: session.run(encoded, {image: pixels})
+
+
+def imagenet_tfrecords(data_dir, shards=4):
+    """ImageNet's TFRecord files as build_imagenet_data.py writes them, made of
+    Fashion-MNIST: data_dir/train-0000S-of-0000N and validation-..., each Example an RGB
+    JPEG ('image/encoded', the grey image in three channels), its class 1-10
+    ('image/class/label', ImageNet's labels start at 1) and text, and no boxes (the
+    bbox VarLen features empty). KILN_COMPAT_EXAMPLES limits the training images,
+    KILN_COMPAT_EVAL_EXAMPLES the validation images. Written once; a stamp file says
+    the set is complete."""
+    import kiln as tf
+    stamp = os.path.join(data_dir, ".complete")
+    if os.path.exists(stamp):
+        return
+    os.makedirs(data_dir, exist_ok=True)
+    encode = _jpeg_encoder()
+    for split, prefix, limit in (("train", "train", _limit(60000)),
+                                 ("validation", "t10k", min(10000, int(os.environ.get("KILN_COMPAT_EVAL_EXAMPLES",
+                                                                                      10000))))):
+        images = _idx(prefix + "-images-idx3-ubyte.gz")[:limit]
+        labels = _idx(prefix + "-labels-idx1-ubyte.gz")[:limit].astype(np.int64)
+        per = -(-len(images) // shards)
+        for s in range(shards):
+            path = os.path.join(data_dir, "%s-%05d-of-%05d" % (split, s, shards))
+            with tf.io.TFRecordWriter(path) as writer:
+                for i in range(s * per, min((s + 1) * per, len(images))):
+                    rgb = np.repeat(images[i][..., None], 3, axis=-1)
+                    feature = {
+                        "image/encoded": tf.train.Feature(bytes_list=tf.train.BytesList(value=[encode(rgb)])),
+                        "image/class/label": tf.train.Feature(int64_list=tf.train.Int64List(value=[labels[i] + 1])),
+                        "image/class/text": tf.train.Feature(bytes_list=tf.train.BytesList(
+                            value=[b"fashion-%d" % labels[i]])),
+                    }
+                    for k in ("xmin", "ymin", "xmax", "ymax"):
+                        feature["image/object/bbox/" + k] = tf.train.Feature(float_list=tf.train.FloatList(value=[]))
+                    writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+    open(stamp, "w").close()

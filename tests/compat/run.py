@@ -84,13 +84,15 @@ def run(name):
         shutil.rmtree(d, ignore_errors=True)
     kiln_python = os.environ.get("KILN_PYTHONPATH", "")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (kiln_python, e.port, corpus.HERE) if p), **e.env)
-    cmd = [sys.executable] + (["-m", e.module] if e.module else [os.path.join(e.port, e.script)]) + e.args
-    p = subprocess.run(cmd, env=env, cwd=e.cwd or e.port, capture_output=True, text=True, timeout=1200)
-    out = p.stdout + p.stderr
-    if p.returncode != 0:
-        print(out[-4000:], file=sys.stderr)
-        print("FAIL %s: exited %d" % (name, p.returncode), file=sys.stderr)
-        return 1
+    out = ""
+    for args in e.runs():
+        cmd = [sys.executable] + (["-m", e.module] if e.module else [os.path.join(e.port, e.script)]) + args
+        p = subprocess.run(cmd, env=env, cwd=e.cwd or e.port, capture_output=True, text=True, timeout=1200)
+        out += p.stdout + p.stderr
+        if p.returncode != 0:
+            print(out[-4000:], file=sys.stderr)
+            print("FAIL %s: exited %d" % (name, p.returncode), file=sys.stderr)
+            return 1
     # The evaluation's result as a script prints it ('accuracy': 0.9) or kiln logs it, in
     # TensorFlow's words ("Saving dict for global step N: accuracy = 0.9, ...").
     values = re.findall(r"(?:'%s': |\b%s = |\b%s \(tensorflow\): )([0-9.eE+-]+)"

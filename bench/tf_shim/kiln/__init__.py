@@ -30,7 +30,8 @@ def _optimize_loss(loss, global_step, learning_rate, optimizer, **kwargs):
 _contrib = types.SimpleNamespace(
     rnn=types.SimpleNamespace(GRUCell=_tf.nn.rnn_cell.GRUCell, static_rnn=_tf.nn.static_rnn,
                               BasicLSTMCell=_tf.nn.rnn_cell.BasicLSTMCell),
-    layers=types.SimpleNamespace(optimize_loss=_optimize_loss))
+    layers=types.SimpleNamespace(optimize_loss=_optimize_loss),
+    data=types.SimpleNamespace(AUTOTUNE=_tf.data.experimental.AUTOTUNE))
 _tf.contrib = _contrib
 
 _cap = os.environ.get("KILN_MAX_STEPS")
@@ -87,6 +88,34 @@ _module(__name__ + ".npu_bridge.estimator.npu")
 for _part in ("npu_optimizer", "npu_config", "npu_estimator", "npu_loss_scale_optimizer", "npu_loss_scale_manager"):
     _module(__name__ + ".npu_bridge.estimator.npu." + _part, **_npu)
 
+_module(__name__ + ".npu_bridge.estimator.npu_ops",
+        dropout=lambda x, keep_prob, noise_shape=None, seed=None, name=None: _tf.nn.dropout(
+            x, keep_prob=keep_prob, noise_shape=noise_shape, seed=seed, name=name))
+
+
+def _allreduce(*args, **kwargs):
+    raise NotImplementedError("hccl_ops.allreduce: the TensorFlow bench runs one process")
+
+
+_module(__name__ + ".npu_bridge.hccl")
+_module(__name__ + ".npu_bridge.hccl.hccl_ops", allreduce=_allreduce)
+# The ImageNet pipelines' thread pools (kiln.data.threadpool): TensorFlow 2 dropped the
+# TF 1.x module; its options.threading.private_threadpool_size does what it did.
+class _PrivateThreadPool:
+    def __init__(self, num_threads, display_name=None, max_intra_op_parallelism=1):
+        self.num_threads = num_threads
+
+
+def _override_threadpool(dataset, thread_pool):
+    options = _tf.data.Options()
+    options.threading.private_threadpool_size = thread_pool.num_threads
+    return dataset.with_options(options)
+
+
+_tf.data.threadpool = types.SimpleNamespace(PrivateThreadPool=_PrivateThreadPool,
+                                            override_threadpool=_override_threadpool)
+sys.modules[__name__ + ".data"] = _tf.data  # `from kiln.data import threadpool` finds it there
+
 try:  # tf.contrib.slim is the tf-slim package (scripts/install-tf installs it)
     import tf_slim as _slim
 except ImportError:
@@ -96,7 +125,7 @@ if _slim is not None:
     _contrib.layers.xavier_initializer = _slim.xavier_initializer
     _contrib.framework = types.SimpleNamespace(add_arg_scope=_slim.add_arg_scope, arg_scope=_slim.arg_scope,
                                                assign_from_checkpoint_fn=_slim.assign_from_checkpoint_fn)
-    _module(__name__ + ".contrib", slim=_slim, layers=_contrib.layers, framework=_contrib.framework)
+    _module(__name__ + ".contrib", slim=_slim, layers=_contrib.layers, framework=_contrib.framework, data=_contrib.data)
     sys.modules[__name__ + ".contrib.slim"] = _slim
 
 sys.modules[__name__] = _tf
