@@ -31,7 +31,7 @@ import numpy as np
 
 from . import _core
 from ._dtypes import as_dtype
-from ._graph import GraphContext, Tensor, enter, leave, unsupported
+from ._graph import GraphContext, Tensor, _numpy_kind, enter, leave, unsupported
 
 _local = threading.local()
 backend = "tiered"  # how MapGraphs run: see above
@@ -111,19 +111,10 @@ def _host_arith(name, fn, reverse=False):
         plain = isinstance(other, (numbers.Number, np.ndarray, np.generic)) and np.size(other) <= SMALL
         if _small(self) and (plain or (_small(other) and other._trace is self._trace)):
             args = [other, self] if reverse else [self, other]
-            return self._trace.record(lambda a, b: _same_kind(fn(a, b), a, b), args, keep=True)
+            return self._trace.record(lambda a, b: _numpy_kind(fn(a, b), a, b), args, keep=True)
         other_t = other._as_tensor() if isinstance(other, HostValue) else other
         return getattr(self._as_tensor(), "__%s%s__" % ("r" if reverse else "", name))(other_t)
     return method
-
-
-def _same_kind(out, a, b):
-    """numpy's result as TensorFlow types it: an array op on float32 stays float32, and
-    an int32 one stays int32 (numpy would widen them with a Python float or int)."""
-    arrays = [np.asarray(x) for x in (a, b) if isinstance(x, np.ndarray) or isinstance(x, np.generic)]
-    if arrays and np.asarray(out).dtype.kind == arrays[0].dtype.kind:
-        return np.asarray(out).astype(arrays[0].dtype)
-    return np.asarray(out)
 
 
 for _name, _fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.true_divide),

@@ -149,7 +149,13 @@ def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=F
     if progressive or optimize_size or density_unit != "in" or (x_density, y_density) != (300, 300) or xmp_metadata:
         unsupported("encode_jpeg(progressive, optimize_size, density or xmp_metadata other than the defaults)",
                     "kiln writes baseline JPEGs at 300 dpi")
-    return host_op("encode_jpeg", _encode_jpeg, image, quality, chroma_downsampling, keep=True)
+    def run(img, q, chroma):
+        want = {"grayscale": 1, "rgb": 3}.get(format)
+        if want is not None and np.shape(img)[-1] != want:
+            raise ValueError("[encode_jpeg] format %r takes images of %d channel(s); got shape %s"
+                             % (format, want, list(np.shape(img))))
+        return _encode_jpeg(img, q, chroma)
+    return host_op("encode_jpeg", run, image, quality, chroma_downsampling, keep=True)
 
 
 def encode_png(image, compression=-1, name=None):

@@ -294,5 +294,8 @@ def test_encode_jpeg_writes_what_the_decoder_reads_back():
         tf.image.encode_jpeg(big.astype(np.float32))
     with pytest.raises(kiln.ConfigError, match=r"quality 101 is not in 0-100"):
         tf.image.encode_jpeg(big, quality=101)
+    with pytest.raises(ValueError, match=r"format 'grayscale' takes images of 1 channel\(s\)"):
+        tf.image.encode_jpeg(big, format="grayscale")
+    assert tf.image.extract_jpeg_shape(tf.image.encode_jpeg(big, format="rgb")).tolist() == [29, 41, 3]
     with pytest.raises(NotImplementedError, match="progressive"):
         tf.image.encode_jpeg(big, progressive=True)
