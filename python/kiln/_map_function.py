@@ -202,8 +202,9 @@ def host_op(op, compute, *args, keep=False):
                     "of Dataset.map, on the element's string components and what other host ops return")
     trace = active_trace()
     if trace is None or not _any_leaf(args, lambda a: isinstance(a, (HostValue, Random))):
-        eager = _walk(list(args), lambda a: _generator(np.random.randint(2**62), 0, 0, 0, a.seed)
-                      if isinstance(a, Random) else a)
+        eager = _walk(list(args), lambda a: (_generator(0, 0, 0, 0, a.seed) if a.seed is not None else
+                                             _generator(np.random.randint(2**62), 0, 0, 0, None))
+                      if isinstance(a, Random) else a)  # outside a pipeline: reproducible only from an op seed
         return compute(*eager)
     return trace.record(compute, args, keep=keep)
 

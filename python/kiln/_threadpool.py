@@ -10,8 +10,11 @@ class PrivateThreadPool:
     def __init__(self, num_threads, display_name=None, max_intra_op_parallelism=1):
         if isinstance(num_threads, bool) or not isinstance(num_threads, numbers.Integral) or num_threads < 1:
             raise ValueError("[PrivateThreadPool] num_threads %r must be an integer >= 1" % (num_threads,))
+        if max_intra_op_parallelism != 1:
+            raise ValueError("[PrivateThreadPool] max_intra_op_parallelism %r: kiln runs each map function's graph on "
+                             "its one map thread; only 1 is valid" % (max_intra_op_parallelism,))
         self.num_threads = int(num_threads)
-        self.display_name = display_name
+        self.display_name = display_name  # a label, as in TensorFlow (kiln's threads are named kiln-map)
 
 
 def override_threadpool(dataset, thread_pool):

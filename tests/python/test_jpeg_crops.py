@@ -116,6 +116,9 @@ def test_windows_are_reproducible_from_the_seed_and_differ_per_element():
     assert len(set(str(k) for k in key)) > 15
     op_seeded = windows(20, box, seed=3, seed2=9)
     assert key != [(w[0].tolist(), w[1].tolist()) for w in op_seeded]
+    size = np.array([200, 300, 3], np.int32)  # outside a pipeline, an op seed makes a call repeat
+    once, twice = (tf.image.sample_distorted_bounding_box(size, box, seed=7) for _ in range(2))
+    assert [x.tolist() for x in once] == [x.tolist() for x in twice]
 
 
 def test_no_window_that_fits_gives_the_whole_image():
@@ -299,3 +302,5 @@ def test_encode_jpeg_writes_what_the_decoder_reads_back():
     assert tf.image.extract_jpeg_shape(tf.image.encode_jpeg(big, format="rgb")).tolist() == [29, 41, 3]
     with pytest.raises(NotImplementedError, match="progressive"):
         tf.image.encode_jpeg(big, progressive=True)
+    with pytest.raises(NotImplementedError, match=r"encode_png\(compression=9\)"):
+        tf.image.encode_png(RGB, compression=9)

@@ -41,6 +41,8 @@ def test_maps_run_on_at_most_a_thread_per_core_and_the_pools_threads():
     cores = len(os.sched_getaffinity(0))
     assert threads_used(lambda d: d, 16) <= min(16, cores)
     assert threads_used(lambda d: threadpool.override_threadpool(d, threadpool.PrivateThreadPool(1)), 16) == 1
+    with pytest.raises(ValueError, match=r"max_intra_op_parallelism 4: .* only 1 is valid"):
+        threadpool.PrivateThreadPool(2, max_intra_op_parallelism=4)
     with pytest.raises(ValueError, match=r"num_threads 0 must be an integer >= 1"):
         threadpool.PrivateThreadPool(0)
     with pytest.raises(TypeError, match="takes a PrivateThreadPool"):
