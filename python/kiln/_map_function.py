@@ -170,10 +170,13 @@ class Random:
 
 
 def _generator(seed, position, rank, index, op_seed):
-    words = [int(seed) % 2**63, int(position) % 2**63, int(rank), int(index)]
-    if op_seed is not None:
-        words.append(int(op_seed) % 2**63)
-    return np.random.Generator(np.random.Philox(np.random.SeedSequence(words)))
+    # Philox keyed by (seed, position); the counter's upper words hold (rank, op index, op
+    # seed + 1 or 0), so each stream starts 2^64 blocks from any other (Philox counts up
+    # from the lowest word). Made directly: a SeedSequence per element cost twice as much.
+    key = np.array([int(seed) % 2**64, int(position) % 2**64], dtype=np.uint64)
+    counter = np.array([0, int(rank) % 2**64, int(index) % 2**64, 0 if op_seed is None else int(op_seed) % 2**63 + 1],
+                       dtype=np.uint64)
+    return np.random.Generator(np.random.Philox(counter=counter, key=key))
 
 
 def _walk(args, fn):

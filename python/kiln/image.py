@@ -212,7 +212,7 @@ def _host_flip(x, rng, axis_index):
     x = np.asarray(x)
     axis = (x.ndim - 3) + axis_index
     if x.ndim == 3:
-        return np.ascontiguousarray(np.flip(x, axis)) if rng.random() < 0.5 else x
+        return np.flip(x, axis) if rng.random() < 0.5 else x  # a view: what takes it next copies
     mirror = rng.random(x.shape[0]) < 0.5
     return np.where(mirror.reshape(-1, 1, 1, 1), np.flip(x, axis), x)
 
@@ -364,14 +364,49 @@ def random_crop(value, size, seed=None, name=None):
     return named(_same_dtype(out, t), name)
 
 
+_INT_MAX = {"uint8": 255, "int8": 127, "uint16": 65535, "int16": 32767, "int32": 2**31 - 1}
+_HOST_FLOATS = ("float16", "float32")
+
+
+def _host_convertible(src, dst, saturate):
+    """Whether convert_image_dtype has a host form for src -> dst: the graph's arithmetic
+    exactly (integers to floats, floats to floats, floats to integers when saturated;
+    an unsaturated out-of-range float has no one right integer)."""
+    if src.name == "string" or dst.name not in _HOST_FLOATS + tuple(_INT_MAX):
+        return False
+    if src.name in _HOST_FLOATS:
+        return dst.name in _HOST_FLOATS or (saturate and dst.name != "int32")
+    return src.name in _INT_MAX and dst.name in _HOST_FLOATS
+
+
+def _host_convert(x, dst, saturate):
+    """convert_image_dtype on a host image, in float32 as the graph form computes."""
+    x = np.asarray(x)
+    out = np.dtype(dst.name)
+    if x.dtype == out:
+        return x
+    if x.dtype.kind in "iu":
+        return (x.astype(np.float32) * np.float32(1.0 / _INT_MAX[x.dtype.name])).astype(out, copy=False)
+    if out.kind == "f":
+        return x.astype(out)
+    y = x.astype(np.float32)
+    y = np.clip(y, np.float32(0.0), np.float32(1.0))  # saturate (the only float -> integer host form)
+    return (y * np.float32(_INT_MAX[out.name] + 0.5)).astype(out)
+
+
 def convert_image_dtype(image, dtype, saturate=False, name=None):
     """Integers <-> floats as TensorFlow converts them: integers map [0, MAX] to [0, 1];
-    floats scale by MAX + 0.5 on the way back (uint8: 255.5), truncated."""
+    floats scale by MAX + 0.5 on the way back (uint8: 255.5), truncated. A decoded image
+    still on the host (a HostValue) is converted there, so the crops and flips after it
+    stay on the host too."""
+    if isinstance(image, HostValue) and _host_convertible(image.dtype, as_dtype(dtype), saturate):
+        return host_op("convert_image_dtype", functools.partial(_host_convert, dst=as_dtype(dtype), saturate=saturate),
+                       image, keep=True)
     t = convert_to_tensor(image, op="convert_image_dtype")
     src, dst = _dtype_of(t), as_dtype(dtype)
     if src.name == dst.name:
         return t
-    int_max = {"uint8": 255, "int8": 127, "uint16": 65535, "int16": 32767, "int32": 2**31 - 1}
+    int_max = _INT_MAX
     if src.is_floating and dst.is_floating:
         return named(cast(t, dst), name)
     if not src.is_floating and dst.is_floating:

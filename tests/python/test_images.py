@@ -100,6 +100,34 @@ def test_image_ops_give_what_tensorflow_gives(name):
         np.testing.assert_array_equal(got, expected)  # kiln holds uint8 in int32
 
 
+def test_convert_image_dtype_of_a_decoded_image_runs_on_the_host_as_the_graph_does():
+    # decode_png keeps the image on the host; convert_image_dtype converts it there (so the
+    # crops after it stay there): the same values as TensorFlow's and kiln's graph form.
+    def host(fn):
+        return mapped(lambda data: fn(tf.image.decode_png(data)), element=FILES["png"], dtype=tf.string)
+    kinds = []
+
+    def convert(x):
+        y = tf.image.convert_image_dtype(x, tf.float32)
+        kinds.append(type(y).__name__)
+        return y
+    to_float = host(convert)
+    assert kinds == ["HostValue"]
+    assert to_float.dtype == np.float32
+    np.testing.assert_array_equal(to_float, mapped(OPS["to_float"]))
+    np.testing.assert_allclose(to_float, want("to_float"), rtol=1e-6)
+    half = host(lambda x: tf.image.convert_image_dtype(x, tf.float16))
+    assert half.dtype == np.float16
+    np.testing.assert_array_equal(half, mapped(lambda x: tf.image.convert_image_dtype(x, tf.float16)))
+    back = host(lambda x: tf.image.convert_image_dtype(tf.image.convert_image_dtype(x, tf.float32), tf.uint8,
+                                                       saturate=True))
+    np.testing.assert_array_equal(back, RGB)  # x / 255 * 255.5, truncated, is x
+    # unsaturated float -> integer has no host form: the graph converts it, as TensorFlow does
+    np.testing.assert_array_equal(host(OPS["round_trip"]), want("round_trip"))
+    flipped = host(lambda x: tf.image.random_flip_left_right(tf.image.convert_image_dtype(x, tf.float32), seed=3))
+    assert any(np.array_equal(flipped, w) for w in (to_float, to_float[:, ::-1]))
+
+
 def test_decode_and_augment_in_a_tfrecord_pipeline(tmp_path):
     path = str(tmp_path / "images.tfrecord")
     with tf.io.TFRecordWriter(path) as w:
