@@ -52,7 +52,7 @@ const std::map<std::string, std::string> kPublicHeaderLayer = {
     {"learning_rate.h", "train"}, {"optimizer_params.h", "train"},
     {"model_dir_lock.h", "train"},  {"summary.h", "train"},
     {"report.h", "report"},
-    {"models.h", "models"},
+    {"models.h", "models"},     {"recipe.h", "models"},
 };
 
 struct Violation {

@@ -1,32 +1,11 @@
 #include "input_checks.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cmath>
-#include <cstring>
 #include <filesystem>
 
 #include "kiln/error.h"
-#include "kiln/models.h"
 
 namespace kiln::cli {
 namespace fs = std::filesystem;
-
-void check_train_paths(const std::string& data_dir, const std::string& model_dir) {
-  std::error_code ec;
-  const fs::file_status data = fs::status(data_dir, ec);
-  if (!fs::exists(data))
-    KILN_THROW(DataError) << "[data] Fashion-MNIST directory '" << data_dir << "' does not exist"
-                          << (ec && ec != std::errc::no_such_file_or_directory ? " or cannot be examined (" + ec.message() + ")" : "")
-                          << " (install the 'dataset-fashion-mnist' package with scripts/install-deps)";
-  if (!fs::is_directory(data)) KILN_THROW(DataError) << "[data] '" << data_dir << "' is not a directory";
-  if (::access(data_dir.c_str(), R_OK | X_OK) != 0) {
-    const int err = errno;
-    KILN_THROW(DataError) << "[data] directory '" << data_dir << "' cannot be read: " << std::strerror(err);
-  }
-  check_model_dir_path(model_dir);
-}
 
 void check_model_dir_path(const std::string& model_dir) {
   std::error_code ec;
@@ -42,18 +21,6 @@ void check_model_dir_path(const std::string& model_dir) {
                               << "' is a file, not a directory";
     }
     if (p == p.parent_path()) return;
-  }
-}
-
-void check_image_size(const std::string& model, const std::string& data_dir, const data::Dataset& train,
-                      const data::Dataset& test) {
-  const int64_t want = model_input_size(model);
-  const auto side = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(want))));
-  for (const auto& [which, ds] : {std::pair{"training", &train}, std::pair{"test", &test}}) {
-    if (ds->feature_dim() == want) continue;
-    KILN_THROW(DataError) << "[data] the " << which << " images in '" << data_dir << "' have " << ds->feature_dim()
-                          << " pixels each, but model " << model << " takes " << side << "x" << side << " = " << want
-                          << " (Fashion-MNIST's size); nothing was trained";
   }
 }
 

@@ -1,7 +1,10 @@
-// `kiln train`: train a built-in model with the Estimator and evaluate it: the classifiers
-// (mlp, cnn) on Fashion-MNIST and its test set, gpt on a text (the fortunes package by
-// default) and its last 10% (the validation split).
+// `kiln train`: train a built-in model with the Estimator and evaluate it. What differs
+// between the model families (the classifiers on Fashion-MNIST, gpt on a text) is their
+// recipe (kiln/recipe.h); this command owns the options and the run: it resolves the
+// settings, loads the data, builds one Estimator, trains with its hooks, evaluates, and
+// writes the records and the report.
 #pragma once
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -9,10 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/config.h"
-#include "kiln/data.h"
 #include "kiln/estimator.h"
-#include "kiln/models.h"
 #include "kiln/optimizer.h"
+#include "kiln/recipe.h"
 #include "optimizer_options.h"
 
 namespace kiln::cli {
@@ -31,60 +33,58 @@ class TrainCommand {
   int run();
 
  private:
-  struct Data;  // the training and test sets and their input functions
   // What the run's train() call and its evaluations cost.
   struct Totals {
     TrainStats st;
     double compile_s = 0, train_s = 0, eval_s = 0;
   };
 
-  std::unique_ptr<Estimator> make_estimator(std::shared_ptr<ModelDirLock> model_dir_lock = nullptr);
-  void check_final_loss(const std::optional<AccelerateTrainMode>& accel) const;
-  std::string banner() const;
-  Data load_data();
-  Data load_text_data();  // gpt
-  bool is_gpt() const { return model_ == kGptModelName; }
-  ModelFn model_fn();
+  void add_options();
+  bool given(std::string_view option) const { return cmd_->count(std::string(option)) > 0; }
+  // The recipe's defaults and checks, the optimizer, and the checks of the options against
+  // each other and the job; before any work, also in a dry run.
+  ParsedRunConfig resolve_settings();
+  void check_options(const ParsedRunConfig& parsed) const;
+  std::unique_ptr<Estimator> make_estimator(std::shared_ptr<ModelDirLock> model_dir_lock);
   nlohmann::json run_settings() const;
+  std::string banner() const;
   void on_precision_switch(const PrecisionSwitchEvent& e);
-  HookList hooks(Estimator& est, const Data& data);
+  HookList hooks(Estimator& est, const TrainData& data);
   void count_evaluation(const Evaluation& ev);
-  void train(Estimator& est, const Data& data);
+  void train(Estimator& est, const TrainData& data);
+  // train_report.cpp: the end of the run.
   int report_interrupted();
-  void report_final(Estimator& est, const Data& data);
+  void report_final(Estimator& est, const TrainData& data);
+  void print_final(const Evaluation& ev, const CompileSummary& cs) const;
+  nlohmann::json final_record(const Evaluation& ev, const CompileSummary& cs) const;
   // Data-parallel jobs (kiln::World): ranks > 0 stay silent; the final record's world part.
   void mute_output();
   void add_world_record(nlohmann::json& record, const CompileSummary& cs) const;
   std::string run_label(const ParsedRunConfig& parsed) const;  // "mlp fast1|step|0.9"
   nlohmann::json optimizer_record() const;                     // the final record's "params"
   template <class... Args>
-  void say(const char* fmt, Args... args) const;
+  void say(const char* fmt, Args... args) const {
+    if (quiet_) return;
+    std::printf(fmt, args...);
+    std::fflush(stdout);
+  }
 
   CLI::App* cmd_;
-  std::string model_ = "mlp";
-  std::string data_dir_ = data::kDefaultFashionMnistDir;
+  TrainSettings settings_ = default_train_settings();
   std::string backend_;
   std::string metrics_out_;
   std::string report_out_;  // --report
   OptimizerOptions optimizer_options_;
   OptimizerSettings optimizer_;  // resolved at the start of run(): the model's recipe and the options
-  int64_t steps_ = 1200;
-  int64_t batch_size_ = 256;
-  double final_loss_ = 0;  // 0: not given
-  int64_t seed_ = 0;
+  double final_loss_ = 0;        // 0: not given
   int64_t log_every_ = 100;
   int64_t eval_every_ = 0;
-  int64_t eval_batch_size_ = 1000;
-  int64_t train_limit_ = 0;
-  int64_t test_limit_ = 0;
   bool dry_run_ = false;
   bool quiet_ = false;
   RunConfig config_;
-  GptShape gpt_;                 // --layers --heads --width --context; vocabulary from the data
-  std::string text_vocabulary_;  // gpt: the text's distinct bytes (recorded in checkpoints)
-  std::string eval_split_ = "test";  // what evaluations run on: "test", or gpt's "validation"
 
   // The run in progress.
+  std::unique_ptr<Recipe> recipe_;
   std::unique_ptr<MetricsWriter> metrics_;
   std::shared_ptr<ProgressHook> progress_;
   std::shared_ptr<EvalHook> evals_;
