@@ -7,7 +7,7 @@
 //   interpreter            `interp_<name>` in src/backend/interp/
 //   CPU backend            how it is computed (inline in a fused loop, a reduction kernel,
 //                          a pooling loop nest, a oneDNN call, or the interpreter's kernel)
-//                          follows from `fusible` and the family: src/backend/cpu/lowering.cpp;
+//                          follows from `fusible` and the family: src/backend/cpu/schedule/lowering.cpp;
 //                          a fusible op's per-element C++ is `loop_<name>` in
 //                          src/backend/cpu/loop_*.cpp (declared in loop_ops.h)
 // A missing piece is a link error, not a runtime surprise. Composite ops (softmax,

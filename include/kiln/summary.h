@@ -1,5 +1,5 @@
 // Summaries: what a training run records about itself, for `kiln report`, TensorBoard and
-// people. The same records also go to TensorBoard's event files (train/summary_events.h):
+// people. The same records also go to TensorBoard's event files (train/summary/summary_events.h):
 // model_dir/events.out.tfevents.* for training, model_dir/eval/ for evaluation.
 //
 // With a model_dir and save_summary_steps > 0 the Estimator appends records to one file
@@ -54,7 +54,7 @@ class SummaryEvents;
 class SummaryWriter {
  public:
   // `events_dir`: also write each record as TensorBoard events in a new event file there
-  // (train/summary_events.h); "" = summaries.jsonl alone.
+  // (train/summary/summary_events.h); "" = summaries.jsonl alone.
   explicit SummaryWriter(std::string path, const std::string& events_dir = "");
   ~SummaryWriter();
   SummaryWriter(const SummaryWriter&) = delete;
@@ -101,7 +101,7 @@ RecordFile parse_records(std::istream& in, size_t max_line_bytes = kMaxRecordByt
 RecordFile read_records(const std::string& path);
 
 // The records both writers build (the Estimator's summary file and `kiln train
-// --metrics-out`), in one vocabulary (src/train/summary_records.cpp):
+// --metrics-out`), in one vocabulary (src/train/summary/summary_records.cpp):
 //
 // A number as a record holds it: the value, or null when it is not finite (JSON has no NaN).
 nlohmann::json number_or_null(double v);

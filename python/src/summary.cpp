@@ -1,11 +1,11 @@
-// tf.summary.FileWriter's event file (train/event_file.h) for Python.
+// tf.summary.FileWriter's event file (train/summary/event_file.h) for Python.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
 
 #include "module.h"
-#include "train/event_file.h"
+#include "train/summary/event_file.h"
 
 namespace py = pybind11;
 

@@ -16,12 +16,12 @@
 #include "kiln/optimizer.h"
 #include "kiln/text.h"
 #include "kiln/world.h"
-#include "train/accelerated_step.h"
+#include "train/accelerate/accelerated_step.h"
 #include "train/data_parallel.h"
 #include "train/estimator_state.h"
-#include "train/run_settings.h"
+#include "train/config/run_settings.h"
 #include "train/step_progress.h"
-#include "train/summary_hook.h"
+#include "train/summary/summary_hook.h"
 
 namespace kiln {
 

@@ -9,7 +9,7 @@
 #include "kiln/backend.h"
 #include "kiln/estimator.h"
 #include "ir/index_bounds.h"
-#include "train/precision_switch.h"
+#include "train/accelerate/precision_switch.h"
 
 namespace kiln {
 

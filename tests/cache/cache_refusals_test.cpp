@@ -9,8 +9,8 @@
 #include <fstream>
 #include <string>
 
-#include "backend/cpu/abi.h"
-#include "backend/cpu/toolchain.h"
+#include "backend/cpu/run/abi.h"
+#include "backend/cpu/build/toolchain.h"
 #include "cache/store.h"
 #include "kiln/compiler.h"
 #include "support/cache_entries.h"

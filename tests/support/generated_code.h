@@ -3,8 +3,8 @@
 #pragma once
 #include <string>
 
-#include "backend/cpu/codegen.h"
-#include "backend/cpu/schedule.h"
+#include "backend/cpu/codegen/codegen.h"
+#include "backend/cpu/schedule/schedule.h"
 #include "passes/passes.h"
 
 namespace kiln::testkit {

@@ -2,7 +2,7 @@
 // SessionLog START, scalars as simple_value), names that sort after the files already
 // there, and the events a SummaryWriter mirrors from its records. The real TensorBoard
 // reads them in tests/python/test_tensorboard.py.
-#include "train/event_file.h"
+#include "train/summary/event_file.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "train/loss_scaler.h"
+#include "train/accelerate/loss_scaler.h"
 
 #include <gtest/gtest.h>
 

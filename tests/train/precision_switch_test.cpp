@@ -1,4 +1,4 @@
-#include "train/precision_switch.h"
+#include "train/accelerate/precision_switch.h"
 
 #include <gtest/gtest.h>
 

@@ -2,13 +2,13 @@
 // CompileOptions (resolved at the edge: it reads no environment).
 #include <chrono>
 
-#include "backend/cpu/cache_entry.h"
-#include "backend/cpu/codegen.h"
-#include "backend/cpu/dumps.h"
-#include "backend/cpu/executable.h"
-#include "backend/cpu/host_build.h"
-#include "backend/cpu/object_identity.h"
-#include "backend/cpu/schedule.h"
+#include "backend/cpu/build/cache_entry.h"
+#include "backend/cpu/codegen/codegen.h"
+#include "backend/cpu/build/dumps.h"
+#include "backend/cpu/run/executable.h"
+#include "backend/cpu/build/host_build.h"
+#include "backend/cpu/build/object_identity.h"
+#include "backend/cpu/schedule/schedule.h"
 #include "backend/memory_check.h"
 #include "cache/session.h"
 #include "kiln/compiler.h"

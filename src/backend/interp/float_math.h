@@ -1,5 +1,5 @@
 // float exp and erf as compiled steps compute them: the same operations in the same order
-// as the generated code's prelude (src/backend/cpu/prelude.cpp), which has its own copy
+// as the generated code's prelude (src/backend/cpu/codegen/prelude.cpp), which has its own copy
 // because generated code includes no kiln header. The prelude's versions vectorize where
 // libm's calls do not; the interpreter uses these so that the two backends still agree to
 // the bit (tests/backend/cpu/prelude_math_test.cpp holds the copies to the same bits and

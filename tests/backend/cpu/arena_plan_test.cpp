@@ -2,7 +2,7 @@
 // share bytes, overlapping ones never do, and every buffer is 64-byte aligned.
 #include <gtest/gtest.h>
 
-#include "backend/cpu/arena_plan.h"
+#include "backend/cpu/schedule/arena_plan.h"
 #include "kiln/ops.h"
 
 namespace kiln::cpu {

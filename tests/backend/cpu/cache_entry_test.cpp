@@ -1,9 +1,9 @@
 // The CPU compile-cache key: every ingredient matters, nothing else does.
-#include "backend/cpu/cache_entry.h"
+#include "backend/cpu/build/cache_entry.h"
 
 #include <gtest/gtest.h>
 
-#include "backend/cpu/abi.h"
+#include "backend/cpu/run/abi.h"
 #include "kiln/cpu_features.h"
 #include "kiln/ops.h"
 #include "kiln/text.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/codegen.h"
+#include "backend/cpu/codegen/codegen.h"
 #include "kiln/compiler.h"
 #include "kiln/error.h"
 #include "passes/passes.h"

@@ -58,7 +58,7 @@ TEST(CompiledEdge, EmptyTensorsAndEmptyMatmul) {
 // Fixed bug (kept as a regression test): cast i64 -> i32 of an out-of-range value. The interpreter saturates
 // (src/backend/interp/elementwise.cpp, interp_cast: the float->integer branch tests only
 // the target type, so integer sources saturate too); the compiled code wraps
-// (src/backend/cpu/codegen_expr.cpp, Op::cast: static_cast<int32_t>). One of them must
+// (src/backend/cpu/codegen/codegen_expr.cpp, Op::cast: static_cast<int32_t>). One of them must
 // change: wrapping is what TensorFlow and NumPy do for integer->integer casts.
 TEST(CompiledEdge, CastI64ToI32OutOfRangeAgrees) {
   Graph g;

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "backend/cpu/schedule.h"
+#include "backend/cpu/schedule/schedule.h"
 #include "kiln/ops.h"
 
 namespace kiln::cpu {

@@ -2,7 +2,7 @@
 // (in_place_update.cpp), and when it must not.
 #include <gtest/gtest.h>
 
-#include "backend/cpu/schedule.h"
+#include "backend/cpu/schedule/schedule.h"
 #include "kiln/ops.h"
 
 namespace kiln::cpu {

@@ -5,8 +5,8 @@
 // conv_relu_pool_flatten_blocked (op_cases.h) and by CompiledCnn.
 #include <gtest/gtest.h>
 
-#include "backend/cpu/bias_gradient.h"
-#include "backend/cpu/schedule.h"
+#include "backend/cpu/schedule/bias_gradient.h"
+#include "backend/cpu/schedule/schedule.h"
 #include "backend/onednn/onednn.h"
 #include "kiln/autodiff.h"
 #include "kiln/compiler.h"

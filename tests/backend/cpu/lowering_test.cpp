@@ -1,7 +1,7 @@
 // How the CPU backend computes each op follows from the op table (lowering.cpp).
 #include <gtest/gtest.h>
 
-#include "backend/cpu/lowering.h"
+#include "backend/cpu/schedule/lowering.h"
 
 namespace kiln::cpu {
 namespace {

@@ -1,16 +1,16 @@
 // A compiled object carries what it was built for (key, graph, arena, I/O signature), and a
 // load refuses an object built for anything else: a cache entry whose step.so was swapped
 // for another entry's, with its metadata fixed up to match, is a miss, never a run.
-#include "backend/cpu/object_identity.h"
+#include "backend/cpu/build/object_identity.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "backend/cpu/abi.h"
-#include "backend/cpu/loader.h"
-#include "backend/cpu/toolchain.h"
+#include "backend/cpu/run/abi.h"
+#include "backend/cpu/run/loader.h"
+#include "backend/cpu/build/toolchain.h"
 #include "cache/store.h"
 #include "kiln/compiler.h"
 #include "kiln/error.h"

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "backend/cpu/codegen.h"
-#include "backend/cpu/toolchain.h"
+#include "backend/cpu/codegen/codegen.h"
+#include "backend/cpu/build/toolchain.h"
 #include "backend/interp/float_math.h"
 #include "support/temp_files.h"
 

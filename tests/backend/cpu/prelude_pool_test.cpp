@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "backend/cpu/codegen.h"
+#include "backend/cpu/codegen/codegen.h"
 #include "support/temp_files.h"
 
 namespace kiln::cpu {

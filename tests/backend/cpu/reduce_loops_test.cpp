@@ -9,7 +9,7 @@
 #include <limits>
 #include <string>
 
-#include "backend/cpu/codegen.h"
+#include "backend/cpu/codegen/codegen.h"
 #include "kiln/ops.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "backend/cpu/codegen.h"
+#include "backend/cpu/codegen/codegen.h"
 #include "kiln/ops.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"

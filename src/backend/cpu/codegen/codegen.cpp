@@ -1,0 +1,161 @@
+#include "backend/cpu/codegen/codegen.h"
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+
+#include "backend/cpu/run/abi.h"
+#include "backend/cpu/codegen/codegen_expr.h"
+#include "backend/cpu/codegen/codegen_library.h"
+#include "backend/cpu/codegen/codegen_pool.h"
+#include "backend/cpu/codegen/codegen_reduce.h"
+
+namespace kiln::cpu {
+namespace {
+
+// The row width of a row loop for a step of this shape, or 0 for one flat loop: rows of
+// the last axis when it fills at least a vector and there are rows enough to share.
+int64_t row_width(const Shape& shape) {
+  if (shape.size() < 2) return 0;
+  const int64_t w = shape.back(), count = numel(shape);
+  return w >= 8 && count / w >= 16 ? w : 0;
+}
+
+// One loop computing every root of the step; all stores come after all loads of an
+// iteration, so a root may overwrite (in place) a value another root still reads.
+// Where the roots read other elements than their own (broadcasts, transposes, slices,
+// pads), the loop runs over rows of the last axis, so that most of the index arithmetic
+// is done once per row and the loads within a row are contiguous (ExprEmitter::coordinate).
+std::string elementwise_kernel(const Schedule& s, const Step& st, const std::string& name) {
+  const Shape& shape = s.graph.node(st.node()).shape;
+  const int64_t count = numel(shape);
+  auto emit = [&](int64_t width, std::ostringstream& body, std::vector<std::string>& values) {
+    auto em = std::make_unique<ExprEmitter>(s, body);
+    em->split_rows(width);
+    for (ValueId r : st.roots) values.push_back(em->value(r, "i", true));
+    return em;
+  };
+  std::ostringstream body;
+  std::vector<std::string> values;
+  auto em = emit(0, body, values);
+  int64_t width = row_width(shape);
+  if (width > 0 && em->computed_coordinates()) {
+    body.str("");
+    values.clear();
+    em = emit(width, body, values);
+  } else {
+    width = 0;
+  }
+  std::ostringstream k, outs, stores;
+  for (size_t j = 0; j < st.roots.size(); ++j) {
+    const Node& n = s.graph.node(st.roots[j]);
+    const std::string out = "out" + std::to_string(j);
+    k << "// " << op_name(n.op) << " -> " << dtype_name(n.dtype) << shape_str(n.shape)
+      << (s.buffers[s.buffer_of[st.roots[j]]].kind == BufferKind::variable_in_place ? " (in place)" : "") << "\n";
+    outs << out_decl(s, st.roots[j], out);
+    stores << "      " << out << "[i] = " << ExprEmitter::store(n.dtype, values[j]) << ";\n";
+  }
+  k << "KILN_KERNEL void " << name << "(void** B) {\n" << em->pointer_decls() << outs.str();
+  if (width == 0) {
+    k << "#pragma omp parallel for simd if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
+    k << "  for (int64_t i = 0; i < " << count << "; ++i) {\n" << body.str() << stores.str() << "  }\n}\n\n";
+    return k.str();
+  }
+  k << "#pragma omp parallel for if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
+  k << "  for (int64_t r = 0; r < " << count / width << "; ++r) {\n";
+  // One inner loop per piece of the row between pad edges (ExprEmitter::note_row_break):
+  // with constant bounds on j, the compiler folds each pad's test and clamp, so a sum of
+  // pads (a slice's gradient) becomes plain copies.
+  std::vector<int64_t> cuts{0};
+  cuts.insert(cuts.end(), em->row_breaks().begin(), em->row_breaks().end());
+  cuts.push_back(width);
+  for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+    k << "#pragma omp simd\n";
+    k << "    for (int64_t j = " << cuts[c] << "; j < " << cuts[c + 1] << "; ++j) {\n";
+    k << "      const int64_t i = r * " << width << " + j;\n";
+    k << body.str() << stores.str() << "    }\n";
+  }
+  k << "  }\n}\n\n";
+  return k.str();
+}
+
+// The pooling rows only where there is pooling: on AVX-512 machines they include
+// <immintrin.h>, whose parsing alone costs more than compiling most steps.
+std::string prelude(bool split, bool pool, bool random) {
+  return std::string(split ? "#define KILN_KERNEL __attribute__((visibility(\"hidden\")))\n" : "#define KILN_KERNEL static\n") +
+         kPrelude + (pool ? kPreludePool : "") + (random ? kPhiloxText : "") + "\n";
+}
+
+}  // namespace
+
+GeneratedSource generate_source(const Schedule& s) {
+  GeneratedSource out;
+  for (const Node& n : s.graph.nodes()) out.random = out.random || n.op == Op::random;
+  std::ostringstream decls, step;
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const Step& st = s.steps[i];
+    const std::string name = "k" + std::to_string(i);
+    std::string kernel;
+    switch (st.kind) {
+      case StepKind::elementwise: kernel = elementwise_kernel(s, st, name); break;
+      case StepKind::reduce: kernel = reduce_kernel(s, st, name); break;
+      case StepKind::pool:
+        kernel = pool_kernel(s, st, name);
+        out.pool = true;
+        break;
+      case StepKind::library: step << library_call(s, st, i); break;
+      case StepKind::fallback:
+        step << "  rt->fallback(host, " << i << ", B);  // " << op_name(s.graph.node(st.node()).op) << "\n";
+        break;
+    }
+    if (!kernel.empty()) {
+      out.kernels.push_back(std::move(kernel));
+      decls << "KILN_KERNEL void " << name << "(void** B);\n";
+      step << "  " << name << "(B);\n";
+    }
+    step << "  if (rt->tick) rt->tick(host, " << i << ");\n";
+  }
+  std::ostringstream entry;
+  entry << decls.str() << "\n";
+  entry << "extern \"C\" int kiln_abi_version() { return " << kAbiVersion << "; }\n\n";
+  entry << "extern \"C\" void kiln_step(const Runtime* rt, void* host, void** B) {\n"
+        << "  (void)rt;\n  (void)host;\n"
+        << step.str() << "}\n";
+  out.entry = entry.str();
+  return out;
+}
+
+std::string GeneratedSource::text() const {
+  std::string tu = prelude(false, pool, random);
+  for (const auto& k : kernels) tu += k;
+  return tu + entry;
+}
+
+std::vector<std::string> GeneratedSource::units(int n, const std::string& entry_extra) const {
+  const size_t count = std::max<size_t>(1, std::min<size_t>(n < 1 ? 1 : static_cast<size_t>(n), kernels.size() + 1));
+  if (count == 1) return {text() + entry_extra};
+  // Largest kernel first into the lightest unit (source size stands in for compile time);
+  // ties go to the lower unit, so the cut depends only on the code and n.
+  std::vector<size_t> order(kernels.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return kernels[a].size() > kernels[b].size(); });
+  std::vector<size_t> load(count, 0);
+  std::vector<std::vector<size_t>> members(count);
+  load[0] = entry.size();
+  for (size_t k : order) {
+    const size_t to = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[to] += kernels[k].size();
+    members[to].push_back(k);
+  }
+  std::vector<std::string> out;
+  for (size_t u = 0; u < count; ++u) {
+    std::sort(members[u].begin(), members[u].end());
+    std::string tu = prelude(true, pool, random);
+    for (size_t k : members[u]) tu += kernels[k];
+    if (u == 0) tu += entry + entry_extra;
+    out.push_back(std::move(tu));
+  }
+  return out;
+}
+
+}  // namespace kiln::cpu

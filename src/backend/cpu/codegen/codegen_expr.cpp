@@ -1,0 +1,210 @@
+#include "backend/cpu/codegen/codegen_expr.h"
+
+#include <algorithm>
+#include <array>
+
+#include "backend/cpu/codegen/loop_ops.h"
+#include "kiln/error.h"
+
+namespace kiln::cpu {
+namespace {
+
+using LoopEmitter = std::string (*)(LoopOp&);
+constexpr std::array<LoopEmitter, kNumOps> kLoopEmitters = {
+#define KILN_X(name, arity, family, diff, fusible, ...) KILN_OP_CHOOSE(fusible, &loop_##name, nullptr),
+    KILN_OPS(KILN_X)
+#undef KILN_X
+};
+
+// The C++ expression of node n at index idx, by its op's emitter.
+std::string compute(ExprEmitter& em, const Node& n, const std::string& idx) {
+  const LoopEmitter emit = kLoopEmitters[static_cast<size_t>(n.op)];
+  KILN_CHECK(emit) << "op " << op_name(n.op) << " cannot be computed inside a fused loop";
+  LoopOp op{em, n, idx};
+  return emit(op);
+}
+
+}  // namespace
+
+// Coordinate (idx / stride) % size of a linear index below `count`; no modulo when
+// `outermost`. Below 2^32 the division is unsigned 32-bit: GCC vectorises that one (by
+// multiplying), and not 64-bit division, which left broadcast loops such as a bias add
+// scalar.
+std::string coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count, bool outermost) {
+  if (count > int64_t{0xffffffff}) {
+    const std::string q = "(" + idx + " / " + std::to_string(stride) + ")";
+    return outermost ? q : "(" + q + " % " + std::to_string(size) + ")";
+  }
+  std::string e = "static_cast<uint32_t>(" + idx + ")";
+  if (stride != 1) e = "(" + e + " / " + std::to_string(stride) + "u)";
+  if (!outermost) e = "(" + e + " % " + std::to_string(size) + "u)";
+  return "static_cast<int64_t>(" + e + ")";
+}
+
+std::string ExprEmitter::storage_type(DType t) {
+  switch (t) {
+    case DType::f32: return "float";
+    case DType::f16: case DType::bf16: return "uint16_t";
+    case DType::i32: return "int32_t";
+    case DType::i64: return "int64_t";
+    case DType::boolean: return "uint8_t";
+  }
+  return "void";
+}
+
+std::string ExprEmitter::value_type(DType t) {
+  if (is_float(t)) return "float";
+  return t == DType::boolean ? "bool" : "int64_t";
+}
+
+std::string ExprEmitter::store(DType t, const std::string& v) {
+  switch (t) {
+    case DType::f32: return v;
+    case DType::bf16: return "f2bf(" + v + ")";
+    case DType::f16: return "f2hf(" + v + ")";
+    case DType::i32: return "static_cast<int32_t>(" + v + ")";
+    case DType::i64: return v;
+    case DType::boolean: return "static_cast<uint8_t>(" + v + ")";
+  }
+  return v;
+}
+
+std::string ExprEmitter::load(DType t, const std::string& elem) {
+  switch (t) {
+    case DType::f32: return elem;
+    case DType::bf16: return "bf2f(" + elem + ")";
+    case DType::f16: return "hf2f(" + elem + ")";
+    case DType::i32: case DType::i64: return "static_cast<int64_t>(" + elem + ")";
+    case DType::boolean: return "(" + elem + " != 0)";
+  }
+  return elem;
+}
+
+std::string ExprEmitter::pointer_decl(DType t, const std::string& name, int buffer, bool is_const) {
+  const std::string st = (is_const ? "const " : "") + storage_type(t);
+  return "  " + st + "* __restrict " + name + " = static_cast<" + st + "*>(B[" + std::to_string(buffer) + "]);\n";
+}
+
+std::string ExprEmitter::pointer_decls() const { return decls_; }
+
+std::string ExprEmitter::coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count,
+                                    bool outermost) const {
+  ++coordinates_;
+  const int64_t w = row_width_;
+  if (w > 0 && idx != "i") {
+    const auto a = aligned_.find(idx);
+    if (a != aligned_.end()) {
+      std::string c = aligned_coordinate(a->second, stride, size, outermost);
+      if (!c.empty()) return c;
+    }
+  }
+  if (w > 0 && idx == "i") {
+    // i = r*w + j with 0 <= j < w.
+    if (stride % w == 0) {
+      // j never carries into i / stride: the coordinate is the row's alone.
+      const std::string q = stride == w ? "r" : "(r / " + std::to_string(stride / w) + ")";
+      return outermost ? q : "(" + q + " % " + std::to_string(size) + ")";
+    }
+    if (!outermost && stride * size < w && w % (stride * size) == 0) {
+      // The coordinate cycles within a row: the same at j as at i.
+      return "static_cast<int64_t>(static_cast<uint32_t>(" + j_over(stride) + ") % " + std::to_string(size) + "u)";
+    }
+    if (w % stride == 0 && (outermost || (stride * size) % w == 0)) {
+      // i / stride = r*(w/stride) + j/stride, and the row's part is a multiple of w/stride,
+      // which divides size: adding j/stride < w/stride never wraps around size.
+      const int64_t per_row = w / stride;
+      const std::string jpart = j_over(stride);
+      if (!outermost && size == per_row) return jpart;
+      const std::string rpart = per_row == 1 ? "r" : "r * " + std::to_string(per_row);
+      return "(" + (outermost ? rpart : "(" + rpart + ") % " + std::to_string(size)) + " + " + jpart + ")";
+    }
+  }
+  return kiln::cpu::coordinate(idx, stride, size, count, outermost);
+}
+
+// j / k in the row loop. For a few pieces (k >= w / 8) the row is cut at the multiples
+// of k, so that within each piece j / k is a constant and the loads are contiguous.
+std::string ExprEmitter::j_over(int64_t k) const {
+  if (k == 1) return "j";
+  if (row_width_ / k <= 8)
+    for (int64_t c = k; c < row_width_; c += k) note_row_break(c);
+  return "static_cast<int64_t>(static_cast<uint32_t>(j) / " + std::to_string(k) + "u)";
+}
+
+// The coordinate of an index R + j (R a multiple of the row width w, 0 <= j < w): as for
+// i = r*w + j, a function of R alone where j cannot carry into it, else R's part plus j's;
+// "" where neither holds (the caller divides the index itself).
+std::string ExprEmitter::aligned_coordinate(const std::string& R, int64_t stride, int64_t size, bool outermost) const {
+  const int64_t w = row_width_;
+  const std::string s = std::to_string(stride), n = std::to_string(size);
+  const std::string q = stride == 1 ? "(" + R + ")" : "((" + R + ") / " + s + ")";
+  if (stride % w == 0) return outermost ? q : "(" + q + " % " + n + ")";
+  if (!outermost && stride * size < w && w % (stride * size) == 0)
+    return "static_cast<int64_t>(static_cast<uint32_t>(" + j_over(stride) + ") % " + n + "u)";
+  if (w % stride == 0 && (outermost || (stride * size) % w == 0))
+    return "(" + (outermost ? q : "(" + q + " % " + n + ")") + " + " + j_over(stride) + ")";
+  return "";
+}
+
+std::string ExprEmitter::declare_aligned_index(const std::string& row_part) {
+  const std::string name = declare_index(row_part + " + j");
+  aligned_[name] = row_part;
+  return name;
+}
+
+std::string ExprEmitter::broadcast_index(const std::string& idx, const Shape& from, const Shape& to) {
+  if (from == to) return idx;
+  if (numel(to) == 1) return "0";
+  const auto fst = strides_of(from), tst = strides_of(to);
+  const size_t lead = from.size() - to.size();
+  std::string e;
+  for (size_t a = 0; a < to.size(); ++a) {
+    if (to[a] == 1) continue;
+    const size_t j = a + lead;
+    if (!e.empty()) e += " + ";
+    e += coordinate(idx, fst[j], from[j], numel(from), j == 0) + " * " + std::to_string(tst[a]);
+  }
+  return declare_index(e.empty() ? "0" : e);
+}
+
+std::string ExprEmitter::declare_index(const std::string& expr) {
+  const std::string name = fresh("i");
+  body_ << "      const int64_t " << name << " = " << expr << ";\n";
+  return name;
+}
+
+std::string ExprEmitter::load(ValueId v, const std::string& idx) {
+  const int b = s_.buffer_of[v];
+  const DType t = s_.graph.node(v).dtype;
+  if (std::find(declared_.begin(), declared_.end(), b) == declared_.end()) {
+    declared_.push_back(b);
+    decls_ += pointer_decl(t, "p" + std::to_string(b), b, true);
+  }
+  const std::string elem = "p" + std::to_string(b) + "[" + idx + "]";
+  // A small 16-bit buffer read at computed indices (a bias broadcast over a batch): x86
+  // has no 16-bit gather, so such a load keeps the whole loop scalar. Widen it to float32
+  // once, before the loop, and gather from that.
+  const int64_t count = numel(s_.graph.node(v).shape);
+  if ((t == DType::bf16 || t == DType::f16) && idx != "i" && count <= kWidenLimit) {
+    const std::string w = "w" + std::to_string(b);
+    if (std::find(widened_.begin(), widened_.end(), b) == widened_.end()) {
+      widened_.push_back(b);
+      decls_ += "  float " + w + "[" + std::to_string(count) + "];\n  for (int64_t k = 0; k < " + std::to_string(count) +
+                "; ++k) " + w + "[k] = " + load(t, "p" + std::to_string(b) + "[k]") + ";\n";
+    }
+    return w + "[" + idx + "]";
+  }
+  return load(t, elem);
+}
+
+std::string ExprEmitter::value(ValueId v, const std::string& idx, bool root) {
+  const auto key = std::make_pair(v, idx);
+  if (auto it = known_.find(key); it != known_.end()) return it->second;
+  const Node& n = s_.graph.node(v);
+  std::string e = (!root && s_.has_buffer(v)) ? load(v, idx) : compute(*this, n, idx);
+  const std::string name = fresh("t");
+  body_ << "      const " << value_type(n.dtype) << " " << name << " = " << e << ";\n";
+  return known_[key] = name;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,98 @@
+// Emits the per-element C++ statements that compute one value of a fused group. The
+// code of each op is its loop_<op> emitter (loop_ops.h); this class walks the fused
+// expression, loads values that have buffers and names every intermediate once.
+#pragma once
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "backend/cpu/schedule/schedule.h"
+
+namespace kiln::cpu {
+
+class ExprEmitter {
+ public:
+  ExprEmitter(const Schedule& s, std::ostringstream& body) : s_(s), body_(body) {}
+
+  const Graph& graph() const { return s_.graph; }
+
+  // The name of a C++ local holding value v at linear index `idx` (an expression in v's
+  // shape). `root` computes v itself even if it has a buffer (it is the group's output).
+  std::string value(ValueId v, const std::string& idx, bool root = false);
+
+  // The index in shape `to` that broadcasting reads for index `idx` of shape `from`
+  // (a new local when it takes arithmetic).
+  std::string broadcast_index(const std::string& idx, const Shape& from, const Shape& to);
+
+  // Coordinate (idx / stride) % size of a linear index below `count` (no modulo when
+  // `outermost`). In a row loop (split_rows) a coordinate of the loop's own index "i" is
+  // written in r and j where it can be: a function of the row alone (hoisted out of the
+  // inner loop) or the row's part plus a function of j, so that the loads it indexes are
+  // contiguous vector loads instead of gathers.
+  std::string coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count, bool outermost) const;
+
+  // The loop runs as rows of `width` elements: i = r * width + j, j in [0, width).
+  void split_rows(int64_t width) { row_width_ = width; }
+  // Whether the emitted code computed any coordinate (so a row loop may pay off).
+  bool computed_coordinates() const { return coordinates_ > 0; }
+  // A column of the row where some read changes behaviour (a pad's edge on the last
+  // axis): the row loop is cut there, so that within each piece the pad's bounds test is
+  // a constant the compiler folds away, with its clamped index.
+  void note_row_break(int64_t j) const {
+    if (j > 0 && j < row_width_) row_breaks_.insert(j);
+  }
+  const std::set<int64_t>& row_breaks() const { return row_breaks_; }
+
+  // Declares a local `const int64_t` holding `expr`; returns its name.
+  std::string declare_index(const std::string& expr);
+  // In a row loop: declares the index row_part + j, where row_part (free of j) is a
+  // multiple of the row width; coordinates of it are then written as for i itself.
+  std::string declare_aligned_index(const std::string& row_part);
+  int64_t row_width() const { return row_width_; }
+
+  // Pointer declarations for the buffers the emitted code reads ("p<buffer>").
+  std::string pointer_decls() const;
+
+  static std::string storage_type(DType t);  // element type of a buffer
+  static std::string value_type(DType t);    // C++ type values are computed in
+  static std::string store(DType t, const std::string& v);  // value -> storage element
+  static std::string load(DType t, const std::string& elem);  // storage element -> value
+  // "  [const ]T* __restrict <name> = static_cast<...>(B[<buffer>]);"
+  static std::string pointer_decl(DType t, const std::string& name, int buffer, bool is_const);
+
+ private:
+  std::string fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
+  std::string j_over(int64_t k) const;
+  std::string aligned_coordinate(const std::string& R, int64_t stride, int64_t size, bool outermost) const;
+  std::string load(ValueId v, const std::string& idx);
+
+  const Schedule& s_;
+  std::ostringstream& body_;
+  int counter_ = 0;
+  int64_t row_width_ = 0;  // 0: one flat loop over i
+  mutable int coordinates_ = 0;
+  mutable std::set<int64_t> row_breaks_;
+  std::map<std::string, std::string> aligned_;  // index local -> its row part R (index = R + j)
+  std::string decls_;
+  std::vector<int> declared_;
+  std::vector<int> widened_;  // 16-bit buffers copied to float32 arrays before the loop
+  static constexpr int64_t kWidenLimit = 4096;  // elements (16 KiB on the stack)
+  // Values already computed in this loop body, by (value, index expression).
+  std::map<std::pair<ValueId, std::string>, std::string> known_;
+};
+
+// Work below this many elements runs on one thread: forking costs more than it saves.
+inline constexpr int64_t kParallelThreshold = 16384;
+
+// "  T* __restrict <name> = ...;": a pointer to v's buffer, for writing.
+inline std::string out_decl(const Schedule& s, ValueId v, const std::string& name = "out") {
+  return ExprEmitter::pointer_decl(s.graph.node(v).dtype, name, s.buffer_of[v], false);
+}
+
+// Coordinate (idx / stride) % size of a linear index below `count`; no modulo when
+// `outermost`.
+std::string coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count, bool outermost);
+
+}  // namespace kiln::cpu

@@ -1,0 +1,105 @@
+// loop_<op> for the index-mapping ops: each output element reads one input element, at
+// an index computed from the output's coordinates (reshape keeps the linear index).
+#include "backend/cpu/codegen/loop_ops.h"
+
+namespace kiln::cpu {
+namespace {
+
+// The input element at the index summed over the output's axes of term(axis, the
+// output's coordinate on that axis). `step(a)`, where given, is the input stride the
+// term multiplies the coordinate by (after adding a multiple of the row width, if any):
+// in a row loop, an index whose only column term is j itself, every other term a
+// multiple of the row width, is R + j, and the ops that read through it (a slice after a
+// transpose, say) see contiguous rows too (ExprEmitter::declare_aligned_index). A
+// coordinate is exactly "j" only on a last axis as wide as the row, so every other axis's
+// stride is a multiple of the row width and its coordinate a function of the row alone.
+template <class Term, class Step>
+std::string gathered(LoopOp& op, Term term, Step step) {
+  const Shape& os = op.n.shape;
+  if (numel(op.input(0).shape) == 0) return "static_cast<" + op.value_type() + ">(0)";  // padding of nothing
+  const auto ost = strides_of(os);
+  const int64_t w = op.em.row_width();
+  std::string e = "0", row = "0";
+  bool aligned = w > 0, has_j = false;
+  for (size_t a = 0; a < os.size(); ++a) {
+    const std::string c = op.em.coordinate(op.idx, ost[a], os[a], numel(os), false);
+    const std::string t = term(a, c);
+    e += " + " + t;
+    const int64_t m = step(a);
+    if (c == "j" && m == 1 && !has_j) {
+      has_j = true;
+      row += " + " + term(a, "0");  // a slice's offset on the last axis (a multiple of w)
+    } else if (w > 0 && m > 0 && m % w == 0) {
+      row += " + " + t;
+    } else {
+      aligned = false;
+    }
+  }
+  return op.in_at(0, aligned && has_j ? op.em.declare_aligned_index(row) : op.em.declare_index(e));
+}
+
+}  // namespace
+
+std::string loop_reshape(LoopOp& op) { return op.in_at(0, op.idx); }
+
+std::string loop_transpose(LoopOp& op) {
+  const auto ist = strides_of(op.input(0).shape);
+  const auto& perm = op.n.attrs.ints("perm");
+  return gathered(op, [&](size_t a, const std::string& c) { return c + " * " + std::to_string(ist[perm[a]]); },
+                  [&](size_t a) { return ist[perm[a]]; });
+}
+
+std::string loop_slice(LoopOp& op) {
+  const auto ist = strides_of(op.input(0).shape);
+  const auto& begin = op.n.attrs.ints("begin");
+  return gathered(op, [&](size_t a, const std::string& c) {
+    return "(" + c + " + " + std::to_string(begin[a]) + ") * " + std::to_string(ist[a]);
+  }, [&](size_t a) {  // the offset must keep the row's alignment too
+    const int64_t w = op.em.row_width();
+    return w > 0 && begin[a] * ist[a] % w == 0 ? ist[a] : int64_t{0};
+  });
+}
+
+// Reads a clamped (always valid) element, then zeroes it outside the input.
+std::string loop_pad(LoopOp& op) {
+  const Shape is = op.input(0).shape;
+  const std::string zero = "static_cast<" + op.value_type() + ">(0)";
+  if (numel(is) == 0) return zero;
+  const auto ist = strides_of(is);
+  const auto& low = op.n.attrs.ints("low");
+  std::string inside = "true";
+  const std::string v = gathered(op, [&](size_t a, const std::string& c) {
+    if (c == "j") {  // the row loop's column: cut the row at the pad's edges
+      op.em.note_row_break(low[a]);
+      op.em.note_row_break(low[a] + is[a]);
+    }
+    const std::string k = "(" + c + " - " + std::to_string(low[a]) + ")";
+    inside += " && " + k + " >= 0 && " + k + " < " + std::to_string(is[a]);
+    return "km::min<int64_t>(km::max<int64_t>(" + k + ", 0), " + std::to_string(is[a] - 1) + ") * " +
+           std::to_string(ist[a]);
+  }, [](size_t) { return int64_t{0}; });  // clamped: never R + j
+  return "((" + inside + ") ? " + v + " : " + zero + ")";
+}
+
+std::string loop_one_hot(LoopOp& op) {
+  const int64_t depth = op.n.attrs.i("depth");
+  const std::string k = op.in_at(0, "(" + op.idx + " / " + std::to_string(depth) + ")");
+  const std::string hit = "(" + k + " == (" + op.idx + " % " + std::to_string(depth) + "))";
+  return op.is_float() ? "(" + hit + " ? 1.0f : 0.0f)" : "static_cast<" + op.value_type() + ">(" + hit + ")";
+}
+
+// Element (i, j) of the output is element j of row indices[i] of params; an index out of
+// range reads a clamped row (never out of bounds) and yields zero.
+std::string loop_gather(LoopOp& op) {
+  const Shape& ps = op.input(0).shape;
+  const std::string zero = "static_cast<" + op.value_type() + ">(0)";
+  if (numel(ps) == 0) return zero;
+  const int64_t rows = ps[0], d = numel(ps) / rows;
+  const std::string D = std::to_string(d), last = std::to_string(rows - 1);
+  const std::string k = "static_cast<int64_t>(" + op.in_at(1, "(" + op.idx + " / " + D + ")") + ")";
+  const std::string row = "km::min<int64_t>(km::max<int64_t>(" + k + ", 0), " + last + ")";
+  const std::string v = op.in_at(0, "(" + row + " * " + D + " + " + op.idx + " % " + D + ")");
+  return "((" + k + " >= 0 && " + k + " <= " + last + ") ? " + v + " : " + zero + ")";
+}
+
+}  // namespace kiln::cpu
