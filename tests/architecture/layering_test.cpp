@@ -77,7 +77,9 @@ std::string layer_of_include(const fs::path& root, const std::string& inc, const
     return it == kPublicHeaderLayer.end() ? "?public" : it->second;
   }
   if (fs::exists(root / "src" / inc)) return fs::path(inc).begin()->string();
-  if (fs::exists(root / "tools" / inc) || fs::exists(includer.parent_path() / inc)) return layer_of_file(fs::relative(includer, root));
+  // A header of the command (tools/kiln is on its include path) or beside the includer.
+  if (fs::exists(root / "tools" / "kiln" / inc) || fs::exists(includer.parent_path() / inc))
+    return layer_of_file(fs::relative(includer, root));
   return "";
 }
 

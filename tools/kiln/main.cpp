@@ -19,7 +19,7 @@
 #include "report_command.h"
 #include "sample_command.h"
 #include "option_names.h"
-#include "train_command.h"
+#include "train/train_command.h"
 
 namespace {
 // The command that ran, for its option names in errors (nullptr: none).
