@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "kiln/float_math.h"
+
 namespace kiln {
 
 enum class DType : uint8_t { f32, f16, bf16, i32, i64, boolean };
@@ -20,21 +22,11 @@ inline bool is_low_float(DType t) { return t == DType::f16 || t == DType::bf16; 
 inline bool is_integer(DType t) { return t == DType::i32 || t == DType::i64 || t == DType::boolean; }
 
 // IEEE binary16 and bfloat16, round to nearest even; NaN stays NaN, overflow goes to inf.
-uint16_t f32_to_f16_bits(float f);
-float f16_bits_to_f32(uint16_t h);
-inline uint16_t f32_to_bf16_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // quiet NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-inline float bf16_bits_to_f32(uint16_t h) {
-  uint32_t u = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+// The same functions as generated code's (kiln/float_math.h).
+inline uint16_t f32_to_f16_bits(float f) { return kiln_math::f32_to_f16_bits(f); }
+inline float f16_bits_to_f32(uint16_t h) { return kiln_math::f16_bits_to_f32(h); }
+inline uint16_t f32_to_bf16_bits(float f) { return kiln_math::f32_to_bf16_bits(f); }
+inline float bf16_bits_to_f32(uint16_t h) { return kiln_math::bf16_bits_to_f32(h); }
 // The float32 value nearest to x that type t can hold (identity for f32).
 inline float round_to(DType t, float x) {
   if (t == DType::bf16) return bf16_bits_to_f32(f32_to_bf16_bits(x));

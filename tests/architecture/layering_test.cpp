@@ -38,7 +38,7 @@ const std::map<std::string, int> kLayerLevel = {
 
 // The layer of each public header: the folder whose code implements it.
 const std::map<std::string, std::string> kPublicHeaderLayer = {
-    {"array.h", "ir"},          {"dtype.h", "ir"},         {"error.h", "ir"},
+    {"array.h", "ir"},          {"dtype.h", "ir"},         {"float_math.h", "ir"},         {"error.h", "ir"},
     {"graph.h", "ir"},          {"op.h", "ir"},            {"op_list.h", "ir"},
     {"ops.h", "ir"},            {"shape.h", "ir"},         {"text.h", "ir"},
     {"transformer.h", "ir"},

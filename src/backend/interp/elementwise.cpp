@@ -4,7 +4,7 @@
 
 #include "kiln/error.h"
 #include "kiln/ops.h"
-#include "backend/interp/float_math.h"
+#include "kiln/float_math.h"
 #include "backend/interp/kernels.h"
 
 namespace kiln::interp {
@@ -81,7 +81,7 @@ Array compare(const Node& n, Inputs in, F f) {
   return out;
 }
 
-float gelu_f(float x) { return 0.5f * x * (1.0f + erf_f32(x * 0.70710678118654752f)); }
+float gelu_f(float x) { return 0.5f * x * (1.0f + kiln_math::erf_f32(x * 0.70710678118654752f)); }
 float sign_f(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f); }
 int64_t sign_i(int64_t x) { return x > 0 ? 1 : (x < 0 ? -1 : 0); }
 
@@ -107,7 +107,7 @@ Array interp_abs(const Node& n, Inputs in) {
   return unary(n, in, [](float x) { return std::fabs(x); }, [](int64_t x) { return x < 0 ? -x : x; });
 }
 Array interp_sign(const Node& n, Inputs in) { return unary(n, in, sign_f, sign_i); }
-Array interp_exp(const Node& n, Inputs in) { return unary_float(n, *in[0], exp_f32); }
+Array interp_exp(const Node& n, Inputs in) { return unary_float(n, *in[0], kiln_math::exp_f32); }
 Array interp_log(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::log(x); }); }
 Array interp_sqrt(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::sqrt(x); }); }
 Array interp_rsqrt(const Node& n, Inputs in) {
@@ -115,7 +115,7 @@ Array interp_rsqrt(const Node& n, Inputs in) {
 }
 Array interp_tanh(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::tanh(x); }); }
 Array interp_sigmoid(const Node& n, Inputs in) {
-  return unary_float(n, *in[0], [](float x) { return 1.0f / (1.0f + exp_f32(-x)); });
+  return unary_float(n, *in[0], [](float x) { return 1.0f / (1.0f + kiln_math::exp_f32(-x)); });
 }
 Array interp_relu(const Node& n, Inputs in) {
   // x < 0 ? 0 : x, not x > 0 ? x : 0: a NaN passes through (as in TensorFlow and PyTorch),
@@ -123,7 +123,7 @@ Array interp_relu(const Node& n, Inputs in) {
   return unary(n, in, [](float x) { return x < 0 ? 0.0f : x; }, [](int64_t x) { return x > 0 ? x : int64_t{0}; });
 }
 Array interp_gelu(const Node& n, Inputs in) { return unary_float(n, *in[0], gelu_f); }
-Array interp_erf(const Node& n, Inputs in) { return unary_float(n, *in[0], erf_f32); }
+Array interp_erf(const Node& n, Inputs in) { return unary_float(n, *in[0], kiln_math::erf_f32); }
 Array interp_cos(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::cos(x); }); }
 
 Array interp_add(const Node& n, Inputs in) {

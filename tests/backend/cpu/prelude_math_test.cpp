@@ -1,8 +1,9 @@
-// The generated code's own float exp and erf (prelude.cpp): within 1 and 3 ulps of
-// glibc's expf and erff over every 97th float (subnormal results, overflow, infinities,
-// NaN and signed zeros included), the same bits as the interpreter's copy
-// (interp/float_math.h), and compiled into vector loops with the toolchain's flags, which
-// is why they exist (libm's are scalar calls that kept GELU and softmax loops scalar).
+// The generated code's own float exp and erf (kiln/float_math.h, embedded in the prelude):
+// within 1 and 3 ulps of glibc's expf and erff over every 97th float (subnormal results,
+// overflow, infinities, NaN and signed zeros included), the same bits in vector loops built
+// with the toolchain's flags as the interpreter gets from the same header built with the
+// library's, and vectorized, which is why they exist (libm's are scalar calls that kept
+// GELU and softmax loops scalar).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +14,7 @@
 
 #include "backend/cpu/codegen/codegen.h"
 #include "backend/cpu/build/toolchain.h"
-#include "backend/interp/float_math.h"
+#include "kiln/float_math.h"
 #include "support/temp_files.h"
 
 namespace kiln::cpu {
@@ -147,7 +148,7 @@ TEST(PreludeMath, TheInterpreterComputesTheSameBits) {
     float x;
     const auto bits = static_cast<uint32_t>(k * 97);
     std::memcpy(&x, &bits, 4);
-    const float e = interp::exp_f32(x), f = interp::erf_f32(x);
+    const float e = kiln_math::exp_f32(x), f = kiln_math::erf_f32(x);
     uint32_t be, bf;
     std::memcpy(&be, &e, 4);
     std::memcpy(&bf, &f, 4);

@@ -11,9 +11,11 @@
 
 namespace kiln::cpu {
 
-extern const char* const kPrelude;
+// Types, kFloatMathText, then km:: and the conversions (prelude.cpp).
+extern const std::string kPrelude;
 extern const char* const kPreludePool;  // prelude_pool.cpp
 extern const char* const kPhiloxText;   // src/ir/philox.h, embedded by the build
+extern const char* const kFloatMathText;  // kiln/float_math.h, embedded by the build
 
 struct GeneratedSource {
   std::vector<std::string> kernels;  // one function each, `KILN_KERNEL void kN(void** B)`

@@ -1,0 +1,111 @@
+// Kernel maths that must give the same bits wherever kiln computes them: float exp and erf,
+// and the float16 and bfloat16 conversions. One source for three users: the interpreter
+// (backend/interp), kiln/dtype.h (Array's conversions, the portable loops of the float16
+// route), and generated code, whose prelude the build makes from this very text
+// (kFloatMathText, as it does with src/ir/philox.h). So it is freestanding: no include and
+// its own type names.
+// The exp and erf vectorize where libm's scalar calls do not (GELU and softmax loops spent
+// most of their time in them); every user compiles them without fused multiply-adds.
+// Against glibc over every 97th float: exp within 1 ulp (subnormal results included), erf
+// within 3 ulps; NaN in, NaN out (tests/backend/cpu/prelude_math_test.cpp).
+#ifndef KILN_FLOAT_MATH_H
+#define KILN_FLOAT_MATH_H
+
+namespace kiln_math {
+
+typedef __INT32_TYPE__ i32;
+typedef __UINT32_TYPE__ u32;
+typedef __UINT16_TYPE__ u16;
+
+inline float float_from_bits(u32 u) { return __builtin_bit_cast(float, u); }
+inline u32 bits_of_float(float f) { return __builtin_bit_cast(u32, f); }
+
+// Cephes' expf: x = n ln2 + r with ln2 split in two, a degree-6 polynomial for e^r, and 2^n
+// applied in two halves so that subnormal results and overflow to infinity come out as
+// libm's do. Branch-free: both arms are computed and selected, which -fno-trapping-math
+// lets GCC if-convert.
+inline float exp_f32(float x) {
+  const float c = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+  const float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+  const float r = (c - n * 0.693359375f) - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const i32 k = static_cast<i32>(n);
+  const i32 h = k / 2;
+  return p * float_from_bits(static_cast<u32>((h + 127) << 23)) * float_from_bits(static_cast<u32>((k - h + 127) << 23));
+}
+
+// |x| < 1: x P(x^2); 1 <= |x| < 4: 1 - e^(-x^2) Q(1/|x|); beyond: 1 (erf(4) is 1 in float).
+// P and Q are least-squares fits (bench/erf_fit.py).
+inline float erf_f32(float x) {
+  const float a = x < 0 ? -x : x;
+  const float z = a * a;
+  float s = 8.006874123e-05f;
+  s = s * z - 8.053751080e-04f;
+  s = s * z + 5.192957819e-03f;
+  s = s * z - 2.685607038e-02f;
+  s = s * z + 1.128363460e-01f;
+  s = s * z - 3.761262894e-01f;
+  s = s * z + 1.128379226e+00f;
+  s = s * a;
+  const float b = a > 4.0f ? 4.0f : (a < 1.0f ? 1.0f : a);
+  const float t = 1.0f / b;
+  float q = -1.802954078e-02f;
+  q = q * t + 1.217239499e-01f;
+  q = q * t - 3.565319479e-01f;
+  q = q * t + 5.783978701e-01f;
+  q = q * t - 5.075477362e-01f;
+  q = q * t + 5.157844350e-02f;
+  q = q * t + 5.576348305e-01f;
+  q = q * t + 3.577829630e-04f;
+  const float large = 1.0f - q * exp_f32(-(b * b));
+  const float e = a < 1.0f ? s : (a >= 4.0f ? 1.0f : large);
+  return x < 0 ? -e : e;
+}
+
+// IEEE binary16, round to nearest even; NaN stays NaN (quiet), overflow goes to infinity.
+inline u16 f32_to_f16_bits(float f) {
+  const u32 x = bits_of_float(f);
+  const u32 sign = (x >> 16) & 0x8000u;
+  const u32 absx = x & 0x7fffffffu;
+  if (absx > 0x7f800000u) return static_cast<u16>(sign | 0x7e00u);  // NaN
+  if (absx >= 0x477ff000u) return static_cast<u16>(sign | 0x7c00u);  // rounds to inf
+  if (absx < 0x38800000u) {  // subnormal or zero in f16: scale by 2^24 (exact) and round
+    const float scaled = float_from_bits(absx) * 16777216.0f;
+    u32 m = static_cast<u32>(scaled);
+    const float rem = scaled - static_cast<float>(m);
+    if (rem > 0.5f || (rem == 0.5f && (m & 1u))) ++m;
+    return static_cast<u16>(sign | m);
+  }
+  // normal: rebias the exponent (127 -> 15), round the mantissa from 23 to 10 bits
+  u32 r = absx - 0x38000000u;
+  r += 0xfffu + ((r >> 13) & 1u);
+  return static_cast<u16>(sign | (r >> 13));
+}
+
+inline float f16_bits_to_f32(u16 h) {
+  const u32 sign = static_cast<u32>(h & 0x8000u) << 16;
+  const u32 exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0) return float_from_bits(bits_of_float(static_cast<float>(man) * (1.0f / 16777216.0f)) | sign);
+  if (exp == 31) return float_from_bits(sign | 0x7f800000u | (man << 13));
+  return float_from_bits(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+// bfloat16: the top half of a float, round to nearest even; NaN stays NaN (quiet).
+inline u16 f32_to_bf16_bits(float f) {
+  u32 u = bits_of_float(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<u16>((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<u16>(u >> 16);
+}
+
+inline float bf16_bits_to_f32(u16 h) { return float_from_bits(static_cast<u32>(h) << 16); }
+
+}  // namespace kiln_math
+
+#endif  // KILN_FLOAT_MATH_H
