@@ -9,7 +9,7 @@
 //                          a pooling loop nest, a oneDNN call, or the interpreter's kernel)
 //                          follows from `fusible` and the family: src/backend/cpu/schedule/lowering.cpp;
 //                          a fusible op's per-element C++ is `loop_<name>` in
-//                          src/backend/cpu/loop_*.cpp (declared in loop_ops.h)
+//                          src/backend/cpu/codegen/loop_*.cpp (declared in loop_ops.h)
 // A missing piece is a link error, not a runtime surprise. Composite ops (softmax,
 // log_softmax, cross-entropy, ...) are built from these in the builder, so they need no
 // rules of their own.

@@ -177,6 +177,32 @@ struct PyEstimator {
   }
 };
 
+// Checkpoints by path: kiln's and TensorFlow's (tf.train.latest_checkpoint, list_variables).
+void bind_checkpoints(py::module_& m) {
+  m.def("latest_checkpoint_step", [](const std::string& dir) { return CheckpointDir(dir, 0).latest_step(); });
+  m.def("checkpoint_path", [](const std::string& dir, int64_t step) { return CheckpointDir(dir, 0).path_for(step); });
+  m.def("latest_checkpoint", [](const std::string& dir) { return latest_checkpoint_path(dir); });
+  // tf.train.list_variables / load_checkpoint: (name, dtype, shape) of a TensorFlow checkpoint.
+  m.def("list_checkpoint", [](const std::string& path) {
+    py::list out;
+    std::string prefix = path;
+    if (prefix.size() > 6 && prefix.compare(prefix.size() - 6, 6, ".index") == 0) prefix.resize(prefix.size() - 6);
+    if (formats::bundle_exists(prefix)) {
+      for (const auto& e : formats::list_bundle(prefix)) out.append(py::make_tuple(e.name, e.dtype, e.shape));
+    } else {
+      for (const auto& [k, v] : load_checkpoint(path).variables)
+        out.append(py::make_tuple(k, std::string(dtype_name(v.dtype())), v.shape()));
+    }
+    return out;
+  });
+  m.def("read_checkpoint_variables", [](const std::string& path) {
+    Checkpoint c = load_checkpoint(path);
+    py::dict d;
+    for (auto& [k, v] : c.variables) d[py::str(k)] = into_numpy(std::move(v));
+    return py::make_tuple(c.step, d);
+  });
+}
+
 }  // namespace
 
 void bind_estimator(py::module_& m) {
@@ -240,28 +266,7 @@ void bind_estimator(py::module_& m) {
         return d;
       });
 
-  m.def("latest_checkpoint_step", [](const std::string& dir) { return CheckpointDir(dir, 0).latest_step(); });
-  m.def("checkpoint_path", [](const std::string& dir, int64_t step) { return CheckpointDir(dir, 0).path_for(step); });
-  m.def("latest_checkpoint", [](const std::string& dir) { return latest_checkpoint_path(dir); });
-  // tf.train.list_variables / load_checkpoint: (name, dtype, shape) of a TensorFlow checkpoint.
-  m.def("list_checkpoint", [](const std::string& path) {
-    py::list out;
-    std::string prefix = path;
-    if (prefix.size() > 6 && prefix.compare(prefix.size() - 6, 6, ".index") == 0) prefix.resize(prefix.size() - 6);
-    if (formats::bundle_exists(prefix)) {
-      for (const auto& e : formats::list_bundle(prefix)) out.append(py::make_tuple(e.name, e.dtype, e.shape));
-    } else {
-      for (const auto& [k, v] : load_checkpoint(path).variables)
-        out.append(py::make_tuple(k, std::string(dtype_name(v.dtype())), v.shape()));
-    }
-    return out;
-  });
-  m.def("read_checkpoint_variables", [](const std::string& path) {
-    Checkpoint c = load_checkpoint(path);
-    py::dict d;
-    for (auto& [k, v] : c.variables) d[py::str(k)] = into_numpy(std::move(v));
-    return py::make_tuple(c.step, d);
-  });
+  bind_checkpoints(m);
   m.def("set_num_threads", [](int n) { omp_set_num_threads(n); });
   m.def("tune_heap", &tune_heap);
 }

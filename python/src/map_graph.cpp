@@ -33,7 +33,7 @@ class MapGraph {
  public:
   // backend: "tiered" (the interpreter, then compiled), "interp" or "cpu" (compiled at once).
   MapGraph(std::string op, std::string backend)
-      : op_(std::move(op)), backend_(std::move(backend)), scope_(std::make_shared<GraphScope>()) {
+      : op_(std::move(op)), scope_(std::make_shared<GraphScope>()), backend_(std::move(backend)) {
     if (backend_ != "tiered" && backend_ != "interp" && backend_ != "cpu")
       throw py::value_error("[" + op_ + "] backend '" + backend_ + "' is not one of tiered, interp, cpu");
     scope_->graph = &graph_;

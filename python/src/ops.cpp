@@ -10,6 +10,7 @@
 #include "kiln/estimator.h"
 #include "kiln/runtime.h"
 #include "kiln/world.h"
+#include "kiln/op_list.h"
 #include "kiln/optimizer.h"
 #include "module.h"
 #include "numpy_array.h"
@@ -52,41 +53,48 @@ std::shared_ptr<GraphScope> open_scope(const std::shared_ptr<GraphScope>& s, con
   return s;
 }
 
-}  // namespace
+// The elementwise ops and reductions come straight from the op table (kiln/op_list.h):
+// an op of these families is bound by adding it there. Every family must be named here
+// (an unlisted one is a compile error), so a new family is a decision, not an omission.
+#define KILN_BIND_Unary(op) unary(m, #op, &op);
+#define KILN_BIND_Binary(op) binary(m, #op, &op);
+#define KILN_BIND_Compare(op) binary(m, #op, &op);
+#define KILN_BIND_Reduce(op) reduction(m, #op, &op);
+// Bound one by one below (their arguments differ), or not builder ops at all.
+#define KILN_BIND_BY_HAND(op)
+#define KILN_BIND_Source KILN_BIND_BY_HAND
+#define KILN_BIND_Cast KILN_BIND_BY_HAND
+#define KILN_BIND_Select KILN_BIND_BY_HAND
+#define KILN_BIND_Reshape KILN_BIND_BY_HAND
+#define KILN_BIND_Transpose KILN_BIND_BY_HAND
+#define KILN_BIND_BroadcastTo KILN_BIND_BY_HAND
+#define KILN_BIND_Slice KILN_BIND_BY_HAND
+#define KILN_BIND_Pad KILN_BIND_BY_HAND
+#define KILN_BIND_Concat KILN_BIND_BY_HAND
+#define KILN_BIND_MatMul KILN_BIND_BY_HAND
+#define KILN_BIND_Dense KILN_BIND_BY_HAND
+#define KILN_BIND_Conv2D KILN_BIND_BY_HAND
+#define KILN_BIND_Conv2DBias KILN_BIND_BY_HAND
+#define KILN_BIND_Conv2DBackwardInput KILN_BIND_BY_HAND
+#define KILN_BIND_Conv2DBackwardFilter KILN_BIND_BY_HAND
+#define KILN_BIND_Pool2D KILN_BIND_BY_HAND
+#define KILN_BIND_Pool2DGrad KILN_BIND_BY_HAND
+#define KILN_BIND_AvgPool2DGrad KILN_BIND_BY_HAND
+#define KILN_BIND_OneHot KILN_BIND_BY_HAND
+#define KILN_BIND_Gather KILN_BIND_BY_HAND
+#define KILN_BIND_ScatterAdd KILN_BIND_BY_HAND
+#define KILN_BIND_ArgMax KILN_BIND_BY_HAND
+#define KILN_BIND_Assign KILN_BIND_BY_HAND
+#define KILN_BIND_Collective KILN_BIND_BY_HAND
+#define KILN_BIND_Random KILN_BIND_BY_HAND
+void bind_elementwise(py::module_& m) {
+#define X(name, arity, family, differentiable, fusible, precision, attributes) KILN_BIND_##family(name)
+  KILN_OPS(X)
+#undef X
+  unary(m, "square", &square);  // composite: x * x
+}
 
-void bind_ops(py::module_& m) {
-  unary(m, "neg", &neg);
-  unary(m, "abs", &abs);
-  unary(m, "sign", &sign);
-  unary(m, "exp", &exp);
-  unary(m, "log", &log);
-  unary(m, "sqrt", &sqrt);
-  unary(m, "rsqrt", &rsqrt);
-  unary(m, "tanh", &tanh);
-  unary(m, "sigmoid", &sigmoid);
-  unary(m, "relu", &relu);
-  unary(m, "gelu", &gelu);
-  unary(m, "erf", &erf);
-  unary(m, "cos", &cos);
-  unary(m, "square", &square);
-  unary(m, "stop_gradient", &stop_gradient);
-  binary(m, "add", &add);
-  binary(m, "sub", &sub);
-  binary(m, "mul", &mul);
-  binary(m, "div", &div);
-  binary(m, "maximum", &maximum);
-  binary(m, "minimum", &minimum);
-  binary(m, "pow", &pow);
-  binary(m, "equal", &equal);
-  binary(m, "not_equal", &not_equal);
-  binary(m, "less", &less);
-  binary(m, "less_equal", &less_equal);
-  binary(m, "greater", &greater);
-  binary(m, "greater_equal", &greater_equal);
-  reduction(m, "reduce_sum", &reduce_sum);
-  reduction(m, "reduce_mean", &reduce_mean);
-  reduction(m, "reduce_max", &reduce_max);
-
+void bind_shape_ops(py::module_& m) {
   m.def("select", [](const PyTensor& c, const PyTensor& a, const PyTensor& b) {
     check_same_graph(c, a, "where");
     check_same_graph(a, b, "where");
@@ -129,6 +137,9 @@ void bind_ops(py::module_& m) {
     }
     return wrap(xs.front(), concat(ts, axis));
   });
+}
+
+void bind_nn_ops(py::module_& m) {
   m.def("matmul", [](const PyTensor& a, const PyTensor& b, bool ta, bool tb) {
     check_same_graph(a, b, "matmul");
     return wrap(a, matmul(a.t, b.t, ta, tb));
@@ -168,7 +179,10 @@ void bind_ops(py::module_& m) {
     return wrap(x, argmax(x.t, axis));
   });
 
-  // Sources: made in the scope's graph.
+}
+
+// Sources: made in the scope's graph; state; streaming metrics.
+void bind_sources(py::module_& m) {
   m.def("constant", [](const std::shared_ptr<GraphScope>& s, double value, const std::string& dtype, Shape shape) {
     open_scope(s, "constant");
     return PyTensor{constant(*s->graph, value, parse_dtype(dtype), std::move(shape)), s};
@@ -215,7 +229,15 @@ void bind_ops(py::module_& m) {
     const MetricSpec s = mean_metric(values.t);
     return py::make_tuple(wrap(values, s.total), wrap(values, s.count));
   });
+}
 
+}  // namespace
+
+void bind_ops(py::module_& m) {
+  bind_elementwise(m);
+  bind_shape_ops(m);
+  bind_nn_ops(m);
+  bind_sources(m);
 }
 
 }  // namespace kiln::python
@@ -277,6 +299,56 @@ std::vector<Tensor> tensors_of(const std::vector<PyTensor>& xs, const PyTensor& 
   return out;
 }
 
+// Optimizers as the Python train ops use them (compute/apply_gradients), and train ops.
+void bind_optimizers(py::module_& m) {
+  py::class_<PyOptimizer>(m, "Optimizer")
+      .def(py::init([](const std::string& kind, double lr, double a, double b, double eps, bool flag, double wd) {
+        std::unique_ptr<Optimizer> o;
+        if (kind == "sgd") o = make_sgd(lr);
+        else if (kind == "momentum") o = make_momentum(lr, a, flag);
+        else if (kind == "adam") o = make_adam(lr, a, b, eps);
+        else if (kind == "adamw") o = make_adamw(lr, wd, a, b, eps);
+        else if (kind == "rmsprop") o = make_rmsprop(lr, a, b, eps, flag);
+        else if (kind == "adagrad") o = make_adagrad(lr, a);
+        else throw py::value_error("[optimizer] unknown kind '" + kind + "'");
+        return std::make_unique<PyOptimizer>(std::move(o));
+      }))
+      .def("set_learning_rate", [](PyOptimizer& o, const PyTensor& rate) {
+        open_graph(rate, "learning_rate");
+        o.get().set_learning_rate(rate.t);
+      })
+      .def("set_clip_norm", [](PyOptimizer& o, double clip) { o.get().set_clip_norm(clip); })
+      .def("compute_gradients", [](PyOptimizer& o, const PyTensor& loss, std::vector<PyTensor> vars) {
+        open_graph(loss, "compute_gradients");
+        std::vector<Tensor> vs = tensors_of(vars, loss, "compute_gradients");
+        const std::vector<Tensor> grads = o.get().compute_gradients(loss.t, vs);
+        py::list out;
+        for (size_t i = 0; i < grads.size(); ++i) out.append(py::make_tuple(wrap(loss, grads[i]), wrap(loss, vs[i])));
+        return out;
+      })
+      .def("apply_gradients", [](PyOptimizer& o, const std::vector<PyTensor>& grads, const std::vector<PyTensor>& vars,
+                                 bool count_step) {
+        if (vars.empty()) throw py::value_error("[apply_gradients] no (gradient, variable) pairs");
+        return o.get().apply_gradients(tensors_of(grads, vars.front(), "apply_gradients"),
+                                       tensors_of(vars, vars.front(), "apply_gradients"), count_step);
+      });
+  py::class_<TrainOp>(m, "TrainOp")
+      .def_property_readonly("size", [](const TrainOp& op) { return op.updates.size(); });
+  m.def("merge_train_ops", [](const std::vector<TrainOp>& ops) {
+    TrainOp all;
+    for (const auto& op : ops) all.updates.insert(all.updates.end(), op.updates.begin(), op.updates.end());
+    return all;
+  });
+  m.def("train_op_of", [](const std::vector<PyTensor>& assigns) {
+    TrainOp op;
+    for (const auto& a : assigns) {
+      open_graph(a, "group");
+      op.updates.push_back(a.t);
+    }
+    return op;
+  });
+}
+
 }  // namespace
 
 void bind_ops_tf(py::module_& m) {
@@ -330,52 +402,7 @@ void bind_ops_tf(py::module_& m) {
     return out;
   });
 
-  py::class_<PyOptimizer>(m, "Optimizer")
-      .def(py::init([](const std::string& kind, double lr, double a, double b, double eps, bool flag, double wd) {
-        std::unique_ptr<Optimizer> o;
-        if (kind == "sgd") o = make_sgd(lr);
-        else if (kind == "momentum") o = make_momentum(lr, a, flag);
-        else if (kind == "adam") o = make_adam(lr, a, b, eps);
-        else if (kind == "adamw") o = make_adamw(lr, wd, a, b, eps);
-        else if (kind == "rmsprop") o = make_rmsprop(lr, a, b, eps, flag);
-        else if (kind == "adagrad") o = make_adagrad(lr, a);
-        else throw py::value_error("[optimizer] unknown kind '" + kind + "'");
-        return std::make_unique<PyOptimizer>(std::move(o));
-      }))
-      .def("set_learning_rate", [](PyOptimizer& o, const PyTensor& rate) {
-        open_graph(rate, "learning_rate");
-        o.get().set_learning_rate(rate.t);
-      })
-      .def("set_clip_norm", [](PyOptimizer& o, double clip) { o.get().set_clip_norm(clip); })
-      .def("compute_gradients", [](PyOptimizer& o, const PyTensor& loss, std::vector<PyTensor> vars) {
-        open_graph(loss, "compute_gradients");
-        std::vector<Tensor> vs = tensors_of(vars, loss, "compute_gradients");
-        const std::vector<Tensor> grads = o.get().compute_gradients(loss.t, vs);
-        py::list out;
-        for (size_t i = 0; i < grads.size(); ++i) out.append(py::make_tuple(wrap(loss, grads[i]), wrap(loss, vs[i])));
-        return out;
-      })
-      .def("apply_gradients", [](PyOptimizer& o, const std::vector<PyTensor>& grads, const std::vector<PyTensor>& vars,
-                                 bool count_step) {
-        if (vars.empty()) throw py::value_error("[apply_gradients] no (gradient, variable) pairs");
-        return o.get().apply_gradients(tensors_of(grads, vars.front(), "apply_gradients"),
-                                       tensors_of(vars, vars.front(), "apply_gradients"), count_step);
-      });
-  py::class_<TrainOp>(m, "TrainOp")
-      .def_property_readonly("size", [](const TrainOp& op) { return op.updates.size(); });
-  m.def("merge_train_ops", [](const std::vector<TrainOp>& ops) {
-    TrainOp all;
-    for (const auto& op : ops) all.updates.insert(all.updates.end(), op.updates.begin(), op.updates.end());
-    return all;
-  });
-  m.def("train_op_of", [](const std::vector<PyTensor>& assigns) {
-    TrainOp op;
-    for (const auto& a : assigns) {
-      open_graph(a, "group");
-      op.updates.push_back(a.t);
-    }
-    return op;
-  });
+  bind_optimizers(m);
 }
 
 }  // namespace kiln::python

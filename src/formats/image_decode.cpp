@@ -38,6 +38,25 @@ void jpeg_warn(j_common_ptr info, int level) {
 
 constexpr int64_t kMaxJpegBytes = int64_t{1} << 29;
 
+// The rows of window `w`, cropped in libjpeg-turbo's scanline calls. May longjmp (no local
+// here has a destructor).
+void read_window(jpeg_decompress_struct& info, const CropWindow& w, int64_t ch, Image& out, std::vector<JSAMPLE>& line) {
+  // Columns: libjpeg-turbo widens the window to iMCU boundaries (x0 <= x, width0 >= width).
+  JDIMENSION x0 = static_cast<JDIMENSION>(w.x), width0 = static_cast<JDIMENSION>(w.width);
+  jpeg_crop_scanline(&info, &x0, &width0);
+  const int64_t skip_cols = w.x - static_cast<int64_t>(x0);
+  line.resize(static_cast<size_t>(info.output_width * ch));
+  if (w.y > 0) jpeg_skip_scanlines(&info, static_cast<JDIMENSION>(w.y));
+  for (int64_t r = 0; r < w.height; ++r) {
+    JSAMPROW row = line.data();
+    jpeg_read_scanlines(&info, &row, 1);
+    std::memcpy(out.pixels.data() + static_cast<size_t>(r * w.width * ch), line.data() + skip_cols * ch,
+                static_cast<size_t>(w.width * ch));
+  }
+  if (info.output_scanline < info.output_height)
+    jpeg_skip_scanlines(&info, info.output_height - info.output_scanline);
+}
+
 // 0 on success, else the decoder's message in `why`.
 // header_only: out gets the height, width and component count and no pixels. Everything
 // that allocates is the caller's (out, why, line): a libjpeg error longjmps out of here,
@@ -104,20 +123,7 @@ bool run_jpeg(std::string_view data, int channels, J_DCT_METHOD dct, bool fancy,
       jpeg_read_scanlines(&info, &row, 1);
     }
   } else {
-    // Columns: libjpeg-turbo widens the window to iMCU boundaries (x0 <= x, width0 >= width).
-    JDIMENSION x0 = static_cast<JDIMENSION>(w.x), width0 = static_cast<JDIMENSION>(w.width);
-    jpeg_crop_scanline(&info, &x0, &width0);
-    const int64_t skip_cols = w.x - static_cast<int64_t>(x0);
-    line.resize(static_cast<size_t>(info.output_width * ch));
-    if (w.y > 0) jpeg_skip_scanlines(&info, static_cast<JDIMENSION>(w.y));
-    for (int64_t r = 0; r < w.height; ++r) {
-      JSAMPROW row = line.data();
-      jpeg_read_scanlines(&info, &row, 1);
-      std::memcpy(out.pixels.data() + static_cast<size_t>(r * w.width * ch), line.data() + skip_cols * ch,
-                  static_cast<size_t>(w.width * ch));
-    }
-    if (info.output_scanline < info.output_height)
-      jpeg_skip_scanlines(&info, info.output_height - info.output_scanline);
+    read_window(info, w, ch, out, line);
   }
   jpeg_finish_decompress(&info);
   jpeg_destroy_decompress(&info);

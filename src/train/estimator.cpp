@@ -274,6 +274,129 @@ HookList Estimator::with_builtin_hooks(const HookList& hooks, const std::optiona
   return all;
 }
 
+namespace {
+
+// Restore: the newest checkpoint of model_dir, as TensorFlow restores in every train();
+// the in-memory state of an earlier train() is that checkpoint unless another Estimator
+// trained in model_dir since (then its newer state is continued, and that is said).
+std::optional<Checkpoint> checkpoint_to_continue(const std::optional<CheckpointDir>& dir, const Variables& vars,
+                                                 int64_t own_step, const std::string& model_dir, std::ostream* log) {
+  if (!dir) return std::nullopt;
+  if (vars.empty()) return dir->load_latest();
+  const auto latest = dir->latest_step();
+  if (!latest || *latest == own_step) return std::nullopt;
+  std::optional<Checkpoint> restored = dir->load_latest();
+  if (log)
+    *log << "model_dir '" << model_dir << "' holds a checkpoint at step " << *latest
+         << " that this Estimator did not write (its own state is at step " << own_step
+         << "): continuing from the checkpoint\n";
+  return restored;
+}
+
+// What the hooks see of the run: steps, variables (local ones named), the phase, and the
+// training state a checkpoint records. `ctx` outlives the loop (its train_state reads it).
+void start_context(RunContext& ctx, Variables& vars, const Graph& graph, AcceleratedStep* acc, int64_t start_step,
+                   int64_t max_steps, const nlohmann::json& run_settings) {
+  ctx.global_step = start_step;
+  ctx.max_steps = max_steps;
+  ctx.variables = &vars;
+  for (ValueId id : graph.variables())
+    if (is_local_variable(graph.node(id))) ctx.local_variables.push_back(graph.node(id).name);
+  ctx.phase = acc ? acc->phase() : PrecisionPhase::original;
+  ctx.train_state = [&ctx, acc, &run_settings] {
+    nlohmann::json j = acc ? acc->state() : nlohmann::json{{"phase", precision_phase_name(ctx.phase)}};
+    if (!run_settings.empty()) j["run"] = run_settings;
+    return j;
+  };
+}
+
+// The training graph that also outputs what hooks requested for a loop, built the first
+// time that set is asked for (its compile time is the call's compile time, not its
+// training time), in the precision of the step it runs.
+class FetchingGraphs {
+ public:
+  FetchingGraphs(Estimator::State& s, const ModelFn& model_fn, const Params& params, BackendOptions original,
+                 BackendOptions low_options, const BuiltGraph* low, std::vector<std::string> fetches)
+      : s_(s), model_fn_(model_fn), params_(params), original_(std::move(original)), low_options_(std::move(low_options)),
+        low_(low), fetches_(std::move(fetches)) {}
+
+  Executable& operator()(Executable& base, const std::vector<std::string>& names, const data::Batch& b) {
+    std::vector<std::string> wanted = fetches_;
+    wanted.insert(wanted.end(), names.begin(), names.end());
+    const bool low_step = low_ && &base == low_->exec.get();
+    const double before = s_.compile_seconds;
+    const size_t graphs = s_.graphs.size();
+    const BuiltGraph& g =
+        build_graph(s_, model_fn_, params_, low_step ? low_options_ : original_, ModeKeys::train, b, wanted, low_step);
+    if (s_.graphs.size() != graphs) {
+      if (const auto bad = checkpoint_mismatches(*g.graph, s_.vars); !bad.empty())
+        KILN_THROW(ConfigError) << "[model_fn] built other variables when it ran again (for the graph that outputs"
+                                   " what hooks fetch); it must build the same model every time:"
+                                << join_lines(bad);
+      compile_seconds_ += s_.compile_seconds - before;
+    }
+    return *g.exec;
+  }
+  double compile_seconds() const { return compile_seconds_; }
+
+ private:
+  Estimator::State& s_;
+  const ModelFn& model_fn_;
+  const Params& params_;
+  const BackendOptions original_, low_options_;
+  const BuiltGraph* low_;
+  const std::vector<std::string> fetches_;
+  double compile_seconds_ = 0;
+};
+
+// input_fn's source for this rank, past the `start_step` batches already trained, and its
+// first batch (which gives the graphs their shapes).
+std::unique_ptr<data::BatchSource> source_from(const InputFn& input_fn, int64_t start_step, data::Batch& batch) {
+  std::unique_ptr<data::BatchSource> source = input_fn();
+  if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
+  source = rank_shard(std::move(source));  // input_fn gives global batches; a rank trains on its share
+  source->skip(start_step);  // one batch per step: continue where the run stopped
+  if (!source->next(batch)) KILN_THROW(DataError) << "[input_fn] the input yields no batches";
+  check_has_examples(batch, "the batch of global step " + std::to_string(start_step));
+  return source;
+}
+
+// The collectives of a data-parallel job during the loop: their time, bytes and calls.
+class CollectiveCounts {
+ public:
+  CollectiveCounts()
+      : seconds_(World::get().collective_seconds()), bytes_(World::get().bytes_reduced()),
+        calls_(World::get().all_reduce_calls()) {}
+  void add_to(TrainStats& st) const {
+    const World& world = World::get();
+    st.collective_seconds = world.collective_seconds() - seconds_;
+    st.bytes_reduced = world.bytes_reduced() - bytes_;
+    st.all_reduce_calls = world.all_reduce_calls() - calls_;
+  }
+
+ private:
+  double seconds_;
+  int64_t bytes_, calls_;
+};
+
+// The start record and the hook of the summaries, when rank 0 writes them.
+std::shared_ptr<SummaryHook> start_summaries(std::optional<SummaryWriter>& summaries, const RunConfig& config,
+                                             const Params& params, const std::string& backend, const TrainStats& st,
+                                             int64_t max_steps) {
+  if (!summaries) return nullptr;
+  summaries->write(start_record(config, params, backend, st, max_steps));
+  return std::make_shared<SummaryHook>(*summaries, config.save_summary_steps, learning_rate_of(params),
+                                       st.accelerate ? &*st.accelerate : nullptr);
+}
+
+// What the machine makes of accelerate_train_mode's low precision, said once per job.
+void note_accelerate_hardware(const AccelerateTrainMode& accel) {
+  const std::string note = accelerate_hardware_note(accel, cpu_features(), onednn::has_f16_kernels());
+  if (!note.empty() && World::get().rank() == 0) std::fprintf(stderr, "kiln: note: %s\n", note.c_str());
+}
+
+}  // namespace
+
 TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList hooks) {
   check_train_arguments(input_fn, max_steps, hooks);
   const std::optional<AccelerateTrainMode>& accel = parsed_.accelerate_train_mode;
@@ -282,22 +405,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   const double compile_before = s_->compile_seconds;
   TrainStats st;
   st.final_loss = std::numeric_limits<double>::quiet_NaN();
-
-  // Restore: the newest checkpoint of model_dir, as TensorFlow restores in every train();
-  // the in-memory state of an earlier train() is that checkpoint unless another Estimator
-  // trained in model_dir since (then its newer state is continued, and that is said).
-  std::optional<Checkpoint> restored;
-  if (dir && s_->vars.empty()) {
-    restored = dir->load_latest();
-  } else if (dir) {
-    if (const auto latest = dir->latest_step(); latest && *latest != global_step()) {
-      restored = dir->load_latest();
-      if (options_.log)
-        *options_.log << "model_dir '" << config_.model_dir << "' holds a checkpoint at step " << *latest
-                      << " that this Estimator did not write (its own state is at step " << global_step()
-                      << "): continuing from the checkpoint\n";
-    }
-  }
+  std::optional<Checkpoint> restored = checkpoint_to_continue(dir, s_->vars, global_step(), config_.model_dir, options_.log);
   st.start_step = st.global_step = restored ? restored->step : global_step();
   if (st.start_step >= max_steps) {
     if (options_.log)
@@ -308,23 +416,17 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
 
   // Build: the first batch gives the graphs their shapes. With accelerate_train_mode the
   // low-precision executable is built now too, so the switch never waits for a compile.
-  std::unique_ptr<data::BatchSource> source = input_fn();
-  if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
-  source = rank_shard(std::move(source));  // input_fn gives global batches; a rank trains on its share
-  source->skip(st.start_step);  // one batch per step: continue where the run stopped
   data::Batch batch;
-  if (!source->next(batch)) KILN_THROW(DataError) << "[input_fn] the input yields no batches";
-  check_has_examples(batch, "the batch of global step " + std::to_string(st.global_step));
+  const std::unique_ptr<data::BatchSource> source = source_from(input_fn, st.start_step, batch);
   const std::vector<std::string> fetches = fetches_of(hooks);
-  BuiltGraph& built = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::train, batch, fetches);
+  const BackendOptions original = backend_options();
+  BackendOptions low_options = original;
+  BuiltGraph& built = build_graph(*s_, model_fn_, params_, original, ModeKeys::train, batch, fetches);
   BuiltGraph* low = nullptr;
   if (accel) {
-    BackendOptions lo = backend_options();
-    lo.compile.policy = low_phase_policy(*accel);
-    low = &build_graph(*s_, model_fn_, params_, lo, ModeKeys::train, batch, fetches, /*guarded=*/true);
-    const std::string note = accelerate_hardware_note(*accel, cpu_features(), onednn::has_f16_kernels());
-    if (!note.empty() && World::get().rank() == 0)
-      std::fprintf(stderr, "kiln: note: %s\n", note.c_str());
+    low_options.compile.policy = low_phase_policy(*accel);
+    low = &build_graph(*s_, model_fn_, params_, low_options, ModeKeys::train, batch, fetches, /*guarded=*/true);
+    note_accelerate_hardware(*accel);
   }
   adopt_state(s_->vars, built, low ? low->graph.get() : nullptr, restored, dir, options_.log,
               options_.run_settings, st);
@@ -341,67 +443,25 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
                                                restored ? &*restored : nullptr},
                         config_.experimental_config, options_, *st.accelerate);
   }
+  AcceleratedStep* acc = accelerated ? &*accelerated : nullptr;
 
   // The loop, with the built-in hooks around the user's.
   std::optional<SummaryWriter> summaries =
       World::get().rank() == 0 ? open_summaries(config_) : std::optional<SummaryWriter>();
-  std::shared_ptr<SummaryHook> summary_hook;
-  if (summaries) {
-    summaries->write(start_record(config_, params_, options_.backend, st, max_steps));
-    summary_hook = std::make_shared<SummaryHook>(*summaries, config_.save_summary_steps, learning_rate_of(params_),
-                                                 st.accelerate ? &*st.accelerate : nullptr);
-  }
-  HookList all = with_builtin_hooks(hooks, dir, summary_hook);
+  HookList all = with_builtin_hooks(hooks, dir, start_summaries(summaries, config_, params_, options_.backend, st, max_steps));
   RunContext ctx;
-  ctx.global_step = st.start_step;
-  ctx.max_steps = max_steps;
-  ctx.variables = &s_->vars;
-  for (ValueId id : built.graph->variables())
-    if (is_local_variable(built.graph->node(id))) ctx.local_variables.push_back(built.graph->node(id).name);
-  ctx.phase = accelerated ? accelerated->phase() : PrecisionPhase::original;
-  AcceleratedStep* acc = accelerated ? &*accelerated : nullptr;
-  ctx.train_state = [&ctx, acc, this] {
-    nlohmann::json j = acc ? acc->state() : nlohmann::json{{"phase", precision_phase_name(ctx.phase)}};
-    if (!options_.run_settings.empty()) j["run"] = options_.run_settings;
-    return j;
-  };
+  start_context(ctx, s_->vars, *built.graph, acc, st.start_step, max_steps, options_.run_settings);
   for (auto& h : all) h->begin(ctx);
   const double t0 = now_seconds();
-  const World& world = World::get();
-  const double collective_before = world.collective_seconds();
-  const int64_t reduced_before = world.bytes_reduced(), calls_before = world.all_reduce_calls();
-  // The training graph that also outputs what hooks requested for a loop, built the first
-  // time that set is asked for (its compile time is the call's compile time, not its
-  // training time), in the precision of the step it runs.
-  double later_compile = 0;
-  const auto with_fetches = [&](Executable& base, const std::vector<std::string>& names,
-                                const data::Batch& b) -> Executable& {
-    std::vector<std::string> wanted = fetches;
-    wanted.insert(wanted.end(), names.begin(), names.end());
-    const bool low_step = low && &base == low->exec.get();
-    BackendOptions o = backend_options();
-    if (low_step) o.compile.policy = low_phase_policy(*accel);
-    const double before = s_->compile_seconds;
-    const size_t graphs = s_->graphs.size();
-    const BuiltGraph& g = build_graph(*s_, model_fn_, params_, o, ModeKeys::train, b, wanted, low_step);
-    if (s_->graphs.size() != graphs) {
-      if (const auto bad = checkpoint_mismatches(*g.graph, s_->vars); !bad.empty())
-        KILN_THROW(ConfigError) << "[model_fn] built other variables when it ran again (for the graph that outputs"
-                                   " what hooks fetch); it must build the same model every time:"
-                                << join_lines(bad);
-      later_compile += s_->compile_seconds - before;
-    }
-    return *g.exec;
-  };
+  const CollectiveCounts collectives;
+  FetchingGraphs with_fetches(*s_, model_fn_, params_, original, low_options, low, fetches);
   if (acc) acc->start(t0);
-  StepLoop(s_->vars, built, acc, options_.interrupt, config_.iterations_per_loop, with_fetches)
+  StepLoop(s_->vars, built, acc, options_.interrupt, config_.iterations_per_loop, std::ref(with_fetches))
       .run(*source, batch, all, ctx, st);
-  st.collective_seconds = world.collective_seconds() - collective_before;
-  st.bytes_reduced = world.bytes_reduced() - reduced_before;
-  st.all_reduce_calls = world.all_reduce_calls() - calls_before;
+  collectives.add_to(st);
   st.stopped_by_hook = ctx.stop_requested() && !st.interrupted;
-  st.train_seconds = now_seconds() - t0 - later_compile;
-  st.compile_seconds += later_compile;
+  st.train_seconds = now_seconds() - t0 - with_fetches.compile_seconds();
+  st.compile_seconds += with_fetches.compile_seconds();
   if (acc) acc->finish();
 
   // Save: the CheckpointSaverHook writes the final checkpoint in end().
