@@ -7,6 +7,10 @@ import numbers
 from . import _core, _log
 from ._graph import unsupported
 
+# The defaults are C++'s (kiln/config.h), read once: the two front ends cannot drift apart.
+_RUN = _core.RunConfig()
+_EXPERIMENTAL = _core.ExperimentalConfig()
+
 # NPU options that mean nothing on a CPU: accepted, ignored, with a warning.
 _NPU_ONLY = (
     "session_config", "enable_data_pre_proc", "mix_compile_mode", "hcom_parallel", "graph_memory_max_size",
@@ -45,7 +49,8 @@ class ExperimentalConfig:
     accelerate_max_low_share."""
 
     def __init__(self, graph_compiler_cache_dir=None, accelerate_train_mode=None, cache_size_cap=None,
-                 cache_strict=False, accelerate_loss_window=20, accelerate_max_low_share=0.95, **npu_only):
+                 cache_strict=_EXPERIMENTAL.cache_strict, accelerate_loss_window=_EXPERIMENTAL.accelerate_loss_window,
+                 accelerate_max_low_share=_EXPERIMENTAL.accelerate_max_low_share, **npu_only):
         _warn_ignored(npu_only, "ExperimentalConfig")
         self.graph_compiler_cache_dir = graph_compiler_cache_dir
         self.accelerate_train_mode = accelerate_train_mode
@@ -82,10 +87,12 @@ class RunConfig:
     many bytes, '25M' or a number, one MPI call each; 0 = one call per gradient; default
     25M). NPU-only options such as session_config are accepted and ignored with a warning."""
 
-    def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=100, save_checkpoints_steps=None,
-                 save_checkpoints_secs=None, keep_checkpoint_max=5, keep_checkpoint_every_n_hours=None,
-                 log_step_count_steps=100, experimental_config=None, precision_mode=None, precision_mode_v2=None,
-                 iterations_per_loop=1, random_seed=None, num_threads=0, all_reduce_bucket_size=None, **npu_only):
+    def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=_RUN.save_summary_steps,
+                 save_checkpoints_steps=None, save_checkpoints_secs=None, keep_checkpoint_max=_RUN.keep_checkpoint_max,
+                 keep_checkpoint_every_n_hours=None, log_step_count_steps=_RUN.log_step_count_steps,
+                 experimental_config=None, precision_mode=None, precision_mode_v2=None,
+                 iterations_per_loop=_RUN.iterations_per_loop, random_seed=None, num_threads=_RUN.num_threads,
+                 all_reduce_bucket_size=None, **npu_only):
         _warn_ignored(npu_only, "RunConfig")
         if save_checkpoints_secs is not None:
             unsupported("RunConfig(save_checkpoints_secs=...)", "kiln checkpoints by steps: use save_checkpoints_steps")
@@ -99,7 +106,7 @@ class RunConfig:
         self.model_dir = model_dir
         self.random_seed = random_seed if random_seed is not None else tf_random_seed
         self.save_summary_steps = save_summary_steps
-        self.save_checkpoints_steps = 1000 if save_checkpoints_steps is None else save_checkpoints_steps
+        self.save_checkpoints_steps = _RUN.save_checkpoints_steps if save_checkpoints_steps is None else save_checkpoints_steps
         self.keep_checkpoint_max = 0 if keep_checkpoint_max is None else keep_checkpoint_max
         self.log_step_count_steps = 0 if log_step_count_steps is None else log_step_count_steps
         self.experimental_config = experimental_config or ExperimentalConfig()

@@ -90,3 +90,19 @@ def test_all_reduce_bucket_size_is_checked_where_it_is_written():
         kiln.RunConfig(all_reduce_bucket_size="lots")
     with pytest.raises(TypeError, match="all_reduce_bucket_size"):
         kiln.RunConfig(all_reduce_bucket_size=2.5)
+
+
+def test_defaults_are_the_cpp_run_configs():
+    # What kiln.RunConfig() hands to C++ is C++'s own default RunConfig, field by field, so
+    # the Python front end cannot drift from the command line's defaults.
+    from kiln import _core
+    made, cpp = kiln.RunConfig()._to_cpp(), _core.RunConfig()
+    fields = ["iterations_per_loop", "save_checkpoints_steps", "keep_checkpoint_max", "log_step_count_steps",
+              "save_summary_steps", "num_threads", "all_reduce_bucket_bytes", "precision_mode", "precision_mode_v2",
+              "model_dir"]
+    for f in fields:
+        assert getattr(made, f) == getattr(cpp, f), f
+    e, ce = made.experimental_config, cpp.experimental_config
+    for f in ["cache_strict", "accelerate_loss_window", "accelerate_max_low_share", "graph_compiler_cache_dir",
+              "accelerate_train_mode"]:
+        assert getattr(e, f) == getattr(ce, f), f
