@@ -141,7 +141,7 @@ struct PrecisionSwitchEvent {
 };
 
 struct EstimatorOptions {
-  std::string backend = default_backend();  // see kiln::backend_names()
+  Backend backend = kDefaultBackend;
   // Where the built-in LoggingHook and resume messages go; nullptr = silent.
   std::ostream* log = nullptr;
   // Set from another thread or a signal handler: training stops after the current step

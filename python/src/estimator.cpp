@@ -162,7 +162,7 @@ struct PyEstimator {
   PyEstimator(py::object model_fn, const RunConfig& config, const std::string& backend, py::object log_line) {
     auto fn = std::make_shared<PyRef>(std::move(model_fn));
     EstimatorOptions options;
-    options.backend = backend;
+    options.backend = parse_backend(backend);
     options.interrupt = interrupt_requested();
     if (!log_line.is_none()) {
       log_sink = std::make_shared<PyRef>(std::move(log_line));

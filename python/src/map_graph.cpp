@@ -113,7 +113,7 @@ class MapGraph {
   // The compiled step (or, if compiling failed, the interpreter make_executable fell back to).
   void compile() {
     BackendOptions o;
-    o.backend = "cpu";
+    o.backend = Backend::cpu;
     o.compile.name = "map";
     o.compile = with_environment_defaults(o.compile);
     o.compile.compile_jobs = 1;  // beside a training step: one compiler process

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "kiln/error.h"
 #include "passes/passes.h"
@@ -18,11 +19,30 @@ bool first_time(const std::string& message) {
 }
 }  // namespace
 
-std::vector<std::string> backend_names() { return {"cpu", "interp"}; }
-std::string default_backend() { return backend_names().front(); }
+constexpr std::pair<Backend, std::string_view> kBackendNames[] = {{Backend::cpu, "cpu"}, {Backend::interp, "interp"}};
+
+std::string_view backend_name(Backend b) {
+  for (const auto& [backend, name] : kBackendNames)
+    if (backend == b) return name;
+  KILN_THROW(Error) << "[backend] no name for backend " << static_cast<int>(b);
+}
+
+Backend parse_backend(std::string_view name) {
+  for (const auto& [backend, known] : kBackendNames)
+    if (known == name) return backend;
+  std::string valid;
+  for (const auto& [backend, known] : kBackendNames) valid += (valid.empty() ? "" : ", ") + std::string(known);
+  KILN_THROW(ConfigError) << "[backend] unknown backend '" << name << "'; valid: " << valid;
+}
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const auto& [backend, name] : kBackendNames) names.emplace_back(name);
+  return names;
+}
 
 std::unique_ptr<Executable> make_executable(const Graph& g, const BackendOptions& options) {
-  if (options.backend == "interp") {
+  if (options.backend == Backend::interp) {
     // The interpreter runs the policy's casts too: it is the oracle for every policy. It
     // reduces in the same buckets as the compiled step (one MPI call per bucket).
     if (options.compile.policy == PrecisionPolicy::original)
@@ -30,23 +50,18 @@ std::unique_ptr<Executable> make_executable(const Graph& g, const BackendOptions
     return make_interpreter(passes::lower(
         g, {.policy = options.compile.policy, .all_reduce_bucket_bytes = options.compile.all_reduce_bucket_bytes}));
   }
-  if (options.backend == "cpu") {
-    try {
-      return compile_cpu(g, options.compile, options.report);
-    } catch (const SystemError& e) {
-      // No compiler, or it failed: still train, on the interpreter, and say why (once per
-      // reason: a missing compiler fails every graph of a run the same way).
-      if (options.report) options.report->fallback = e.what();
-      if (first_time(e.what()))
-        std::fprintf(stderr, "kiln: warning: native compilation failed, using the interpreter: %s\n", e.what());
-      BackendOptions interp = options;
-      interp.backend = "interp";
-      return make_executable(g, interp);
-    }
+  try {
+    return compile_cpu(g, options.compile, options.report);
+  } catch (const SystemError& e) {
+    // No compiler, or it failed: still train, on the interpreter, and say why (once per
+    // reason: a missing compiler fails every graph of a run the same way).
+    if (options.report) options.report->fallback = e.what();
+    if (first_time(e.what()))
+      std::fprintf(stderr, "kiln: warning: native compilation failed, using the interpreter: %s\n", e.what());
+    BackendOptions interp = options;
+    interp.backend = Backend::interp;
+    return make_executable(g, interp);
   }
-  std::string valid;
-  for (const auto& n : backend_names()) valid += (valid.empty() ? "" : ", ") + n;
-  KILN_THROW(ConfigError) << "[backend] unknown backend '" << options.backend << "'; valid: " << valid;
 }
 
 }  // namespace kiln

@@ -381,10 +381,10 @@ class CollectiveCounts {
 
 // The start record and the hook of the summaries, when rank 0 writes them.
 std::shared_ptr<SummaryHook> start_summaries(std::optional<SummaryWriter>& summaries, const RunConfig& config,
-                                             const Params& params, const std::string& backend, const TrainStats& st,
+                                             const Params& params, Backend backend, const TrainStats& st,
                                              int64_t max_steps) {
   if (!summaries) return nullptr;
-  summaries->write(start_record(config, params, backend, st, max_steps));
+  summaries->write(start_record(config, params, std::string(backend_name(backend)), st, max_steps));
   return std::make_shared<SummaryHook>(*summaries, config.save_summary_steps, learning_rate_of(params),
                                        st.accelerate ? &*st.accelerate : nullptr);
 }

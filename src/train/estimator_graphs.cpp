@@ -171,7 +171,7 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Para
   with_report.compile.name = std::string(mode_name(mode)) + "-" + std::string(precision_policy_name(backend.compile.policy)) +
                              (guarded ? "-guarded" : "");
   b.exec = make_executable(g, with_report);
-  if (backend.backend == "cpu") {
+  if (backend.backend == Backend::cpu) {
     CompileSummary& c = s.compile;
     ++c.graphs;
     c.interpreter_fallbacks += !report.fallback.empty();

@@ -84,7 +84,7 @@ InputFn batch_of(std::vector<int32_t> tokens, int64_t t) {
 
 TEST(Gpt, APositionSeesNoLaterToken) {
   EstimatorOptions o;
-  o.backend = "interp";
+  o.backend = Backend::interp;
   Estimator est(gpt_model_fn(tiny(5), 3), {}, {}, o);
   // Untrained predictions need variables: one training step creates them.
   const auto text = std::make_shared<const std::vector<int32_t>>(std::vector<int32_t>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0});
@@ -106,7 +106,7 @@ TEST_P(TinyGpt, LearnsARepeatingTextAndSamplesIt) {
   const std::string vocab = "\nabcdefg";
   const auto tokens = std::make_shared<const std::vector<int32_t>>(data::encode_text(vocab, text));
   EstimatorOptions o;
-  o.backend = GetParam();
+  o.backend = parse_backend(GetParam());
   Estimator est(gpt_model_fn(tiny(8), 1), {}, Params{{"learning_rate", 0.01}}, o);
   const TrainStats st = est.train([tokens] { return data::random_windows(tokens, 8, 8, 0); }, 60);
   EXPECT_NEAR(st.losses.front(), std::log(8.0), 0.1);  // std 0.02 weights: close to uniform

@@ -53,7 +53,7 @@ TEST(Models, TinyCnnTrainsAndEvaluatesThroughTheEstimator) {
   }
   auto ds = std::make_shared<const data::Dataset>(data::Dataset::from_memory(std::move(x), std::move(y)));
   EstimatorOptions o;
-  o.backend = "interp";
+  o.backend = Backend::interp;
   Estimator est(classifier_model_fn(cnn_model(CnnShape{1, 6, 6, 4, 4, 8, 2}, 1)), {},
                 Params{{"optimizer", "adam"}, {"learning_rate", 0.01}}, o);
   const TrainStats st =

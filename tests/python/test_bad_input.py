@@ -144,3 +144,9 @@ def test_evaluate_without_training(data):
     x, y = data
     with pytest.raises(kiln.CheckpointError, match="train first"):
         make_estimator().evaluate(lambda: iter([(x, y)]))
+
+
+def test_unknown_backend_is_refused_when_the_estimator_is_made():
+    with pytest.raises(kiln.ConfigError) as e:
+        kiln.Estimator(lambda features, labels, mode: None, backend="gpu")
+    assert "[backend] unknown backend 'gpu'; valid: cpu, interp" in str(e.value)

@@ -40,7 +40,7 @@ inline kiln::InputFn eval_input(std::shared_ptr<const kiln::data::Dataset> ds, i
 
 inline kiln::EstimatorOptions interp() {
   kiln::EstimatorOptions o;
-  o.backend = "interp";
+  o.backend = kiln::Backend::interp;
   return o;
 }
 

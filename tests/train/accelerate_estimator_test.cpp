@@ -169,7 +169,7 @@ InputFn poisoned_input(int64_t batches, std::vector<int64_t> poisoned, float bad
 // loss split) run on the interpreter and on the compiled default backend.
 EstimatorOptions on(const std::string& backend) {
   EstimatorOptions o;
-  o.backend = backend;
+  o.backend = parse_backend(backend);
   return o;
 }
 
@@ -300,7 +300,7 @@ TEST(Accelerate, BothExecutablesComeFromTheCompileCache) {
   RunConfig cfg = accelerated("fast1|step|0.5");
   cfg.experimental_config.graph_compiler_cache_dir = cache.string();
   EstimatorOptions cpu;
-  cpu.backend = "cpu";
+  cpu.backend = Backend::cpu;
   const auto ds = blobs(256, 6);
   Estimator first = mlp(cfg, cpu);
   const TrainStats a = first.train(training_input(ds, 32), 6, {steps_hook(6)});

@@ -34,7 +34,7 @@ class LabelsOutOfRange : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(LabelsOutOfRange, AreADataErrorNamingTheBatchTheExampleAndTheValue) {
   EstimatorOptions o;
-  o.backend = GetParam();
+  o.backend = parse_backend(GetParam());
   Estimator est(classifier_model_fn(mlp_model({16}, 2, 7)), RunConfig{}, Params{{"optimizer", "sgd"}, {"learning_rate", 0.1}}, o);
   // Batches of 16 in order: example 37 is in batch 2 (global step 2), example 5 of it.
   const std::string train = error_of([&] { est.train(testkit::eval_input(with_label(37, 100), 16), 4); });

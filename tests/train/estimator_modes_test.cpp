@@ -41,7 +41,7 @@ class OutsideTraining : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(OutsideTraining, EvaluateAndPredictChangeNoVariableAndNoStep) {
   EstimatorOptions o;
-  o.backend = GetParam();
+  o.backend = parse_backend(GetParam());
   Estimator est(minimizes_always, RunConfig{}, Params{}, o);
   const auto ds = blobs(64, 3);
   est.train(training_input(ds, 16), 5);

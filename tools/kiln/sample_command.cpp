@@ -47,7 +47,7 @@ SavedGpt saved_gpt(const std::string& dir) {
 }  // namespace
 
 SampleCommand::SampleCommand(CLI::App& parent) {
-  backend_ = default_backend();
+  backend_ = std::string(backend_name(kDefaultBackend));
   cmd_ = parent.add_subcommand("sample", "Generate text with a gpt trained by `kiln train --model gpt --model-dir DIR`");
   cmd_->add_option("--model-dir", model_dir_, "Model directory holding the gpt's checkpoints")->required();
   cmd_->add_option("--prompt", options_.prompt, "Text to continue (every byte must occur in the training text)")
@@ -67,7 +67,7 @@ int SampleCommand::run() {
   RunConfig config;
   config.model_dir = model_dir_;
   EstimatorOptions eo;
-  eo.backend = backend_;
+  eo.backend = parse_backend(backend_);
   Estimator est(gpt_model_fn(g.shape, 0), config, {}, eo);
   const std::string text = sample_text(est, g.shape, g.vocabulary, options_);
   std::fwrite(options_.prompt.data(), 1, options_.prompt.size(), stdout);

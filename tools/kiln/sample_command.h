@@ -23,7 +23,7 @@ class SampleCommand {
  private:
   CLI::App* cmd_;
   std::string model_dir_;
-  std::string backend_;
+  std::string backend_;  // --backend, parsed where it is used
   SampleOptions options_;
 };
 

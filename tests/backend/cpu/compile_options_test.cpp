@@ -245,7 +245,7 @@ TEST(CompilerFallback, FailingCompilerIsReportedWithItsOwnMessage) {
 TEST(CompilerFallbackChild, DISABLED_MissingCompiler) {
   ASSERT_NE(std::getenv("KILN_TEST_CHILD"), nullptr);
   BackendOptions opts;
-  opts.backend = "cpu";
+  opts.backend = Backend::cpu;
   auto exe = make_executable(small_graph(), opts);  // warns and falls back
   ASSERT_TRUE(exe);
   expect_small_graph_result(*exe);

@@ -31,7 +31,7 @@
 namespace kiln::cli {
 
 TrainCommand::TrainCommand(CLI::App& parent) {
-  backend_ = default_backend();
+  backend_option_ = std::string(backend_name(kDefaultBackend));
   cmd_ = parent.add_subcommand("train",
                                "Train a model and evaluate it: mlp or cnn on Fashion-MNIST (test set), gpt on a text "
                                "(validation split: its last 10%)");
@@ -60,7 +60,7 @@ void TrainCommand::add_options() {
       ->capture_default_str();
   optimizer_options_.add_to(*cmd_);
   cmd_->add_option("--seed", s.seed, "Seed of initialisation and shuffling")->check(whole_number(0))->capture_default_str();
-  cmd_->add_option("--backend", backend_, "Execution backend")
+  cmd_->add_option("--backend", backend_option_, "Execution backend")
       ->check(CLI::IsMember(backend_names()))
       ->capture_default_str();
   cmd_->add_option("--log-every", log_every_,
@@ -128,6 +128,7 @@ int TrainCommand::run() {
 ParsedRunConfig TrainCommand::resolve_settings() {
   config_.random_seed = static_cast<uint64_t>(settings_.seed);
   settings_.world_size = World::get().size();
+  backend_ = parse_backend(backend_option_);
   recipe_ = make_recipe(settings_.model);
   const OptionGiven option_given = [this](std::string_view o) { return given(o); };
   recipe_->apply_defaults(settings_, option_given);
@@ -200,7 +201,7 @@ std::string TrainCommand::banner() const {
   std::snprintf(text, sizeof text, "kiln train: model %s, %lld steps, batch %lld, %s, seed %lld, backend %s, %d threads\n",
                 recipe_->describe(settings_).c_str(), static_cast<long long>(settings_.steps),
                 static_cast<long long>(settings_.batch_size), optimizer_.describe().c_str(),
-                static_cast<long long>(settings_.seed), backend_.c_str(),
+                static_cast<long long>(settings_.seed), std::string(backend_name(backend_)).c_str(),
                 config_.num_threads > 0 ? config_.num_threads : omp_get_max_threads());
   return text;
 }
@@ -260,8 +261,8 @@ HookList TrainCommand::hooks(Estimator& est, const TrainData& data) {
 void TrainCommand::train(Estimator& est, const TrainData& data) {
   say("%s", banner().c_str());
   say("%s", data.summary.c_str());
-  if (!config_.experimental_config.graph_compiler_cache_dir.empty() && backend_ == "interp")
-    say("note: backend %s compiles nothing, so graph_compiler_cache_dir is not used\n", backend_.c_str());
+  if (!config_.experimental_config.graph_compiler_cache_dir.empty() && backend_ == Backend::interp)
+    say("note: backend interp compiles nothing, so graph_compiler_cache_dir is not used\n");
   const HookList all = hooks(est, data);
   {
     // Ctrl-C: the first one asks the Estimator to stop after the current step (it then

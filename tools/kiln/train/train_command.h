@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "kiln/backend.h"
 #include "kiln/config.h"
 #include "kiln/estimator.h"
 #include "kiln/optimizer.h"
@@ -71,7 +72,8 @@ class TrainCommand {
 
   CLI::App* cmd_;
   TrainSettings settings_ = default_train_settings();
-  std::string backend_;
+  std::string backend_option_;  // --backend
+  Backend backend_ = kDefaultBackend;  // resolved at the start of run()
   std::string metrics_out_;
   std::string report_out_;  // --report
   OptimizerOptions optimizer_options_;

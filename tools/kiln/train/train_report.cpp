@@ -110,7 +110,7 @@ void TrainCommand::print_final(const Evaluation& ev, const CompileSummary& cs) c
   if (cs.interpreter_fallbacks > 0)
     std::printf("compile: native compilation failed for %d of %d graphs; they ran on the interpreter\n",
                 cs.interpreter_fallbacks, cs.graphs);
-  else if (backend_ == "cpu")
+  else if (backend_ == Backend::cpu)
     std::printf("compile: cache %s (%d of %d graphs loaded from the cache); %.3fs = passes %.3fs, codegen %.3fs, "
                 "c++ %.3fs, load %.3fs\n",
                 std::string(cache_outcome_name(cs.cache())).c_str(), cs.cache_hits, cs.graphs, compile_total,
@@ -134,7 +134,7 @@ nlohmann::json TrainCommand::final_record(const Evaluation& ev, const CompileSum
                            {"test_accuracy", ev.at("accuracy")},
                            {"test_examples", ev.examples},
                            {"model", settings_.model},
-                           {"backend", backend_},
+                           {"backend", std::string(backend_name(backend_))},
                            {"threads", omp_get_max_threads()},
                            {"compile_cache", cache_outcome_name(cs.cache())},
                            {"compile", compile_record(cs)},
@@ -157,7 +157,7 @@ nlohmann::json TrainCommand::final_record(const Evaluation& ev, const CompileSum
   if (cs.interpreter_fallbacks > 0) {
     // What ran, not what was asked for.
     record["backend"] = cs.interpreter_fallbacks == cs.graphs ? "interp" : "cpu+interp";
-    record["backend_requested"] = backend_;
+    record["backend_requested"] = std::string(backend_name(backend_));
     record["interpreter_fallbacks"] = cs.interpreter_fallbacks;
   }
   return record;
