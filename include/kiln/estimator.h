@@ -140,6 +140,8 @@ struct PrecisionSwitchEvent {
   std::string reason_text() const { return switch_reason_text(reason, detail); }
 };
 
+class RecordSink;  // kiln/summary.h
+
 struct EstimatorOptions {
   Backend backend = kDefaultBackend;
   // Where the built-in LoggingHook and resume messages go; nullptr = silent.
@@ -163,6 +165,12 @@ struct EstimatorOptions {
   // iterations_per_loop, the bucket size, the step it starts at), e.g. {"--eval-every":
   // 100}: a rank started with other values is refused before the first collective.
   nlohmann::json job_settings = nlohmann::json::object();
+  // A second sink of the records train() and evaluate() write (kiln/summary.h: start,
+  // progress, scalars, precision_switch, end, eval), beside the summary file and with or
+  // without a model_dir; rank 0 alone writes. Its progress records come every
+  // `records_every` steps (0: none). `kiln train --metrics-out` is one.
+  std::shared_ptr<RecordSink> records;
+  int64_t records_every = 0;
 };
 
 // What accelerate_train_mode did in one train() call (TrainStats::accelerate).

@@ -3,10 +3,11 @@
 // model_dir/events.out.tfevents.* for training, model_dir/eval/ for evaluation.
 //
 // With a model_dir and save_summary_steps > 0 the Estimator appends records to one file
-// per run, `<model_dir>/summaries.jsonl` (a resumed run continues it). Records are JSON
-// objects, one per line, in the schema of `kiln train --metrics-out` (the same facts have
-// the same names): every record has "event" and "step"; summaries add "wall_time" (Unix
-// seconds).
+// per run, `<model_dir>/summaries.jsonl` (a resumed run continues it). The same records
+// also go to a second sink when EstimatorOptions::records names one, with or without a
+// model_dir (`kiln train --metrics-out` is one), each sink with its own progress interval.
+// Records are JSON objects, one per line: every record has "event", "step" and
+// "wall_time" (Unix seconds).
 //   start             a train() call begins: kiln_version, cpu, isa, backend, max_steps,
 //                     resumed, config {precision_mode, precision_mode_v2,
 //                     accelerate_train_mode, iterations_per_loop}, params
@@ -50,8 +51,16 @@ std::string summary_path(const std::string& model_dir);
 // Appends records to a summary file (created 0644 if missing). A file whose last line was
 // torn by a kill gets a newline first, so the next record starts on a line of its own.
 // SystemError "[summaries] ..." naming the file when it cannot be opened or written.
+// Where records go: the summary file, or another destination a caller gives the Estimator
+// (EstimatorOptions::records). write() throws SystemError when the record is lost.
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void write(nlohmann::json record) = 0;
+};
+
 class SummaryEvents;
-class SummaryWriter {
+class SummaryWriter : public RecordSink {
  public:
   // `events_dir`: also write each record as TensorBoard events in a new event file there
   // (train/summary/summary_events.h); "" = summaries.jsonl alone.
@@ -61,7 +70,7 @@ class SummaryWriter {
   SummaryWriter& operator=(const SummaryWriter&) = delete;
 
   // Adds "wall_time" if the record has none, then appends it as one line.
-  void write(nlohmann::json record);
+  void write(nlohmann::json record) override;
   // fsync: the records written so far survive a power loss.
   void sync();
   const std::string& path() const { return path_; }
@@ -100,8 +109,7 @@ RecordFile parse_records(std::istream& in, size_t max_line_bytes = kMaxRecordByt
 // a directory; anything inside the file that is not a record is skipped and noted.
 RecordFile read_records(const std::string& path);
 
-// The records both writers build (the Estimator's summary file and `kiln train
-// --metrics-out`), in one vocabulary (src/train/summary/summary_records.cpp):
+// The records, built once (src/train/summary/summary_records.cpp) for every sink:
 //
 // A number as a record holds it: the value, or null when it is not finite (JSON has no NaN).
 nlohmann::json number_or_null(double v);
@@ -124,5 +132,10 @@ nlohmann::json accelerate_record(const AccelerateStats& a);
 double seconds_saved(const AccelerateStats& a);
 // What compiling cost, as the "compile" object of the final and end records spells it.
 nlohmann::json compile_record(const CompileSummary& c);
+// The run configuration, as the "config" object of the start and final records spells it:
+// precision_mode, precision_mode_v2, accelerate_train_mode, iterations_per_loop.
+nlohmann::json config_record(const RunConfig& config);
+// "eval": step, metrics {name: value}, examples, seconds (without compiling), compile_seconds.
+nlohmann::json eval_record(const Evaluation& ev);
 
 }  // namespace kiln

@@ -379,14 +379,12 @@ class CollectiveCounts {
   int64_t bytes_, calls_;
 };
 
-// The start record and the hook of the summaries, when rank 0 writes them.
-std::shared_ptr<SummaryHook> start_summaries(std::optional<SummaryWriter>& summaries, const RunConfig& config,
-                                             const Params& params, Backend backend, const TrainStats& st,
-                                             int64_t max_steps) {
-  if (!summaries) return nullptr;
-  summaries->write(start_record(config, params, std::string(backend_name(backend)), st, max_steps));
-  return std::make_shared<SummaryHook>(*summaries, config.save_summary_steps, learning_rate_of(params),
-                                       st.accelerate ? &*st.accelerate : nullptr);
+// The start record and the hook of the records, when there is a sink to write them to.
+std::shared_ptr<SummaryHook> start_records(RecordStreams& records, const RunConfig& config, const Params& params,
+                                           Backend backend, const TrainStats& st, int64_t max_steps) {
+  if (records.empty()) return nullptr;
+  records.write(start_record(config, params, std::string(backend_name(backend)), st, max_steps));
+  return std::make_shared<SummaryHook>(records, learning_rate_of(params), st.accelerate ? &*st.accelerate : nullptr);
 }
 
 // What the machine makes of accelerate_train_mode's low precision, said once per job.
@@ -445,10 +443,14 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   }
   AcceleratedStep* acc = accelerated ? &*accelerated : nullptr;
 
-  // The loop, with the built-in hooks around the user's.
-  std::optional<SummaryWriter> summaries =
-      World::get().rank() == 0 ? open_summaries(config_) : std::optional<SummaryWriter>();
-  HookList all = with_builtin_hooks(hooks, dir, start_summaries(summaries, config_, params_, options_.backend, st, max_steps));
+  // The loop, with the built-in hooks around the user's. Rank 0 writes the records: to the
+  // summary file and to the caller's sink.
+  const bool recording = World::get().rank() == 0;
+  std::optional<SummaryWriter> summaries = recording ? open_summaries(config_) : std::optional<SummaryWriter>();
+  RecordStreams records;
+  if (summaries) records.add(*summaries, config_.save_summary_steps);
+  if (recording && options_.records) records.add(*options_.records, options_.records_every);
+  HookList all = with_builtin_hooks(hooks, dir, start_records(records, config_, params_, options_.backend, st, max_steps));
   RunContext ctx;
   start_context(ctx, s_->vars, *built.graph, acc, st.start_step, max_steps, options_.run_settings);
   for (auto& h : all) h->begin(ctx);
@@ -467,10 +469,8 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   // Save: the CheckpointSaverHook writes the final checkpoint in end().
   ctx.global_step = st.global_step;
   for (auto& h : all) h->end(ctx);
-  if (summaries) {
-    summaries->write(end_record(st, s_->compile));
-    summaries->sync();
-  }
+  if (!records.empty()) records.write(end_record(st, s_->compile));
+  if (summaries) summaries->sync();
   return st;
 }
 

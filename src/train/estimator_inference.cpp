@@ -39,16 +39,19 @@ Variables& Estimator::state_for_inference(const char* what, const std::string& c
 }
 
 void Estimator::record_evaluation(const Evaluation& ev) const {
+  if (World::get().rank() != 0) return;
+  RecordStreams records;
+  if (options_.records) records.add(*options_.records, 0);
   // Evaluating checkpoints in a directory one may only read is allowed; it is said, not failed.
-  if (config_.model_dir.empty() || config_.save_summary_steps <= 0 || World::get().rank() != 0) return;
-  if (::access(config_.model_dir.c_str(), W_OK) != 0) {
-    if (options_.log)
-      *options_.log << "summaries: '" << config_.model_dir << "' is not writable; this evaluation is not recorded\n";
-    return;
-  }
-  std::optional<SummaryWriter> summaries = open_summaries(config_, ev.name.empty() ? "eval" : "eval_" + ev.name);
-  summaries->write(eval_record(ev));
-  summaries->sync();
+  const bool to_file = !config_.model_dir.empty() && config_.save_summary_steps > 0;
+  const bool writable = to_file && ::access(config_.model_dir.c_str(), W_OK) == 0;
+  if (to_file && !writable && options_.log)
+    *options_.log << "summaries: '" << config_.model_dir << "' is not writable; this evaluation is not recorded there\n";
+  std::optional<SummaryWriter> summaries =
+      writable ? open_summaries(config_, ev.name.empty() ? "eval" : "eval_" + ev.name) : std::optional<SummaryWriter>();
+  if (summaries) records.add(*summaries, 0);
+  records.write(eval_record(ev));
+  if (summaries) summaries->sync();
 }
 
 namespace {

@@ -81,15 +81,57 @@ TEST(TrainCommand, ShortRunWritesMetrics) {
   std::vector<nlohmann::json> records;
   while (std::getline(in, line)) records.push_back(nlohmann::json::parse(line));
   std::filesystem::remove(path);
-  ASSERT_EQ(records.size(), 3u);
-  EXPECT_EQ(records[0]["event"], "progress");
-  EXPECT_EQ(records[1]["step"], 20);
+  // The Estimator's records (its second sink: the same as summaries.jsonl's), then the final one.
+  std::vector<std::string> events;
+  for (const auto& rec : records) {
+    events.push_back(rec["event"].get<std::string>());
+    EXPECT_TRUE(rec.contains("wall_time")) << rec.dump();
+  }
+  EXPECT_EQ(events, (std::vector<std::string>{"start", "progress", "progress", "end", "eval", "final"}));
+  EXPECT_EQ(records[1]["step"], 10);
+  EXPECT_EQ(records[2]["step"], 20);
+  EXPECT_EQ(records[4]["step"], 20);
+  EXPECT_EQ(records[4]["metrics"]["accuracy"], records.back()["test_accuracy"]);
   const auto& f = records.back();
   EXPECT_EQ(f["event"], "final");
   EXPECT_EQ(f["steps"], 20);
   for (const char* key : {"train_seconds", "steps_per_second", "final_loss", "test_accuracy"})
     EXPECT_TRUE(f.contains(key)) << key;
   EXPECT_GT(f["test_accuracy"].get<double>(), 0.3);
+}
+
+// --metrics-out is a second sink of the Estimator's records: with the same progress
+// interval it holds what summaries.jsonl holds, record for record (wall times included),
+// and then the command's final record.
+TEST(TrainCommand, MetricsOutHoldsTheSummaryFilesRecords) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const auto dir = std::filesystem::temp_directory_path() / ("kiln-sinks-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto metrics = dir / "m.jsonl";
+  const Result r = run_kiln("train --backend interp --steps 12 --batch-size 32 --train-limit 2000 --test-limit 300 "
+                            "--log-every 4 --save-summary-steps 4 --eval-every 6 --accelerate-train-mode 'fast1|step|0.5' "
+                            "--model-dir " + (dir / "model").string() + " --metrics-out " + metrics.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto read = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::string line;
+    std::vector<nlohmann::json> out;
+    while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
+    return out;
+  };
+  std::vector<nlohmann::json> summaries = read(dir / "model" / "summaries.jsonl"), sink = read(metrics);
+  std::filesystem::remove_all(dir);
+  ASSERT_FALSE(sink.empty());
+  EXPECT_EQ(sink.back()["event"], "final");
+  sink.pop_back();
+  EXPECT_EQ(sink, summaries);
+  std::vector<std::string> events;
+  for (const auto& rec : sink) events.push_back(rec["event"].get<std::string>());
+  EXPECT_EQ(events, (std::vector<std::string>{"start", "progress", "eval", "precision_switch", "progress", "progress",
+                                              "end", "eval"}))
+      << nlohmann::json(sink).dump(1);
 }
 
 // Issue 19: --log-step-count-steps was accepted and ignored. It sets the plain progress

@@ -207,12 +207,14 @@ TEST(TrainResume, QuietEvalEveryAndMaxStepsCountingTheGlobalStep) {
   std::string line;
   std::vector<nlohmann::json> recs;
   while (std::getline(in, line)) recs.push_back(nlohmann::json::parse(line));
-  ASSERT_EQ(recs.size(), 2u);
-  EXPECT_EQ(recs[0]["event"], "eval");
-  EXPECT_EQ(recs[0]["step"], 3);
-  EXPECT_EQ(recs[1]["event"], "final");
+  // --log-every 0: no progress records; the --eval-every evaluation, the final one, the final record.
+  std::vector<std::string> events;
+  for (const auto& rec : recs) events.push_back(rec["event"].get<std::string>());
+  ASSERT_EQ(events, (std::vector<std::string>{"start", "eval", "end", "eval", "final"}));
+  EXPECT_EQ(recs[1]["step"], 3);
+  EXPECT_EQ(recs[3]["step"], 6);
   for (const char* key : {"compile_seconds", "eval_seconds", "test_accuracy", "examples_per_second"})
-    EXPECT_TRUE(recs[1].contains(key)) << key;
+    EXPECT_TRUE(recs[4].contains(key)) << key;
   // Asking for the same total again trains nothing more.
   const Result again = run_kiln(kSmall + "--steps 6 --model-dir " + dir);
   ASSERT_EQ(again.status, 0) << again.output;
@@ -243,7 +245,7 @@ TEST(TrainResume, EvalEveryWritesNoExtraCheckpoints) {
     const auto rec = nlohmann::json::parse(line);
     if (rec["event"] == "eval") eval_steps.push_back(rec["step"].get<int64_t>());
   }
-  EXPECT_EQ(eval_steps, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(eval_steps, (std::vector<int64_t>{2, 4, 6}));  // the --eval-every ones and the final one
   const auto fin = final_record(m);
   EXPECT_EQ(fin["steps"], 6);
   EXPECT_EQ(fin["steps_this_run"], 6);

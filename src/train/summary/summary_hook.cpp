@@ -1,7 +1,10 @@
 #include "train/summary/summary_hook.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "kiln/cpu_features.h"
 #include "kiln/error.h"
@@ -17,56 +20,85 @@ bool due(const RunContext& ctx, int64_t steps, int64_t every) {
   const int64_t before = ctx.global_step - steps;
   return every > 0 && (ctx.global_step / every != before / every || ctx.global_step >= ctx.max_steps);
 }
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 }  // namespace
+
+void RecordStreams::write(nlohmann::json record) {
+  if (!record.contains("wall_time")) record["wall_time"] = unix_seconds();
+  for (const Stream& s : streams_) s.sink->write(record);
+}
+
+void RecordStreams::write_to(size_t i, nlohmann::json record) {
+  if (!record.contains("wall_time")) record["wall_time"] = unix_seconds();
+  streams_[i].sink->write(std::move(record));
+}
+
+SummaryHook::SummaryHook(RecordStreams& streams, LearningRate learning_rate, const AccelerateStats* accel)
+    : streams_(streams), learning_rate_(std::move(learning_rate)), accel_(accel), windows_(streams.size()) {}
 
 void SummaryHook::begin(RunContext&) { started_ = now_seconds(); }
 
 void SummaryHook::write_switch() {
   if (switch_written_ || !accel_ || !accel_->event) return;
-  writer_.write(precision_switch_record(*accel_->event, accel_->event->seconds));
+  streams_.write(precision_switch_record(*accel_->event, accel_->event->seconds));
   switch_written_ = true;
 }
 
-void SummaryHook::write_progress(RunContext& ctx) {
-  nlohmann::json r = progress_record(
-      ctx.global_step, loss_sum_ / static_cast<double>(count_), seconds_ > 0 ? static_cast<double>(count_) / seconds_ : 0.0,
-      now_seconds() - started_, ctx.phase,
-      learning_rate_ ? std::optional<double>(learning_rate_(ctx.global_step - 1)) : std::nullopt);
-  if (ctx.phase == PrecisionPhase::mixed_float16 && ctx.train_state) {
+void SummaryHook::write_step(RunContext& ctx, const std::vector<bool>& progress) {
+  const std::map<std::string, double> scalars = ctx.take_scalars();
+  const nlohmann::json values = ctx.take_summary_values();
+  const double wall_time = unix_seconds(), elapsed = now_seconds() - started_;
+  const std::optional<double> rate =
+      learning_rate_ ? std::optional<double>(learning_rate_(ctx.global_step - 1)) : std::nullopt;
+  std::optional<double> loss_scale;
+  if (ctx.phase == PrecisionPhase::mixed_float16 && ctx.train_state &&
+      std::find(progress.begin(), progress.end(), true) != progress.end()) {
     const nlohmann::json state = ctx.train_state();
-    if (state.contains("loss_scaler")) r["loss_scale"] = state["loss_scaler"].value("scale", 1.0);
+    if (state.contains("loss_scaler")) loss_scale = state["loss_scaler"].value("scale", 1.0);
   }
-  if (auto scalars = ctx.take_scalars(); !scalars.empty()) r["scalars"] = scalars;
-  nlohmann::json values = ctx.take_summary_values();  // held: items() of a temporary would dangle
-  for (auto& [kind, v] : values.items()) r[kind] = std::move(v);
-  writer_.write(std::move(r));
-  loss_sum_ = seconds_ = 0;
-  count_ = 0;
-}
-
-// Hooks' values at a step that is not a summary step: a "scalars" record of their own.
-void SummaryHook::write_off_interval(RunContext& ctx) {
-  const auto scalars = ctx.take_scalars();
-  nlohmann::json values = ctx.take_summary_values();
-  if (scalars.empty() && values.empty()) return;
-  nlohmann::json r = {{"event", "scalars"}, {"step", ctx.global_step}, {"scalars", scalars}};
-  for (auto& [kind, v] : values.items()) r[kind] = std::move(v);
-  writer_.write(std::move(r));
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    nlohmann::json r;
+    if (progress[i]) {
+      Window& w = windows_[i];
+      r = progress_record(ctx.global_step, w.loss_sum / static_cast<double>(w.count),
+                          w.seconds > 0 ? static_cast<double>(w.count) / w.seconds : 0.0, elapsed, ctx.phase, rate);
+      if (loss_scale) r["loss_scale"] = *loss_scale;
+      if (!scalars.empty()) r["scalars"] = scalars;
+      w = {};
+    } else {
+      // Hooks' values at a step that is not this sink's progress step: a record of their own.
+      if (scalars.empty() && values.empty()) continue;
+      r = {{"event", "scalars"}, {"step", ctx.global_step}, {"scalars", scalars}};
+    }
+    for (const auto& [kind, v] : values.items()) r[kind] = v;
+    r["wall_time"] = wall_time;
+    streams_.write_to(i, std::move(r));
+  }
 }
 
 void SummaryHook::after_run(RunContext& ctx, const RunValues& v) {
-  for (double l : v.losses) loss_sum_ += l;
-  count_ += static_cast<int64_t>(v.losses.size());
-  seconds_ += v.seconds;
+  const auto n = static_cast<int64_t>(v.losses.size());
+  std::vector<bool> progress(streams_.size());
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    Window& w = windows_[i];
+    for (double l : v.losses) w.loss_sum += l;
+    w.count += n;
+    w.seconds += v.seconds;
+    progress[i] = due(ctx, n, streams_[i].progress_every);
+  }
   write_switch();
-  if (due(ctx, static_cast<int64_t>(v.losses.size()), every_)) return write_progress(ctx);
-  write_off_interval(ctx);
+  write_step(ctx, progress);
 }
 
 void SummaryHook::end(RunContext& ctx) {
   write_switch();
-  if (count_ > 0) write_progress(ctx);  // a run stopped between two summary steps
-  write_off_interval(ctx);
+  // A run stopped between two progress steps still ends with one, for the sinks that keep them.
+  std::vector<bool> progress(streams_.size());
+  for (size_t i = 0; i < streams_.size(); ++i) progress[i] = streams_[i].progress_every > 0 && windows_[i].count > 0;
+  write_step(ctx, progress);
 }
 
 std::optional<SummaryWriter> open_summaries(const RunConfig& config, const std::string& events_subdir) {
@@ -102,11 +134,7 @@ nlohmann::json start_record(const RunConfig& config, const Params& params, const
           {"cpu", cpu.model},
           {"isa", cpu.isa()},
           {"backend", backend},
-          {"config",
-           {{"precision_mode", config.precision_mode},
-            {"precision_mode_v2", config.precision_mode_v2},
-            {"accelerate_train_mode", config.experimental_config.accelerate_train_mode},
-            {"iterations_per_loop", config.iterations_per_loop}}},
+          {"config", config_record(config)},
           {"params", p}};
 }
 
@@ -123,17 +151,6 @@ nlohmann::json end_record(const TrainStats& st, const CompileSummary& compile) {
                       {"compile", compile_record(compile)}};
   if (st.accelerate) r["accelerate"] = accelerate_record(*st.accelerate);
   return r;
-}
-
-nlohmann::json eval_record(const Evaluation& ev) {
-  nlohmann::json metrics = nlohmann::json::object();
-  for (const auto& [name, value] : ev.metrics) metrics[name] = number_or_null(value);
-  return {{"event", "eval"},
-          {"step", ev.global_step},
-          {"metrics", metrics},
-          {"examples", ev.examples},
-          {"seconds", ev.seconds - ev.compile_seconds},
-          {"compile_seconds", ev.compile_seconds}};
 }
 
 }  // namespace kiln

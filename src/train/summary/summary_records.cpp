@@ -1,4 +1,4 @@
-// The records the summary file and `kiln train --metrics-out` share, built once.
+// The records every sink gets (the summary file, `kiln train --metrics-out`), built once.
 #include <cmath>
 #include <limits>
 
@@ -65,6 +65,24 @@ nlohmann::json compile_record(const CompileSummary& c) {
           {"codegen_seconds", c.codegen_seconds},
           {"cxx_seconds", c.compile_seconds},
           {"load_seconds", c.load_seconds}};
+}
+
+nlohmann::json config_record(const RunConfig& config) {
+  return {{"precision_mode", config.precision_mode},
+          {"precision_mode_v2", config.precision_mode_v2},
+          {"accelerate_train_mode", config.experimental_config.accelerate_train_mode},
+          {"iterations_per_loop", config.iterations_per_loop}};
+}
+
+nlohmann::json eval_record(const Evaluation& ev) {
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& [name, value] : ev.metrics) metrics[name] = number_or_null(value);
+  return {{"event", "eval"},
+          {"step", ev.global_step},
+          {"metrics", metrics},
+          {"examples", ev.examples},
+          {"seconds", ev.seconds - ev.compile_seconds},
+          {"compile_seconds", ev.compile_seconds}};
 }
 
 }  // namespace kiln

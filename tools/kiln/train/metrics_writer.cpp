@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -23,7 +24,9 @@ MetricsWriter::MetricsWriter(std::string path) : path_(std::move(path)) {
                             << (is_dir ? "it is a directory" : std::strerror(err));
 }
 
-void MetricsWriter::write(const nlohmann::json& record) {
+void MetricsWriter::write(nlohmann::json record) {
+  if (!record.contains("wall_time"))  // the command's own records; the Estimator's have theirs
+    record["wall_time"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (keep_) kept_.push_back(record);
   if (path_.empty()) return;
   if (!out_.is_open()) {

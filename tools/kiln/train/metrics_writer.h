@@ -1,5 +1,6 @@
-// `kiln train --metrics-out FILE`: JSON Lines records (progress, eval, precision_switch,
-// interrupted, final).
+// `kiln train --metrics-out FILE`: JSON Lines records. A second sink of the Estimator's
+// records (kiln/summary.h: start, progress every --log-every steps, scalars,
+// precision_switch, end, eval), and of the command's own: interrupted, final.
 #pragma once
 #include <fstream>
 #include <string>
@@ -7,15 +8,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/summary.h"
+
 namespace kiln::cli {
 
 // The file is created at the first record, so a run that fails on bad input overwrites
 // nothing; whether it can be created is checked up front (ConfigError "[metrics_out]").
 // An empty path writes nothing.
-class MetricsWriter {
+class MetricsWriter : public RecordSink {
  public:
   explicit MetricsWriter(std::string path);
-  void write(const nlohmann::json& record);
+  void write(nlohmann::json record) override;
   // Keep a copy of every record from now on (for `kiln train --report`), also without a path.
   void keep_records() { keep_ = true; }
   const std::vector<nlohmann::json>& records() const { return kept_; }

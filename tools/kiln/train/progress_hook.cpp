@@ -47,15 +47,8 @@ void ProgressHook::after_run(RunContext& ctx, const RunValues& v) {
   const auto n = static_cast<int64_t>(v.losses.size());
   train_seconds_ += dt;
   steps_ += n;
-  record_window_.add(v, dt);
   line_window_.add(v, dt);
   const std::string phase(precision_phase_name(ctx.phase));
-  if (due(ctx, n, o_.log_every)) {
-    record_(progress_record(ctx.global_step, record_window_.mean_loss(), record_window_.rate(), t - started_, ctx.phase,
-                            o_.learning_rate ? std::optional<double>(o_.learning_rate(ctx.global_step - 1))
-                                             : std::nullopt));
-    record_window_ = {};
-  }
   const int64_t line_every = o_.line_every < 0 ? o_.log_every : o_.line_every;
   if (due(ctx, n, line_every)) {
     if (!o_.quiet && !o_.live) {

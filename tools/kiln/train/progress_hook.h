@@ -1,11 +1,9 @@
 // What `kiln train` shows while training: on a terminal one live line rewritten in place
 // ("\r": step/total, loss, steps/s, elapsed, ETA, precision phase); otherwise a plain line
-// every `line_every` steps. Also emits the JSON Lines "progress" records every `log_every`.
+// every `line_every` steps. The "progress" records of --metrics-out are the Estimator's
+// (EstimatorOptions::records), not this hook's.
 #pragma once
 #include <cstdio>
-#include <functional>
-
-#include <nlohmann/json.hpp>
 
 #include "kiln/hooks.h"
 
@@ -14,17 +12,13 @@ namespace kiln::cli {
 class ProgressHook : public Hook {
  public:
   struct Options {
-    int64_t log_every = 100;  // metrics records; 0 = none
+    int64_t log_every = 100;  // --log-every: the plain lines' default interval
     bool live = false;        // stdout is a terminal: draw the live line
-    bool quiet = false;       // no lines at all (metrics records are still written)
+    bool quiet = false;       // no lines at all
     // Plain lines (--log-step-count-steps); -1 = every log_every; 0 = no lines, live or plain.
     int64_t line_every = -1;
-    // The learning rate the last step of a record trained at (given the global step before
-    // it), recorded as "learning_rate"; none if empty.
-    std::function<double(int64_t)> learning_rate;
   };
-  ProgressHook(Options o, std::function<void(const nlohmann::json&)> record)
-      : o_(o), record_(std::move(record)) {}
+  explicit ProgressHook(Options o) : o_(o) {}
 
   void begin(RunContext& ctx) override;
   void before_run(RunContext& ctx) override;
@@ -43,14 +37,13 @@ class ProgressHook : public Hook {
   static bool due(const RunContext& ctx, int64_t steps, int64_t every);
 
   Options o_;
-  std::function<void(const nlohmann::json&)> record_;
   double started_ = -1;        // wall clock of the first begin()
   double loop_start_ = 0;
   double train_seconds_ = 0;   // time inside loops only (eval excluded)
   int64_t steps_ = 0;          // steps seen by this hook
   double last_draw_ = 0;
   bool line_open_ = false;
-  // Since the previous record, and since the previous plain line:
+  // Since the previous plain line:
   struct Window {
     double loss = 0, time = 0;
     int64_t count = 0;
@@ -58,7 +51,7 @@ class ProgressHook : public Hook {
     double mean_loss() const { return loss / static_cast<double>(count); }
     double rate() const;
   };
-  Window record_window_, line_window_;
+  Window line_window_;
 };
 
 }  // namespace kiln::cli

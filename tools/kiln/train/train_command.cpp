@@ -109,7 +109,7 @@ int TrainCommand::run() {
     if (!config_.model_dir.empty()) written.push_back(summary_path(config_.model_dir));
     check_report_path(report_out_, written);
   }
-  metrics_ = std::make_unique<MetricsWriter>(metrics_out_);
+  metrics_ = std::make_shared<MetricsWriter>(metrics_out_);
   if (!report_out_.empty()) metrics_->keep_records();
   const TrainData data = recipe_->load(settings_);
   // One run per model directory, for the whole run: training, evaluations and the report
@@ -170,6 +170,8 @@ std::unique_ptr<Estimator> TrainCommand::make_estimator(std::shared_ptr<ModelDir
   eo.log = quiet_ ? nullptr : &std::cout;
   eo.interrupt = interrupt_requested();
   eo.on_precision_switch = [this](const PrecisionSwitchEvent& e) { on_precision_switch(e); };
+  eo.records = metrics_;  // --metrics-out: the Estimator's records, progress every --log-every steps
+  eo.records_every = log_every_;
   eo.run_settings = run_settings();
   // What decides the collectives of the whole run besides training itself: evaluations
   // inside it and at its end (every rank evaluates its share).
@@ -214,7 +216,6 @@ void TrainCommand::on_precision_switch(const PrecisionSwitchEvent& e) {
   say("precision switch: %s -> original at step %lld (requested %lld, %s), loss %.4f, %.1fs into training\n",
       from.c_str(), static_cast<long long>(e.step), static_cast<long long>(e.requested_step),
       e.reason_text().c_str(), e.loss, seconds);
-  metrics_->write(precision_switch_record(e, seconds));
 }
 
 void TrainCommand::count_evaluation(const Evaluation& ev) {
@@ -229,8 +230,7 @@ HookList TrainCommand::hooks(Estimator& est, const TrainData& data) {
   po.live = ::isatty(STDOUT_FILENO) == 1;
   po.quiet = quiet_;
   if (given("--log-step-count-steps")) po.line_every = config_.log_step_count_steps;
-  po.learning_rate = [o = optimizer_](int64_t step) { return learning_rate_at(o.learning_rate, o.schedule, step); };
-  progress_ = std::make_shared<ProgressHook>(po, [this](const nlohmann::json& r) { metrics_->write(r); });
+  progress_ = std::make_shared<ProgressHook>(po);
   HookList hooks{progress_};
   if (eval_every_ > 0) {
     const std::string split = recipe_->eval_split();
@@ -241,10 +241,6 @@ HookList TrainCommand::hooks(Estimator& est, const TrainData& data) {
                                           say("eval at step %lld: %s loss %.4f, %s accuracy %.4f\n",
                                               static_cast<long long>(step), split.c_str(), ev.at("loss"),
                                               split.c_str(), ev.at("accuracy"));
-                                          metrics_->write({{"event", "eval"},
-                                                           {"step", step},
-                                                           {"test_loss", ev.at("loss")},
-                                                           {"test_accuracy", ev.at("accuracy")}});
                                         });
     hooks.push_back(evals_);
   }

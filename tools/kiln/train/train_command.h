@@ -87,7 +87,7 @@ class TrainCommand {
 
   // The run in progress.
   std::unique_ptr<Recipe> recipe_;
-  std::unique_ptr<MetricsWriter> metrics_;
+  std::shared_ptr<MetricsWriter> metrics_;  // also the Estimator's second record sink
   std::shared_ptr<ProgressHook> progress_;
   std::shared_ptr<EvalHook> evals_;
   Totals totals_;

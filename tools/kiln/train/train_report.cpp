@@ -142,11 +142,7 @@ nlohmann::json TrainCommand::final_record(const Evaluation& ev, const CompileSum
                            {"kiln_version", KILN_VERSION},
                            {"cpu", cpu_features().model},
                            {"isa", cpu_features().isa()},
-                           {"config",
-                            {{"precision_mode", config_.precision_mode},
-                             {"precision_mode_v2", config_.precision_mode_v2},
-                             {"accelerate_train_mode", config_.experimental_config.accelerate_train_mode},
-                             {"iterations_per_loop", config_.iterations_per_loop}}},
+                           {"config", config_record(config_)},
                            {"params", optimizer_record()}};
   record.update(recipe_->final_record(settings_));
   if (st.accelerate) {
