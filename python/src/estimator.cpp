@@ -15,7 +15,7 @@
 #include <omp.h>
 
 #include "hook_bridge.h"
-#include "input_sources.h"
+#include "pipeline/input_sources.h"
 #include "formats/tensor_bundle.h"
 #include "kiln/checkpoint.h"
 #include "kiln/estimator.h"
