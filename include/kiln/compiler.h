@@ -40,6 +40,12 @@ struct CompileOptions {
   // this many bytes, one MPI call each (passes::bucket_all_reduces); 0 = one call per
   // gradient. RunConfig::all_reduce_bucket_bytes sets it for training.
   int64_t all_reduce_bucket_bytes = kDefaultAllReduceBucketBytes;
+  // Data-parallel jobs: every rank builds this graph at the same point (the Estimator's
+  // training and evaluation graphs), so rank 0 alone loads or compiles it and sends the
+  // object to the others, who check and load it (backend/cpu/build/job_share.h): one
+  // compile per job, with or without a shared cache. Graphs one rank may build alone (a
+  // hook's extra fetches, input pipelines' maps) leave it off. No effect in a world of one.
+  bool share_in_job = false;
 };
 
 // `options` with what it leaves unset taken from the environment: cache.dir from
@@ -65,6 +71,7 @@ struct CompileReport {
   std::string cache_key;         // 32 hex digits when the cache was used
   std::string cache_note;        // why an entry was not loaded or stored, if so
   std::string fallback;          // set by make_executable when the graph runs on the interpreter instead: why
+  bool received = false;         // share_in_job: the object came from rank 0, not this rank's compiler or cache
   double total_seconds() const { return passes_seconds + codegen_seconds + compile_seconds + load_seconds; }
 };
 

@@ -77,7 +77,7 @@ std::vector<std::string> fetches_of(const HookList& hooks) {
 // The state the built graph starts from: the restored checkpoint, else the in-memory
 // state of an earlier train(), checked against the graph; missing variables initialised.
 // A fresh start (nothing restored or trained before) applies the graph's warm start first.
-void adopt_state(Variables& vars, const BuiltGraph& built, const Graph* low_graph, std::optional<Checkpoint>& restored,
+void adopt_state(Variables& vars, const BuiltGraph& built, std::optional<Checkpoint>& restored,
                  const std::optional<CheckpointDir>& dir, std::ostream* log, const nlohmann::json& run_settings,
                  TrainStats& st) {
   const Graph& graph = *built.graph;
@@ -106,8 +106,11 @@ void adopt_state(Variables& vars, const BuiltGraph& built, const Graph* low_grap
   for (ValueId id : graph.variables())
     if (is_local_variable(graph.node(id))) vars.erase(graph.node(id).name);
   initialize_variables(graph, vars);
-  if (!low_graph) return;
-  const auto bad = checkpoint_mismatches(*low_graph, vars);
+}
+
+// accelerate_train_mode's low-precision graph holds the variables the original one does.
+void check_low_graph(const Graph& low_graph, const Variables& vars) {
+  const auto bad = checkpoint_mismatches(low_graph, vars);
   if (!bad.empty())
     KILN_THROW(ConfigError) << "[model_fn] built other variables the second time it ran (for the low-precision"
                                " graph of accelerate_train_mode); it must build the same model every time:"
@@ -317,8 +320,14 @@ class FetchingGraphs {
  public:
   FetchingGraphs(Estimator::State& s, const ModelFn& model_fn, const Params& params, BackendOptions original,
                  BackendOptions low_options, const BuiltGraph* low, std::vector<std::string> fetches)
-      : s_(s), model_fn_(model_fn), params_(params), original_(std::move(original)), low_options_(std::move(low_options)),
-        low_(low), fetches_(std::move(fetches)) {}
+      : s_(s), model_fn_(model_fn), params_(params), original_(alone(std::move(original))),
+        low_options_(alone(std::move(low_options))), low_(low), fetches_(std::move(fetches)) {}
+
+  // A hook of one rank may ask for values the others do not: each rank compiles its own.
+  static BackendOptions alone(BackendOptions o) {
+    o.compile.share_in_job = false;
+    return o;
+  }
 
   Executable& operator()(Executable& base, const std::vector<std::string>& names, const data::Batch& b) {
     std::vector<std::string> wanted = fetches_;
@@ -393,6 +402,17 @@ void note_accelerate_hardware(const AccelerateTrainMode& accel) {
   if (!note.empty() && World::get().rank() == 0) std::fprintf(stderr, "kiln: note: %s\n", note.c_str());
 }
 
+// accelerate_train_mode's low-precision training graph (`options` gets its policy).
+BuiltGraph& build_low_graph(Estimator::State& s, const ModelFn& model_fn, const Params& params, BackendOptions& options,
+                            const AccelerateTrainMode& accel, const data::Batch& batch,
+                            const std::vector<std::string>& fetches) {
+  options.compile.policy = low_phase_policy(accel);
+  BuiltGraph& low = build_graph(s, model_fn, params, options, ModeKeys::train, batch, fetches, /*guarded=*/true);
+  check_low_graph(*low.graph, s.vars);
+  note_accelerate_hardware(accel);
+  return low;
+}
+
 }  // namespace
 
 TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList hooks) {
@@ -417,20 +437,20 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   data::Batch batch;
   const std::unique_ptr<data::BatchSource> source = source_from(input_fn, st.start_step, batch);
   const std::vector<std::string> fetches = fetches_of(hooks);
-  const BackendOptions original = backend_options();
-  BackendOptions low_options = original;
+  // In a data-parallel job every rank builds these graphs here, so rank 0 alone compiles
+  // them (CompileOptions::share_in_job). The original graph comes first in every
+  // configuration; the low-precision one only once the ranks agree on their settings, so
+  // ranks that differ never meet in mismatched collectives.
+  BackendOptions original = backend_options();
+  original.compile.share_in_job = true;
   BuiltGraph& built = build_graph(*s_, model_fn_, params_, original, ModeKeys::train, batch, fetches);
-  BuiltGraph* low = nullptr;
-  if (accel) {
-    low_options.compile.policy = low_phase_policy(*accel);
-    low = &build_graph(*s_, model_fn_, params_, low_options, ModeKeys::train, batch, fetches, /*guarded=*/true);
-    note_accelerate_hardware(*accel);
-  }
-  adopt_state(s_->vars, built, low ? low->graph.get() : nullptr, restored, dir, options_.log,
-              options_.run_settings, st);
-  // Before the first collective: ranks started with other settings would pair mismatched
-  // collectives (and corrupt memory); they are refused, every rank with the same message.
+  adopt_state(s_->vars, built, restored, dir, options_.log, options_.run_settings, st);
+  // Before the first collective but the compile's: ranks started with other settings would
+  // pair mismatched collectives (and corrupt memory); they are refused, every rank with the
+  // same message.
   agree_on_settings(job_settings(config_, parsed_, options_, *built.graph, batch, max_steps, st.start_step));
+  BackendOptions low_options = original;
+  BuiltGraph* low = accel ? &build_low_graph(*s_, model_fn_, params_, low_options, *accel, batch, fetches) : nullptr;
   broadcast_variables(s_->vars);  // every rank starts from rank 0's state
   st.compile_seconds = s_->compile_seconds - compile_before;
   std::optional<AcceleratedStep> accelerated;

@@ -243,10 +243,70 @@ def shared_cache(kiln, work):
     graphs = {r["graphs"] for r in by_rank}
     if len(graphs) != 1:
         raise Failure(f"the ranks built different numbers of graphs: {by_rank}")
-    compiles = sum(r["graphs"] - r["cache_hits"] for r in by_rank)
+    compiles = sum(r["compiled"] for r in by_rank)
     if compiles != graphs.pop():
         raise Failure(f"{compiles} compiles for {by_rank[0]['graphs']} graphs on 2 ranks: {by_rank}")
     print(f"2 ranks, empty cache: {compiles} compiles for {by_rank[0]['graphs']} graphs; by rank {by_rank}")
+
+
+def cache_entries(cache):
+    """The entries of a compile cache directory, as `kiln cache list` counts them."""
+    if not os.path.isdir(cache):
+        return 0
+    return sum(1 for root, _, files in os.walk(cache) for f in files if f == "meta.json")
+
+
+def one_compile(kiln, work):
+    """Each rank has a compile cache of its own (MPMD: other directories, as on hosts that
+    share none): rank 0 compiles the training graphs, the original and accelerate_train_mode's
+    low-precision one, and rank 1 receives them over MPI, checks, loads and stores them in its
+    own cache. A second job finds them in each rank's cache and sends nothing."""
+    caches = [os.path.join(work, f"own-cache-{r}") for r in range(2)]
+    out = os.path.join(work, "one-compile.jsonl")
+    for c in caches:
+        shutil.rmtree(c, ignore_errors=True)
+    base = [kiln, "train"] + COMMON + ["--steps", "4", "--backend", "cpu", "--accelerate-train-mode", "fast1|step|0.5"]
+    for attempt in ("cold", "warm"):
+        if os.path.exists(out):
+            os.remove(out)
+        cmd = (["mpirun", "--oversubscribe", "-np", "1"] + base + ["--graph-compiler-cache-dir", caches[0],
+                                                                    "--metrics-out", out]
+               + [":", "-np", "1"] + base + ["--graph-compiler-cache-dir", caches[1]])
+        p = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            raise Failure(f"{' '.join(cmd)}\nexited {p.returncode}\n{(p.stdout + p.stderr)[-3000:]}")
+        by_rank = final(records(out))["data_parallel"]["compile_by_rank"]
+        r0, r1 = by_rank
+        if attempt == "cold":
+            # The training graphs: rank 0's compiler only. The evaluation graphs, which a rank
+            # may build alone (its share of a last batch), each rank compiles for itself.
+            if r1["received"] != 2 or r0["received"] != 0 or r1["compiled"] != r1["graphs"] - 2:
+                raise Failure(f"expected rank 1 to receive the 2 training graphs and compile only the rest: {by_rank}")
+            if r0["compiled"] != r0["graphs"]:
+                raise Failure(f"rank 0 should have compiled every graph of an empty cache: {by_rank}")
+            stored = cache_entries(caches[1])
+            if stored != r1["graphs"]:
+                raise Failure(f"rank 1's own cache holds {stored} entries, expected its {r1['graphs']} graphs")
+        elif any(r["received"] or r["compiled"] for r in by_rank):
+            raise Failure(f"a second job should find every graph in each rank's cache: {by_rank}")
+        print(f"{attempt}: by rank {by_rank}")
+    # An object damaged on its way to rank 1 is refused by its checksum, never loaded, and
+    # every rank runs that graph on the interpreter: a rank on the interpreter beside ranks
+    # running compiled code would sum its gradients in other buckets (wrong losses).
+    # (float32: the interpreter and compiled code give the same bits there.)
+    f32 = [kiln, "train"] + COMMON + ["--steps", "4", "--backend", "cpu"]
+    cmd = (["mpirun", "--oversubscribe", "-np", "1"] + f32 + ["--metrics-out", out]
+           + [":", "-np", "1", "env", "KILN_JOB_OBJECT_FAILPOINT=corrupt"] + f32)
+    p = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=600)
+    said = "the object rank 0 sent"
+    if p.returncode != 0 or said not in p.stderr or "does not match its checksum" not in p.stderr:
+        raise Failure(f"a damaged object: exit {p.returncode}, expected 0 and {said!r} in:\n{(p.stdout + p.stderr)[-3000:]}")
+    plain, _ = train(kiln, work, "one-compile-plain", 1, ["--steps", "4", "--backend", "cpu"])
+    same_losses(losses(plain), losses(records(out)), "1 rank vs 2 ranks with a damaged object on rank 1")
+    if not final(records(out)).get("interpreter_fallbacks"):
+        raise Failure(f"rank 0 ran the graph rank 1 refused compiled: {final(records(out))}")
+    print("a damaged object: refused on rank 1; every rank ran that graph on the interpreter; the losses are "
+          "the 1-rank run's")
 
 
 def resume_across_sizes(kiln, work):
@@ -332,6 +392,7 @@ def main():
         "accelerate": lambda: accelerate(kiln, work),
         "kill_rank": lambda: kill_rank(kiln, work),
         "shared_cache": lambda: shared_cache(kiln, work),
+        "one_compile": lambda: one_compile(kiln, work),
         "interrupt": lambda: interrupt(kiln, work),
         "resume_across_sizes": lambda: resume_across_sizes(kiln, work),
         "buckets": lambda: buckets(kiln, work),

@@ -7,6 +7,7 @@
 #include "backend/cpu/build/dumps.h"
 #include "backend/cpu/run/executable.h"
 #include "backend/cpu/build/host_build.h"
+#include "backend/cpu/build/job_share.h"
 #include "backend/cpu/build/object_identity.h"
 #include "backend/cpu/schedule/schedule.h"
 #include "backend/memory_check.h"
@@ -15,6 +16,7 @@
 #include "kiln/cpu_features.h"
 #include "kiln/error.h"
 #include "kiln/text.h"
+#include "kiln/world.h"
 #include "passes/passes.h"
 
 namespace kiln {
@@ -95,18 +97,28 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
 
   std::optional<cache::Session> cache;
   if (options.cache.enabled()) cache.emplace(options.cache, key);
-  std::unique_ptr<cpu::SharedObject> object = cache ? cpu::load_cached(*cache, identity, report) : nullptr;
-  if (!object) {
+  const auto meta = [&] { return cpu::entry_metadata(report, g, options.policy, source.size()); };
+  // This process's object: from its cache, else compiled (and published); `bytes` gets the
+  // object file's bytes when asked for (for the other ranks of a job).
+  const auto obtain = [&](std::string* bytes) {
+    std::unique_ptr<cpu::SharedObject> object = cache ? cpu::load_cached(*cache, identity, report, bytes) : nullptr;
+    if (object) return object;
     cpu::HostBuildTimes times;
     // The key covers the step as one text; how it is cut into units changes no code.
     const auto units = generated.units(options.compile_jobs > 0 ? options.compile_jobs : cpu_features().cores, identity_code);
     report.compile_units = static_cast<int>(units.size());
-    object = cpu::build_shared_object(units, identity, tc, times, [&](const std::string& so_path) {
+    return cpu::build_shared_object(units, identity, tc, times, [&](const std::string& so_path) {
       report.compile_seconds = times.compile_seconds;
       report.load_seconds = times.load_seconds;
-      if (cache) cache->publish(so_path, cpu::entry_metadata(report, g, options.policy, source.size()));
+      if (bytes) *bytes = cpu::read_object_file(so_path);
+      if (cache) cache->publish(so_path, meta());
     });
-  }
+  };
+  std::unique_ptr<cpu::SharedObject> object =
+      options.share_in_job && World::get().distributed()
+          ? cpu::object_for_job(key.key(), identity, cache ? &*cache : nullptr, report,
+                                [&](std::string& bytes) { return obtain(&bytes); }, meta)
+          : obtain(nullptr);
   if (cache) {
     report.cache = cache->outcome();
     report.cache_key = cache->key();

@@ -60,6 +60,8 @@ nlohmann::json compile_record(const CompileSummary& c) {
           {"graphs", c.graphs},
           {"cache_hits", c.cache_hits},
           {"cache_misses", c.cache_misses},
+          {"received", c.received},
+          {"compiled", c.compiled()},
           {"seconds", c.passes_seconds + c.codegen_seconds + c.compile_seconds + c.load_seconds},
           {"passes_seconds", c.passes_seconds},
           {"codegen_seconds", c.codegen_seconds},

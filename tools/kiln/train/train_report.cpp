@@ -61,12 +61,17 @@ void TrainCommand::add_world_record(nlohmann::json& record, const CompileSummary
     return all;
   };
   const std::vector<double> hits = by_rank(cs.cache_hits), graphs = by_rank(cs.graphs);
+  const std::vector<double> received = by_rank(cs.received), compiled = by_rank(cs.compiled());
   const TrainStats& st = totals_.st;
   const std::vector<double> switches =
       by_rank(st.accelerate && st.accelerate->switch_step ? static_cast<double>(*st.accelerate->switch_step) : -1);
   nlohmann::json per_rank = nlohmann::json::array(), switch_steps = nlohmann::json::array();
   for (size_t r = 0; r < hits.size(); ++r) {
-    per_rank.push_back({{"rank", r}, {"graphs", static_cast<int64_t>(graphs[r])}, {"cache_hits", static_cast<int64_t>(hits[r])}});
+    per_rank.push_back({{"rank", r},
+                        {"graphs", static_cast<int64_t>(graphs[r])},
+                        {"cache_hits", static_cast<int64_t>(hits[r])},
+                        {"received", static_cast<int64_t>(received[r])},
+                        {"compiled", static_cast<int64_t>(compiled[r])}});
     switch_steps.push_back(switches[r] < 0 ? nlohmann::json() : nlohmann::json(static_cast<int64_t>(switches[r])));
   }
   const double share = st.train_seconds > 0 ? st.collective_seconds / st.train_seconds : 0.0;

@@ -1,12 +1,21 @@
 #include "backend/cpu/build/cache_entry.h"
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 
 #include "backend/cpu/run/abi.h"
 #include "kiln/cpu_features.h"
 #include "kiln/error.h"
 
 namespace kiln::cpu {
+
+std::string read_object_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) KILN_THROW(SystemError) << "[compile] cannot read the object file " << path;
+  return bytes;
+}
 
 cache::KeyIngredients cache_key_ingredients(const std::string& canonical_text, PrecisionPolicy policy,
                                             std::string_view generated_source, const Toolchain& tc) {
@@ -32,12 +41,14 @@ cache::KeyIngredients cache_key_ingredients(const std::string& canonical_text, P
   return k;
 }
 
-std::unique_ptr<SharedObject> load_cached(cache::Session& session, const std::string& identity, CompileReport& report) {
+std::unique_ptr<SharedObject> load_cached(cache::Session& session, const std::string& identity, CompileReport& report,
+                                          std::string* bytes) {
   const auto start = std::chrono::steady_clock::now();  // the lookup and checksum count as load time
   const auto path = session.find();
   if (!path) return nullptr;
   try {
     auto object = std::make_unique<SharedObject>(*path, identity);
+    if (bytes) *bytes = read_object_file(*path);
     report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     session.loaded();
     return object;

@@ -29,8 +29,13 @@ cache::KeyIngredients cache_key_ingredients(const std::string& canonical_text, P
 // The object stored for this key, loaded, or null (then the caller compiles and the
 // session's key lock is held). An entry that passes its checks but cannot be loaded, or
 // whose object says it was built for another identity, is rejected as damaged (and
-// replaced by the compile). Fills report.load_seconds on a hit.
-std::unique_ptr<SharedObject> load_cached(cache::Session& session, const std::string& identity, CompileReport& report);
+// replaced by the compile). Fills report.load_seconds on a hit, and `bytes` (when given)
+// with the object file's bytes.
+std::unique_ptr<SharedObject> load_cached(cache::Session& session, const std::string& identity, CompileReport& report,
+                                          std::string* bytes = nullptr);
+
+// The bytes of a compiled object file (SystemError naming it when it cannot be read).
+std::string read_object_file(const std::string& path);
 
 // What `kiln cache list` shows of an entry: compile seconds by stage, sizes, the graph,
 // as the user wrote it, the policy, kernels and the arena.
