@@ -133,6 +133,20 @@ std::string json_differences(const std::string& a, const std::string& b) {
 
 }  // namespace
 
+void broadcast_restored(std::optional<Checkpoint>& restored) {
+  World& world = World::get();
+  if (!world.distributed()) return;
+  int64_t header[2] = {restored ? 1 : 0, restored ? restored->step : 0};
+  world.broadcast(header, sizeof header);
+  const std::string state = broadcast_text(restored ? restored->state.dump() : std::string(), 0);
+  if (world.rank() == 0) return;
+  restored.reset();
+  if (header[0] == 0) return;
+  restored.emplace();
+  restored->step = header[1];
+  restored->state = nlohmann::json::parse(state);
+}
+
 void agree_on_settings(const std::vector<JobSetting>& settings) {
   World& world = World::get();
   if (!world.distributed()) return;

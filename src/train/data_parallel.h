@@ -3,9 +3,11 @@
 // evaluation sums reduced. In a world of one every function here changes nothing.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kiln/checkpoint.h"
 #include "kiln/data.h"
 #include "kiln/ops.h"
 #include "kiln/runtime.h"
@@ -19,6 +21,12 @@ std::vector<Tensor> averaged_over_ranks(std::vector<Tensor> xs);
 
 // Every rank's variables become rank 0's (at the start of training, after init or restore).
 void broadcast_variables(Variables& vars);
+
+// Only rank 0 opens the model directory: the checkpoint it restored, if any, reaches every
+// rank as its step and its kiln state (phase, loss scaler, run settings); its variables
+// follow with broadcast_variables once every rank's graph exists (`restored->variables`
+// stays empty on the other ranks). Nothing in a world of one.
+void broadcast_restored(std::optional<Checkpoint>& restored);
 
 // This rank's contiguous share of each global batch of `source`: rows
 // [rank * B/N, (rank+1) * B/N). ConfigError when N does not divide a batch's size B.

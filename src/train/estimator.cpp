@@ -61,9 +61,12 @@ void check_train_arguments(const InputFn& input_fn, int64_t max_steps, const Hoo
 
 std::optional<CheckpointDir> prepared_model_dir(const RunConfig& config, std::shared_ptr<ModelDirLock> held) {
   if (config.model_dir.empty()) return std::nullopt;
+  // In a data-parallel job rank 0 alone opens the directory: it writes (and locks) it, and
+  // sends what it restores (broadcast_restored, broadcast_variables). The other ranks'
+  // hosts need not see it.
+  if (World::get().rank() != 0) return std::nullopt;
   CheckpointDir dir(config.model_dir, config.keep_checkpoint_max);
-  // In a data-parallel job rank 0 alone writes (and locks) the directory; every rank reads it.
-  if (World::get().rank() == 0) dir.prepare(std::move(held));
+  dir.prepare(std::move(held));
   return dir;
 }
 
@@ -81,7 +84,13 @@ void adopt_state(Variables& vars, const BuiltGraph& built, std::optional<Checkpo
                  const std::optional<CheckpointDir>& dir, std::ostream* log, const nlohmann::json& run_settings,
                  TrainStats& st) {
   const Graph& graph = *built.graph;
-  if (restored) {
+  // Ranks other than 0 take every value from rank 0 (broadcast_variables): they only
+  // initialise what the graph holds, and read no file.
+  const bool from_rank0 = World::get().rank() != 0;
+  if (restored && from_rank0) {
+    vars.clear();
+    st.resumed = true;
+  } else if (restored) {
     const auto bad = checkpoint_mismatches(graph, restored->variables);
     if (!bad.empty())
       KILN_THROW(CheckpointError) << "[checkpoint] '" << dir->path_for(restored->step)
@@ -99,7 +108,7 @@ void adopt_state(Variables& vars, const BuiltGraph& built, std::optional<Checkpo
   } else if (!vars.empty()) {
     const auto bad = checkpoint_mismatches(graph, vars);
     if (!bad.empty()) KILN_THROW(ConfigError) << "[train] the model changed between train() calls:" << join_lines(bad);
-  } else {
+  } else if (!from_rank0) {
     apply_warm_start(graph, built.warm_start, vars, log);
   }
   // Local variables (metric totals) start anew in every train(), as in a new TensorFlow session.
@@ -424,6 +433,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   TrainStats st;
   st.final_loss = std::numeric_limits<double>::quiet_NaN();
   std::optional<Checkpoint> restored = checkpoint_to_continue(dir, s_->vars, global_step(), config_.model_dir, options_.log);
+  broadcast_restored(restored);
   st.start_step = st.global_step = restored ? restored->step : global_step();
   if (st.start_step >= max_steps) {
     if (options_.log)

@@ -328,6 +328,52 @@ def resume_across_sizes(kiln, work):
         print(f"{first} ranks to step 20, then {second} to 40: every loss matches the uninterrupted run")
 
 
+def rank0_model_dir(kiln, work):
+    """Only rank 0 opens the model directory. Rank 1 runs in a mount namespace of its own
+    where the directory is an empty tmpfs (a host that does not share it): a job trains to
+    step 20, a second one resumes at 20 from rank 0's checkpoint (its step, state and
+    variables sent to rank 1) to 40, with the losses of a run never interrupted, and rank 1
+    writes nothing into its own view of the directory."""
+    if os.geteuid() != 0 or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        print("skipped: needs root and mount namespaces (unshare -m)")
+        raise SystemExit(77)
+    base = [kiln, "train"] + COMMON + ["--backend", "interp", "--save-checkpoints-steps", "10"]
+    whole, _ = train(kiln, work, "rank0-dir-whole", 1, ["--backend", "interp", "--save-checkpoints-steps", "10",
+                                                       "--steps", "40"])
+    model = os.path.join(work, "rank0-model")
+    shutil.rmtree(model, ignore_errors=True)
+    os.makedirs(model)
+    joined = {}
+    for part, steps in (("a", "20"), ("b", "40")):
+        out = os.path.join(work, f"rank0-dir-{part}.jsonl")
+        listing = os.path.join(work, f"rank1-view-{part}.txt")
+        for f in (out, listing):
+            if os.path.exists(f):
+                os.remove(f)
+        mine = base + ["--steps", steps, "--model-dir", model]
+        rank1 = ("mount -t tmpfs kiln-private \"$1\" && shift && \"$@\"; rc=$?; "
+                 "ls -A \"$MODEL\" > \"$LISTING\"; exit $rc")
+        cmd = (["mpirun", "--oversubscribe", "-np", "1"] + mine + ["--metrics-out", out]
+               + [":", "-np", "1", "env", f"MODEL={model}", f"LISTING={listing}",
+                  "unshare", "-m", "sh", "-c", rank1, "rank1", model] + mine)
+        p = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            raise Failure(f"part {part}: exit {p.returncode}\n{(p.stdout + p.stderr)[-3000:]}")
+        with open(listing) as f:
+            seen = f.read().split()
+        if seen:
+            raise Failure(f"part {part}: rank 1 wrote into its view of the model directory: {seen}")
+        recs = records(out)
+        joined.update(losses(recs))
+    if final(recs)["resumed_from_step"] != 20:
+        raise Failure(f"resumed from {final(recs)['resumed_from_step']}, not 20")
+    same_losses(losses(whole), joined, "a resume whose rank 1 cannot see the model directory",
+                list(range(1, 21 + STRICT_STEPS)), RESUME_REL_TOL)
+    same_losses(losses(whole), joined, "the same, later steps", list(range(21 + STRICT_STEPS, 41)), DRIFT_TOL)
+    print("rank 1 without the model directory: trained to 20, resumed from rank 0's checkpoint to 40; "
+          "the losses of an uninterrupted run; rank 1 wrote nothing there")
+
+
 def buckets(kiln, work):
     """Gradient buckets change no loss (to 1e-6) and cut the MPI calls per step."""
     runs = {}
@@ -393,6 +439,7 @@ def main():
         "kill_rank": lambda: kill_rank(kiln, work),
         "shared_cache": lambda: shared_cache(kiln, work),
         "one_compile": lambda: one_compile(kiln, work),
+        "rank0_model_dir": lambda: rank0_model_dir(kiln, work),
         "interrupt": lambda: interrupt(kiln, work),
         "resume_across_sizes": lambda: resume_across_sizes(kiln, work),
         "buckets": lambda: buckets(kiln, work),
