@@ -16,6 +16,8 @@ import sys
 import tempfile
 import time
 
+import hosts
+
 DATA = "/usr/share/datasets/fashion-mnist"
 # Small and quick, yet the real data and the real models: every step's loss is compared.
 # One and two ranks sum each gradient in a different order, so their losses differ by a few
@@ -374,6 +376,50 @@ def rank0_model_dir(kiln, work):
           "the losses of an uninterrupted run; rank 1 wrote nothing there")
 
 
+def across_hosts(kiln, work, n):
+    """A job of n ranks on n test hosts (tests/dist/hosts.py: network namespaces, Open MPI
+    over TCP), each host with a model directory and a compile cache of its own (empty tmpfs
+    on every host but rank 0's): trained to step 10, then resumed to 20 from the checkpoint
+    on rank 0's host; the losses are one process's, and each job compiles the training
+    graph once (rank 0), the other ranks receiving it."""
+    why = hosts.available()
+    if why:
+        print("skipped: " + why)
+        raise SystemExit(77)
+    batch = str(32 * n)
+    common = list(COMMON)
+    common[common.index("--batch-size") + 1] = batch
+    settings = ["--backend", "cpu", "--save-checkpoints-steps", "10"]
+    one = os.path.join(work, f"hosts{n}-one.jsonl")
+    run(kiln, common + settings + ["--steps", "20", "--metrics-out", one])
+    private = os.path.join(work, f"hosts{n}-private")
+    shutil.rmtree(private, ignore_errors=True)
+    model, cache = os.path.join(private, "model"), os.path.join(private, "cache")
+    joined = {}
+    with hosts.Hosts(n, work, private=[private]) as h:
+        for part, steps in (("a", "10"), ("b", "20")):
+            out = os.path.join(work, f"hosts{n}-{part}.jsonl")
+            if os.path.exists(out):
+                os.remove(out)
+            cmd = h.mpirun(n) + [kiln, "train"] + common + settings + [
+                "--steps", steps, "--model-dir", model, "--graph-compiler-cache-dir", cache, "--metrics-out", out]
+            p = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=600)
+            if p.returncode != 0:
+                raise Failure(f"{n} hosts, part {part}: exit {p.returncode}\n{(p.stdout + p.stderr)[-3000:]}")
+            recs = records(out)
+            joined.update(losses(recs))
+            fin = final(recs)
+            by_rank = fin["data_parallel"]["compile_by_rank"]
+            if len(by_rank) != n or by_rank[0]["received"] != 0 or any(r["received"] != 1 for r in by_rank[1:]):
+                raise Failure(f"{n} hosts, part {part}: the training graph should come from rank 0: {by_rank}")
+            if part == "b" and fin["resumed_from_step"] != 10:
+                raise Failure(f"{n} hosts: resumed from {fin['resumed_from_step']}, not 10")
+    same_losses(losses(records(one)), joined, f"1 process vs {n} hosts (resumed at 10)", list(range(1, 21)),
+                RESUME_REL_TOL)
+    print(f"{n} hosts, nothing shared: 20 steps in two jobs with the losses of one process; "
+          f"the training graph compiled on rank 0 only: {by_rank}")
+
+
 def buckets(kiln, work):
     """Gradient buckets change no loss (to 1e-6) and cut the MPI calls per step."""
     runs = {}
@@ -440,6 +486,8 @@ def main():
         "shared_cache": lambda: shared_cache(kiln, work),
         "one_compile": lambda: one_compile(kiln, work),
         "rank0_model_dir": lambda: rank0_model_dir(kiln, work),
+        "hosts_2": lambda: across_hosts(kiln, work, 2),
+        "hosts_3": lambda: across_hosts(kiln, work, 3),
         "interrupt": lambda: interrupt(kiln, work),
         "resume_across_sizes": lambda: resume_across_sizes(kiln, work),
         "buckets": lambda: buckets(kiln, work),
