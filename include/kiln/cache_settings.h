@@ -22,12 +22,20 @@ struct CacheSettings {
   // How long to wait for another process compiling the same graph before compiling
   // privately (without storing).
   double lock_timeout_seconds = 600;
+  // The remote tier behind `dir` (graph_compiler_remote_cache, "redis://HOST:PORT[/DB]"),
+  // and the file of the HMAC key its entries are signed with; empty = none
+  // (cache/remote.h).
+  std::string remote_url{};
+  std::string remote_key_file{};
 
   bool enabled() const { return !dir.empty(); }
 };
 
 // KILN_CACHE_DIR, or "" when it is unset: the one place kiln reads it.
 std::string cache_dir_from_environment();
+// KILN_REMOTE_CACHE and KILN_REMOTE_CACHE_KEY_FILE, or "": the one place kiln reads them.
+std::string remote_cache_from_environment();
+std::string remote_cache_key_file_from_environment();
 
 // What one compile got from the cache.
 enum class CacheOutcome : uint8_t {

@@ -56,6 +56,28 @@ struct CacheStats {
   double seconds_saved = 0;     // sum of hits x compile_seconds
 };
 
+// The remote tier (CacheSettings::remote_url, cache/remote.h), for `kiln cache ...
+// --remote`: only kiln's entries ("kiln:entry:<key>"), each checked against the key file
+// as a compile checks it. ConfigError for a bad address or key file, SystemError when the
+// server cannot be reached.
+class RemoteCompileCache {
+ public:
+  RemoteCompileCache(std::string url, std::string key_file);
+  struct Entry {
+    std::string key;
+    int64_t bytes = 0;
+    std::string problem;  // why a compile would refuse it ("" = a good entry)
+  };
+  std::vector<Entry> entries() const;
+  // Removes kiln's entries: every one (clear), or the ones a compile would refuse (prune).
+  // Returns the keys removed.
+  std::vector<std::string> remove(bool only_refused) const;
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string url_, key_file_;
+};
+
 class CompileCache {
  public:
   // Does not create the directory. ConfigError if it does not exist or is not a directory.

@@ -72,6 +72,7 @@ struct CompileReport {
   std::string cache_note;        // why an entry was not loaded or stored, if so
   std::string fallback;          // set by make_executable when the graph runs on the interpreter instead: why
   bool received = false;         // share_in_job: the object came from rank 0, not this rank's compiler or cache
+  bool remote_hit = false;       // a cache hit served by the remote tier (CacheSettings::remote_url)
   double total_seconds() const { return passes_seconds + codegen_seconds + compile_seconds + load_seconds; }
 };
 

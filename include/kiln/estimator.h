@@ -219,6 +219,7 @@ struct CompileSummary {
   int cache_hits = 0, cache_misses = 0, cache_errors = 0;
   int interpreter_fallbacks = 0;  // of `graphs`, run on the interpreter because compiling failed
   int received = 0;  // of `graphs`, objects rank 0 compiled or loaded and sent (CompileOptions::share_in_job)
+  int remote_hits = 0;  // of `cache_hits`, served by the remote tier
   // Graphs this process's host compiler built: neither a cache hit, nor received, nor a fallback.
   int compiled() const { return graphs - cache_hits - received - interpreter_fallbacks; }
   double passes_seconds = 0, codegen_seconds = 0, compile_seconds = 0, load_seconds = 0;

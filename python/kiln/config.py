@@ -45,12 +45,15 @@ def _int(name, v):
 class ExperimentalConfig:
     """The seed's ExperimentalConfig: graph_compiler_cache_dir (the compile cache) and
     accelerate_train_mode ('fast|step|0.9', 'fast1|loss|1.05', ...). kiln adds
-    cache_size_cap ('2G' or bytes), cache_strict, accelerate_loss_window and
-    accelerate_max_low_share."""
+    cache_size_cap ('2G' or bytes), cache_strict, accelerate_loss_window,
+    accelerate_max_low_share, and graph_compiler_remote_cache ('redis://HOST:PORT[/DB]', a
+    shared tier behind the cache directory) with graph_compiler_remote_cache_key_file (the
+    HMAC key its entries are signed with, a file only you can read)."""
 
     def __init__(self, graph_compiler_cache_dir=None, accelerate_train_mode=None, cache_size_cap=None,
                  cache_strict=_EXPERIMENTAL.cache_strict, accelerate_loss_window=_EXPERIMENTAL.accelerate_loss_window,
-                 accelerate_max_low_share=_EXPERIMENTAL.accelerate_max_low_share, **npu_only):
+                 accelerate_max_low_share=_EXPERIMENTAL.accelerate_max_low_share, graph_compiler_remote_cache=None,
+                 graph_compiler_remote_cache_key_file=None, **npu_only):
         _warn_ignored(npu_only, "ExperimentalConfig")
         self.graph_compiler_cache_dir = graph_compiler_cache_dir
         self.accelerate_train_mode = accelerate_train_mode
@@ -58,6 +61,8 @@ class ExperimentalConfig:
         self.cache_strict = cache_strict
         self.accelerate_loss_window = accelerate_loss_window
         self.accelerate_max_low_share = accelerate_max_low_share
+        self.graph_compiler_remote_cache = graph_compiler_remote_cache
+        self.graph_compiler_remote_cache_key_file = graph_compiler_remote_cache_key_file
         c = _core.RunConfig()
         c.experimental_config = self._to_cpp()
         c.validate()  # a bad option fails here, where it is written
@@ -74,6 +79,9 @@ class ExperimentalConfig:
         if not isinstance(self.accelerate_max_low_share, numbers.Real):
             raise TypeError("[accelerate_max_low_share] must be a number")
         e.accelerate_max_low_share = float(self.accelerate_max_low_share)
+        e.graph_compiler_remote_cache = _text("graph_compiler_remote_cache", self.graph_compiler_remote_cache)
+        e.graph_compiler_remote_cache_key_file = _text("graph_compiler_remote_cache_key_file",
+                                                       self.graph_compiler_remote_cache_key_file)
         return e
 
 

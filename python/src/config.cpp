@@ -17,6 +17,8 @@ void bind_config(py::module_& m) {
       .def_readwrite("accelerate_train_mode", &ExperimentalConfig::accelerate_train_mode)
       .def_readwrite("cache_size_cap_bytes", &ExperimentalConfig::cache_size_cap_bytes)
       .def_readwrite("cache_strict", &ExperimentalConfig::cache_strict)
+      .def_readwrite("graph_compiler_remote_cache", &ExperimentalConfig::graph_compiler_remote_cache)
+      .def_readwrite("graph_compiler_remote_cache_key_file", &ExperimentalConfig::graph_compiler_remote_cache_key_file)
       .def_readwrite("accelerate_loss_window", &ExperimentalConfig::accelerate_loss_window)
       .def_readwrite("accelerate_max_low_share", &ExperimentalConfig::accelerate_max_low_share);
 

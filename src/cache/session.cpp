@@ -1,9 +1,16 @@
 #include "cache/session.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <set>
 
+#include "cache/remote.h"
 #include "cache/safety.h"
 #include "kiln/error.h"
 
@@ -30,6 +37,7 @@ Session::Session(CacheSettings settings, KeyIngredients ingredients)
     warn_once("[graph_compiler_cache_dir] " + why + "; compiling without the cache");
     note_ = why;
   }
+  if (store_) remote_ = RemoteCache::of(settings_);
 }
 
 void Session::problem(const std::string& reason, bool cache_broken) {
@@ -69,7 +77,53 @@ std::optional<std::string> Session::find() {
   }
   outcome_ = CacheOutcome::miss;
   if (c.state == EntryCheck::State::bad) damaged(c);
+  if (entry_ours_to_replace_ && (!lock_ || lock_->held()))
+    if (auto path = find_remote()) return path;
   return std::nullopt;
+}
+
+std::optional<std::string> Session::find_remote() {
+  if (!remote_) return std::nullopt;
+  const std::optional<std::string> value = remote_->get(key_);
+  if (!value) return std::nullopt;
+  std::string why;
+  std::optional<RemoteEntry> entry = open_entry(remote_->secret(), key_, *value, why);
+  if (!entry) {
+    problem("remote entry " + key_ + " in " + remote_->url() + " not loaded: " + why + "; compiling and replacing it",
+            false);
+    return std::nullopt;
+  }
+  // Through a private file into the local store, which checks it as any entry it holds.
+  std::error_code ec;
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  std::string path = ((ec ? std::filesystem::path("/tmp") : tmp) / "kiln-remote-XXXXXX").string();
+  const int fd = ::mkstemp(path.data());
+  if (fd < 0) {
+    problem("remote entry " + key_ + " not stored locally: cannot create a temporary file", false);
+    return std::nullopt;
+  }
+  const bool written = ::write(fd, entry->object.data(), entry->object.size()) == static_cast<ssize_t>(entry->object.size());
+  ::close(fd);
+  const std::string stored = written ? store_->publish(key_, path, std::move(entry->meta)) : "cannot write a temporary file";
+  ::unlink(path.c_str());
+  EntryCheck c = stored.empty() ? store_->check(key_) : EntryCheck{};
+  if (c.state != EntryCheck::State::ok) {
+    problem("remote entry " + key_ + " could not be stored locally: " + (stored.empty() ? c.reason : stored), false);
+    return std::nullopt;
+  }
+  lock_.reset();
+  outcome_ = CacheOutcome::hit;
+  remote_hit_ = true;
+  hit_meta_ = std::move(c.meta);
+  return store_->object_path(key_);
+}
+
+void Session::publish_remote(const std::string& object_file, const nlohmann::json& meta) {
+  if (!remote_) return;
+  std::ifstream in(object_file, std::ios::binary);
+  const std::string object((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) return;
+  remote_->put(key_, sign_entry(remote_->secret(), key_, meta, object));
 }
 
 void Session::reject(const std::string& reason) {
@@ -92,6 +146,7 @@ void Session::publish(const std::string& object_file, nlohmann::json meta) {
   if (!entry_ours_to_replace_ || (lock_ && !lock_->held())) return;  // compiled privately
   meta["ingredients"] = ingredients_.to_json();
   meta["kiln_version"] = KILN_VERSION;
+  publish_remote(object_file, meta);
   const std::string why = store_->publish(key_, object_file, std::move(meta));
   lock_.reset();
   if (!why.empty()) {

@@ -27,7 +27,11 @@ class Session {
   // Warnings about this key (damaged entry replaced, store failed), for the report.
   const std::string& note() const { return note_; }
 
+  // Whether find()'s hit came from the remote tier (cache/remote.h).
+  bool remote_hit() const { return remote_hit_; }
   // The path of a verified shared object to load, or nullopt: compile, then publish().
+  // Looks in the local store, then in the remote tier (a verified remote entry is stored
+  // locally first, through the local store's checks).
   // On nullopt the key lock is held (unless the wait timed out), so others wait for us.
   std::optional<std::string> find();
   // The entry find() returned could not be loaded: treat it as damaged.
@@ -41,6 +45,9 @@ class Session {
   // Warns (and records the note); throws ConfigError when strict and cache_broken.
   void problem(const std::string& reason, bool cache_broken);
   void damaged(const EntryCheck& c);
+  // A verified remote entry stored locally: its local path, or nullopt.
+  std::optional<std::string> find_remote();
+  void publish_remote(const std::string& object_file, const nlohmann::json& meta);
 
   CacheSettings settings_;
   KeyIngredients ingredients_;
@@ -51,6 +58,8 @@ class Session {
   std::string note_;
   nlohmann::json hit_meta_;
   bool entry_ours_to_replace_ = true;
+  class RemoteCache* remote_ = nullptr;
+  bool remote_hit_ = false;
 };
 
 // Prints "kiln: warning: <message>" on stderr the first time this message is seen.

@@ -18,6 +18,16 @@ std::string cache_dir_from_environment() {
   return env ? env : "";
 }
 
+std::string remote_cache_from_environment() {
+  const char* env = std::getenv("KILN_REMOTE_CACHE");
+  return env ? env : "";
+}
+
+std::string remote_cache_key_file_from_environment() {
+  const char* env = std::getenv("KILN_REMOTE_CACHE_KEY_FILE");
+  return env ? env : "";
+}
+
 std::string_view cache_outcome_name(CacheOutcome o) { return name_of(kOutcomeNames, o); }
 
 }  // namespace kiln

@@ -177,6 +177,7 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Para
     c.interpreter_fallbacks += !report.fallback.empty();
     c.cache_hits += report.cache == CacheOutcome::hit;
     c.received += report.received;
+    c.remote_hits += report.remote_hit;
     c.cache_misses += report.cache == CacheOutcome::miss;
     c.cache_errors += report.cache == CacheOutcome::error;
     c.passes_seconds += report.passes_seconds;

@@ -106,3 +106,21 @@ def test_defaults_are_the_cpp_run_configs():
     for f in ["cache_strict", "accelerate_loss_window", "accelerate_max_low_share", "graph_compiler_cache_dir",
               "accelerate_train_mode"]:
         assert getattr(e, f) == getattr(ce, f), f
+
+
+def test_the_remote_cache_is_refused_without_a_private_key_file(tmp_path):
+    url = "redis://127.0.0.1:6379/0"
+    with pytest.raises(kiln.ConfigError) as e:
+        kiln.ExperimentalConfig(graph_compiler_cache_dir=str(tmp_path / "c"), graph_compiler_remote_cache=url)
+    assert "needs a key file" in str(e.value)
+    readable = tmp_path / "k"
+    readable.write_bytes(b"0" * 32)
+    readable.chmod(0o644)
+    with pytest.raises(kiln.ConfigError) as e:
+        kiln.ExperimentalConfig(graph_compiler_cache_dir=str(tmp_path / "c"), graph_compiler_remote_cache=url,
+                                graph_compiler_remote_cache_key_file=str(readable))
+    assert "chmod 600" in str(e.value)
+    readable.chmod(0o600)
+    config = kiln.ExperimentalConfig(graph_compiler_cache_dir=str(tmp_path / "c"), graph_compiler_remote_cache=url,
+                                     graph_compiler_remote_cache_key_file=str(readable))
+    assert config._to_cpp().graph_compiler_remote_cache == url

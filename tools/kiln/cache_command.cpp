@@ -52,9 +52,54 @@ CacheCommand::CacheCommand(CLI::App& parent) {
   cmd_->add_option("--dir", dir_, "The cache directory (default: $KILN_CACHE_DIR)");
   cmd_->add_option("--max-size", max_size_, "prune: evict least recently used entries down to this size (default 2G)");
   cmd_->add_flag("--json", json_, "Machine-readable output");
+  cmd_->add_flag("--remote", remote_,
+                 "Act on the remote tier instead (prune: remove the entries a compile would refuse; clear: every "
+                 "entry of kiln's)");
+  cmd_->add_option("--remote-cache", remote_url_, "With --remote: redis://HOST[:PORT][/DB] (default: $KILN_REMOTE_CACHE)");
+  cmd_->add_option("--remote-cache-key-file", remote_key_file_,
+                   "With --remote: the key file its entries are signed with (default: $KILN_REMOTE_CACHE_KEY_FILE)");
+}
+
+int CacheCommand::run_remote() {
+  if (remote_url_.empty()) remote_url_ = remote_cache_from_environment();
+  if (remote_key_file_.empty()) remote_key_file_ = remote_cache_key_file_from_environment();
+  if (remote_url_.empty()) KILN_THROW(ConfigError) << "[cache] --remote needs --remote-cache URL (or KILN_REMOTE_CACHE)";
+  if (!max_size_.empty()) KILN_THROW(ConfigError) << "[cache] --max-size is for the local cache; the remote has no size cap";
+  const RemoteCompileCache remote(remote_url_, remote_key_file_);
+  if (action_ == "prune" || action_ == "clear") {
+    const auto removed = remote.remove(action_ == "prune");
+    if (json_) std::cout << nlohmann::json{{"remote", remote.url()}, {"removed", removed}}.dump() << "\n";
+    else std::printf("removed %zu entries from %s\n", removed.size(), remote.url().c_str());
+    return 0;
+  }
+  const auto entries = remote.entries();
+  int64_t bytes = 0, bad = 0;
+  for (const auto& e : entries) bytes += e.bytes, bad += !e.problem.empty();
+  if (json_) {
+    nlohmann::json j = {{"remote", remote.url()}, {"entries", nlohmann::json::array()}, {"bytes", bytes}, {"bad", bad}};
+    if (action_ != "stats")
+      for (const auto& e : entries) j["entries"].push_back({{"key", e.key}, {"bytes", e.bytes}, {"problem", e.problem}});
+    else
+      j["entries"] = entries.size();
+    std::cout << j.dump() << "\n";
+  } else if (action_ == "stats") {
+    std::printf("remote %s: %zu entries, %s; %lld a compile would refuse\n", remote.url().c_str(), entries.size(),
+                format_byte_size(bytes).c_str(), static_cast<long long>(bad));
+  } else {
+    for (const auto& e : entries)
+      std::printf("%s  %9s%s%s\n", e.key.c_str(), format_byte_size(e.bytes).c_str(), e.problem.empty() ? "" : "  BAD: ",
+                  e.problem.c_str());
+    if (action_ == "verify")
+      std::printf("%zu entries checked, %lld bad%s\n", entries.size(), static_cast<long long>(bad),
+                  bad ? " (never loaded; the next compile replaces them)" : "");
+  }
+  return action_ == "verify" && bad ? 1 : 0;
 }
 
 int CacheCommand::run() {
+  if (remote_) return run_remote();
+  if (!remote_url_.empty() || !remote_key_file_.empty())
+    KILN_THROW(ConfigError) << "[cache] --remote-cache and --remote-cache-key-file go with --remote";
   if (dir_.empty()) dir_ = cache_dir_from_environment();
   if (dir_.empty()) KILN_THROW(ConfigError) << "[cache] --dir is required (or set KILN_CACHE_DIR)";
   const CompileCache cache(dir_);

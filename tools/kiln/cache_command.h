@@ -1,5 +1,7 @@
 // `kiln cache stats|list|verify|prune|clear --dir DIR [--max-size SIZE] [--json]`:
-// inspect and manage the persistent compile cache (kiln/compile_cache.h).
+// inspect and manage the persistent compile cache (kiln/compile_cache.h); with --remote,
+// its remote tier (--remote-cache URL --remote-cache-key-file FILE): prune there removes
+// the entries a compile would refuse, clear every entry of kiln's (no other key).
 #pragma once
 #include <string>
 
@@ -17,11 +19,14 @@ class CacheCommand {
   int run();
 
  private:
+  int run_remote();
   CLI::App* cmd_;
   std::string action_;
   std::string dir_;
   std::string max_size_;
   bool json_ = false;
+  bool remote_ = false;
+  std::string remote_url_, remote_key_file_;
 };
 
 }  // namespace kiln::cli

@@ -59,6 +59,14 @@ void add_run_config_options(CLI::App& app, RunConfig& cfg) {
                        "with a K/M/G/T suffix (default 2G)"));
   opt(app.add_flag("--cache-strict", x.cache_strict,
                    "Fail the run when the compile cache cannot be used (default: warn and compile)"));
+  opt(app.add_option("--remote-cache", x.graph_compiler_remote_cache,
+                     "A shared tier behind the compile cache, redis://HOST[:PORT][/DB] (default: $KILN_REMOTE_CACHE); "
+                     "its entries are signed with --remote-cache-key-file")
+          ->type_name("URL"));
+  opt(app.add_option("--remote-cache-key-file", x.graph_compiler_remote_cache_key_file,
+                     "The HMAC-SHA256 key of the remote cache's entries: a file of 16 bytes or more that only you can "
+                     "read, mode 600 (default: $KILN_REMOTE_CACHE_KEY_FILE)")
+          ->type_name("FILE"));
   opt(app.add_option("--iterations-per-loop", cfg.iterations_per_loop,
                      "Steps per call into the compiled step (the small loop), >= 1")
           ->capture_default_str());

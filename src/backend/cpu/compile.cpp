@@ -123,6 +123,7 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
     report.cache = cache->outcome();
     report.cache_key = cache->key();
     report.cache_note = cache->note();
+    report.remote_hit = cache->remote_hit();
   }
   return cpu::make_compiled_executable(std::move(schedule), std::move(object), profile_title(g, options),
                                        options.profile_rows);

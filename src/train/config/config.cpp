@@ -2,10 +2,34 @@
 #include <cmath>
 
 #include "kiln/config.h"
+
+#include "cache/remote.h"
 #include "kiln/error.h"
 
 namespace kiln {
 namespace {
+
+// The remote tier's settings, checked before any work: its address, its key file, and the
+// local tier it fills.
+void check_remote_cache(const CacheSettings& c) {
+  if (c.remote_url.empty()) {
+    if (!c.remote_key_file.empty())
+      KILN_THROW(ConfigError) << "[graph_compiler_remote_cache_key_file] is set but no remote cache is: give "
+                                 "graph_compiler_remote_cache (--remote-cache, KILN_REMOTE_CACHE) too, or leave it out";
+    return;
+  }
+  cache::parse_redis_url(c.remote_url);
+  if (c.dir.empty())
+    KILN_THROW(ConfigError) << "[graph_compiler_remote_cache] '" << c.remote_url
+                            << "' is a tier behind the local cache: give graph_compiler_cache_dir too "
+                               "(--graph-compiler-cache-dir, KILN_CACHE_DIR)";
+  if (c.remote_key_file.empty())
+    KILN_THROW(ConfigError) << "[graph_compiler_remote_cache] '" << c.remote_url
+                            << "' needs a key file to sign and check its entries: give "
+                               "graph_compiler_remote_cache_key_file / --remote-cache-key-file / "
+                               "KILN_REMOTE_CACHE_KEY_FILE (a file only you can read, mode 600)";
+  cache::read_hmac_key_file(c.remote_key_file);
+}
 
 void check_path(std::string_view option, const std::string& path) {
   if (path.find('\0') != std::string::npos)
@@ -39,6 +63,7 @@ std::optional<AccelerateTrainMode> validate_experimental(const ExperimentalConfi
   if (x.cache_size_cap_bytes <= 0)
     KILN_THROW(ConfigError) << "[cache_size_cap_bytes] value '" << x.cache_size_cap_bytes
                             << "' is invalid; valid: a size > 0 bytes, e.g. 2G (the default)";
+  check_remote_cache(x.cache_settings());
   check_at_least("accelerate_loss_window", x.accelerate_loss_window, 1, " (number of recent losses averaged)");
   const double share = x.accelerate_max_low_share;
   if (!(share > 0 && share <= 1))  // also rejects NaN
@@ -54,6 +79,9 @@ CacheSettings ExperimentalConfig::cache_settings() const {
   c.dir = graph_compiler_cache_dir.empty() ? cache_dir_from_environment() : graph_compiler_cache_dir;
   c.size_cap_bytes = cache_size_cap_bytes;
   c.strict = cache_strict;
+  c.remote_url = graph_compiler_remote_cache.empty() ? remote_cache_from_environment() : graph_compiler_remote_cache;
+  c.remote_key_file = graph_compiler_remote_cache_key_file.empty() ? remote_cache_key_file_from_environment()
+                                                                   : graph_compiler_remote_cache_key_file;
   return c;
 }
 

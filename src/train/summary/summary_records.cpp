@@ -60,6 +60,7 @@ nlohmann::json compile_record(const CompileSummary& c) {
           {"graphs", c.graphs},
           {"cache_hits", c.cache_hits},
           {"cache_misses", c.cache_misses},
+          {"remote_hits", c.remote_hits},
           {"received", c.received},
           {"compiled", c.compiled()},
           {"seconds", c.passes_seconds + c.codegen_seconds + c.compile_seconds + c.load_seconds},
