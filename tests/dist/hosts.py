@@ -102,6 +102,9 @@ class Hosts:
         """mpirun on host 0 for `ranks` ranks, `per_host` on each host in turn, over TCP
         between the hosts' addresses."""
         hosts = ",".join("%s:%d" % (a, per_host) for a in self.addresses)
-        return ["ip", "netns", "exec", self.names[0], "mpirun", "--allow-run-as-root", "-H", hosts, "-np", str(ranks),
+        # --bind-to none: every test host sees the same cores, and binding would pin each
+        # host's first rank to the same one.
+        return ["ip", "netns", "exec", self.names[0], "mpirun", "--allow-run-as-root", "--bind-to", "none", "-H", hosts,
+                "-np", str(ranks),
                 "--mca", "plm_rsh_agent", self.agent, "--mca", "btl", "tcp,self",
                 "--mca", "btl_tcp_if_include", "10.77.0.0/24", "--mca", "oob_tcp_if_include", "10.77.0.0/24"]

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Data parallelism across hosts: 2 test hosts x 1 thread against 1 host x 2 threads, on
+this machine (tests/dist/hosts.py: network namespaces, Open MPI over TCP on veth links,
+shaped to 25 Gbit/s with tc's token bucket), and a projection to 8 and 64 hosts.
+
+For each model: steps/s of `kiln train --threads 2` (one process) and of a 2-rank job,
+one rank per test host with `--threads 1` (the same global batch, so each rank computes
+half), interleaved `--repeats` times; the scaling efficiency is their ratio. From the
+2-host job: the compute time of a step (training time without collectives) and the bytes
+all-reduced per step. The projection takes a ring all-reduce on links of 25 Gbit/s and
+50 us per message (the delay is modelled: this kernel has no netem), one rank per host at
+the 2-host job's per-rank batch (weak scaling, as Horovod reports), and no overlap of the
+reduction with the backward pass (kiln reduces after it):
+    t_comm(N) = 2 (N-1) x 50 us + 2 (N-1)/N x bytes / 25 Gbit/s
+    efficiency(N) = t_compute / (t_compute + t_comm(N))
+Needs root (namespaces). Prints a Markdown table.
+
+    bench/data_parallel_hosts.py [--kiln build/kiln] [--models mlp,cnn] [--steps 200,40] [--repeats 3]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "dist"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import hosts  # noqa: E402
+from data_parallel import isa  # noqa: E402
+
+LINK_BITS_PER_SECOND = 25e9
+LINK_LATENCY = 50e-6
+
+
+def run(cmd, out):
+    if os.path.exists(out):
+        os.remove(out)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    p = subprocess.run(cmd + ["--metrics-out", out], capture_output=True, text=True, env=env, timeout=3600)
+    if p.returncode != 0:
+        sys.exit("failed: %s\n%s" % (" ".join(cmd), (p.stdout + p.stderr)[-3000:]))
+    return [json.loads(line) for line in open(out) if '"final"' in line][0]
+
+
+def shape_links(h):
+    for ns in h.names:
+        subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "eth0", "root", "tbf", "rate", "25gbit",
+                        "burst", "4mb", "latency", "10ms"], check=True)
+
+
+def project(t_compute, bytes_per_step, n):
+    t_comm = 2 * (n - 1) * LINK_LATENCY + 2 * (n - 1) / n * bytes_per_step * 8 / LINK_BITS_PER_SECOND
+    return t_compute / (t_compute + t_comm)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kiln", default=os.path.join(ROOT, "build", "kiln"))
+    ap.add_argument("--models", default="mlp,cnn")
+    ap.add_argument("--steps", default="200,40")
+    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--repeats", type=int, default=3)
+    o = ap.parse_args()
+    why = hosts.available()
+    if why:
+        sys.exit("data_parallel_hosts: " + why)
+    work = tempfile.mkdtemp(prefix="kiln-dp-hosts-")
+    cache = os.path.join(work, "cache")
+    out = os.path.join(work, "m.jsonl")
+    rows = []
+    with hosts.Hosts(2, work) as h:
+        shape_links(h)
+        for model, steps in zip(o.models.split(","), o.steps.split(",")):
+            base = [o.kiln, "train", "--model", model, "--steps", steps, "--batch-size", str(o.batch_size),
+                    "--test-limit", "1000", "--graph-compiler-cache-dir", cache, "--quiet"]
+            run(base + ["--threads", "2"], out)  # warms the cache: compiling stays out of the figures
+            one, two = [], []
+            for _ in range(o.repeats):
+                one.append(run(base + ["--threads", "2"], out))
+                two.append(run(h.mpirun(2) + base + ["--threads", "1"], out))
+            rate1 = statistics.median(f["steps_per_second"] for f in one)
+            rate2 = statistics.median(f["steps_per_second"] for f in two)
+            dp = [f["data_parallel"] for f in two]
+            share = statistics.median(d["collective_share_of_train"] for d in dp)
+            step = 1 / rate2
+            t_compute = step * (1 - share)
+            bytes_per_step = dp[0]["bytes_reduced_per_step"]
+            rows.append((model, rate1, rate2, rate2 / rate1, share, bytes_per_step, t_compute,
+                         [project(t_compute, bytes_per_step, n) for n in (2, 8, 64)]))
+    print("CPU ISA: %s; 2 test hosts (network namespaces, veth at 25 Gbit/s, Open MPI TCP), 1 thread each, "
+          "against 1 process x 2 threads; batch %d" % (isa(), o.batch_size))
+    print()
+    print("| model | 1 host x 2 threads, steps/s | 2 hosts x 1 thread, steps/s | efficiency | collectives, share "
+          "of the step | bytes reduced per step | compute per step | projected 2 / 8 / 64 hosts |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for model, r1, r2, eff, share, nbytes, tc, proj in rows:
+        print("| %s | %.1f | %.1f | **%.2f** | %.0f%% | %.1f MB | %.1f ms | %s |"
+              % (model, r1, r2, eff, 100 * share, nbytes / 1e6, 1e3 * tc, " / ".join("%.2f" % p for p in proj)))
+
+
+if __name__ == "__main__":
+    main()
