@@ -420,6 +420,79 @@ def across_hosts(kiln, work, n):
           f"the training graph compiled on rank 0 only: {by_rank}")
 
 
+def pid_of_rank(rank, marker):
+    """The pid of the kiln process of `rank` whose command line holds `marker` (a rank on
+    another test host is a child of that host's Open MPI daemon, not of mpirun)."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+        except OSError:
+            continue
+        if marker.encode() in cmdline and b"OMPI_COMM_WORLD_RANK=%d" % rank in environ and b"train" in cmdline:
+            return int(pid)
+    return None
+
+
+def kill_across_hosts(kiln, work):
+    """A job on 2 test hosts whose rank 1 is killed (SIGKILL) on its host ends, naming rank 1;
+    the next job resumes from the last checkpoint on rank 0's host (rank 1's host never
+    had one) and continues with the losses of one process."""
+    why = hosts.available()
+    if why:
+        print("skipped: " + why)
+        raise SystemExit(77)
+    private = os.path.join(work, "kill-hosts-private")
+    shutil.rmtree(private, ignore_errors=True)
+    model = os.path.join(private, "model")
+    args = COMMON + ["--backend", "cpu", "--save-checkpoints-steps", "5", "--model-dir", model]
+    with hosts.Hosts(2, work, private=[private]) as h:
+        p = subprocess.Popen(h.mpirun(2) + [kiln, "train"] + args + ["--steps", "100000"], env=env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.time() + 300
+            while not (os.path.isdir(model) and any(f.endswith(".index") for f in os.listdir(model))):
+                if p.poll() is not None or time.time() > deadline:
+                    raise Failure(f"no checkpoint appeared on rank 0's host (exit {p.poll()})")
+                time.sleep(0.2)
+            victim = pid_of_rank(1, model)
+            if victim is None:
+                raise Failure("rank 1's process was not found")
+            os.kill(victim, signal.SIGKILL)
+            try:
+                out, err = p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                raise Failure("the job still runs 60 s after rank 1 was killed on its host: it hangs")
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if p.returncode == 0 or "rank 1" not in out + err:
+            raise Failure(f"killing rank 1 on its host: exit {p.returncode}, expected non-zero naming rank 1:\n"
+                          f"{(out + err)[-2000:]}")
+        saved = sorted(int(f[len("model.ckpt-"):-len(".index")]) for f in os.listdir(model)
+                       if f.startswith("model.ckpt-") and f.endswith(".index"))
+        target = saved[-1] + 5
+        resumed = os.path.join(work, "kill-hosts-resumed.jsonl")
+        if os.path.exists(resumed):
+            os.remove(resumed)
+        r = subprocess.run(h.mpirun(2) + [kiln, "train"] + args + ["--steps", str(target), "--metrics-out", resumed],
+                           env=env(), capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise Failure(f"the resumed job failed ({r.returncode}):\n{(r.stdout + r.stderr)[-2000:]}")
+    if final(records(resumed))["resumed_from_step"] != saved[-1]:
+        raise Failure(f"resumed from {final(records(resumed))['resumed_from_step']}, not {saved[-1]}")
+    whole, _ = train(kiln, work, "kill-hosts-whole", 1, ["--backend", "cpu", "--steps", str(target)])
+    same_losses(losses(whole), losses(records(resumed)), "one process vs a 2-host job resumed after a kill",
+                list(range(saved[-1] + 1, target + 1)), RESUME_REL_TOL)
+    print(f"rank 1 killed on its host: the job ended naming rank 1; resumed from step {saved[-1]} on rank 0's "
+          f"checkpoint, steps {saved[-1] + 1}-{target} match one process")
+
+
 def buckets(kiln, work):
     """Gradient buckets change no loss (to 1e-6) and cut the MPI calls per step."""
     runs = {}
@@ -488,6 +561,7 @@ def main():
         "rank0_model_dir": lambda: rank0_model_dir(kiln, work),
         "hosts_2": lambda: across_hosts(kiln, work, 2),
         "hosts_3": lambda: across_hosts(kiln, work, 3),
+        "hosts_kill": lambda: kill_across_hosts(kiln, work),
         "interrupt": lambda: interrupt(kiln, work),
         "resume_across_sizes": lambda: resume_across_sizes(kiln, work),
         "buckets": lambda: buckets(kiln, work),
