@@ -297,9 +297,12 @@ class Estimator {
   // CheckpointSaverHook (with `dir`).
   HookList with_builtin_hooks(const HookList& hooks, const std::optional<CheckpointDir>& dir,
                               std::shared_ptr<Hook> summaries) const;
-  Variables& state_for_inference(const char* what);
+  // `collective` (evaluate(), which every rank of a job calls): rank 0 alone reads model_dir
+  // and the others take its choice (predict() may run on one rank: each reads its own).
+  Variables& state_for_inference(const char* what, bool collective);
   // `checkpoint_path`'s variables in `holder` (and a reference to them), else state_for_inference.
-  Variables& state_for_inference(const char* what, const std::string& checkpoint_path, Variables& holder);
+  Variables& state_for_inference(const char* what, const std::string& checkpoint_path, Variables& holder,
+                                 bool collective);
   // Appends evaluate()'s "eval" record to the summaries (kiln/summary.h), if they are on.
   void record_evaluation(const Evaluation& ev) const;
   std::unique_ptr<State> s_;

@@ -1,6 +1,7 @@
 #include "cache/remote.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <hiredis/hiredis.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdarg>
 #include <cstring>
 #include <map>
@@ -84,10 +86,23 @@ std::string read_hmac_key_file(const std::string& path) {
                             << " bytes; a key has 16 bytes to 64 KiB (e.g. head -c 32 /dev/urandom > FILE)";
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) KILN_THROW(ConfigError) << option << "cannot read '" << path << "': " << std::strerror(errno);
+  // What was opened is what was checked (not a file swapped in since the lstat).
+  struct stat opened {};
+  if (::fstat(fd, &opened) != 0 || opened.st_ino != st.st_ino || opened.st_dev != st.st_dev ||
+      opened.st_uid != st.st_uid || opened.st_mode != st.st_mode || opened.st_size != st.st_size) {
+    ::close(fd);
+    KILN_THROW(ConfigError) << option << "'" << path << "' changed while it was read; try again";
+  }
   std::string secret(static_cast<size_t>(st.st_size), '\0');
-  const ssize_t n = ::read(fd, secret.data(), secret.size());
+  size_t done = 0;
+  while (done < secret.size()) {
+    const ssize_t n = ::read(fd, secret.data() + done, secret.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
   ::close(fd);
-  if (n != st.st_size) KILN_THROW(ConfigError) << option << "cannot read all of '" << path << "'";
+  if (done != secret.size()) KILN_THROW(ConfigError) << option << "cannot read all of '" << path << "'";
   return secret;
 }
 
@@ -151,7 +166,12 @@ RemoteCache* RemoteCache::of(const CacheSettings& settings) {
 }
 
 RemoteCache::RemoteCache(std::string url, RedisAddress address, std::string secret)
-    : url_(std::move(url)), address_(std::move(address)), secret_(std::move(secret)) {}
+    : url_(std::move(url)), address_(std::move(address)), secret_(std::move(secret)) {
+  // hiredis writes to its socket with write(2): a connection the server closed would end
+  // the process by SIGPIPE instead of failing the write (EPIPE), which the remote survives.
+  struct sigaction old {};
+  if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) std::signal(SIGPIPE, SIG_IGN);
+}
 
 RemoteCache::~RemoteCache() {
   if (ctx_) redisFree(ctx_);
@@ -187,13 +207,21 @@ bool RemoteCache::connect() {
 }
 
 void* RemoteCache::command(const char* format, ...) {
-  if (off_ || !connect()) return nullptr;
-  va_list ap;
-  va_start(ap, format);
-  auto* r = static_cast<redisReply*>(redisvCommand(ctx_, format, ap));
-  va_end(ap);
+  redisReply* r = nullptr;
+  // A connection the server or the network dropped while idle is made again, once.
+  for (int attempt = 0; attempt < 2 && !r; ++attempt) {
+    if (off_ || !connect()) return nullptr;
+    va_list ap;
+    va_start(ap, format);
+    r = static_cast<redisReply*>(redisvCommand(ctx_, format, ap));
+    va_end(ap);
+    if (!r && attempt == 0) {
+      redisFree(ctx_);
+      ctx_ = nullptr;
+    }
+  }
   if (!r) {
-    fail(std::string("the server did not answer: ") + ctx_->errstr);
+    fail(std::string("the server did not answer: ") + (ctx_ ? ctx_->errstr : "the connection was lost"));
     return nullptr;
   }
   if (r->type == REDIS_REPLY_ERROR) {

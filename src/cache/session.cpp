@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -102,7 +103,14 @@ std::optional<std::string> Session::find_remote() {
     problem("remote entry " + key_ + " not stored locally: cannot create a temporary file", false);
     return std::nullopt;
   }
-  const bool written = ::write(fd, entry->object.data(), entry->object.size()) == static_cast<ssize_t>(entry->object.size());
+  size_t done = 0;
+  while (done < entry->object.size()) {
+    const ssize_t n = ::write(fd, entry->object.data() + done, entry->object.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  const bool written = done == entry->object.size();
   ::close(fd);
   const std::string stored = written ? store_->publish(key_, path, std::move(entry->meta)) : "cannot write a temporary file";
   ::unlink(path.c_str());

@@ -34,6 +34,11 @@ class Session {
   // locally first, through the local store's checks).
   // On nullopt the key lock is held (unless the wait timed out), so others wait for us.
   std::optional<std::string> find();
+  // Lets go of the key lock find() holds on a miss, so that processes sharing the
+  // directory do not wait for this one (a data-parallel rank about to wait in a collective:
+  // backend/cpu/build/job_share.h); a later publish() stores without it (atomically, as
+  // ever).
+  void unlock() { lock_.reset(); }
   // The entry find() returned could not be loaded: treat it as damaged.
   void reject(const std::string& reason);
   // Records the hit (last-used time, hit count).

@@ -147,6 +147,21 @@ void broadcast_restored(std::optional<Checkpoint>& restored) {
   restored->state = nlohmann::json::parse(state);
 }
 
+void broadcast_state(Variables& vars) {
+  World& world = World::get();
+  if (!world.distributed()) return;
+  nlohmann::json layout = nlohmann::json::array();
+  if (world.rank() == 0)
+    for (const auto& [name, v] : vars) layout.push_back({name, std::string(dtype_name(v.dtype())), v.shape()});
+  const std::string text = broadcast_text(layout.dump(), 0);
+  if (world.rank() != 0) {
+    vars.clear();
+    for (const auto& e : nlohmann::json::parse(text))
+      vars.emplace(e[0].get<std::string>(), Array::uninitialized(parse_dtype(e[1].get<std::string>()), e[2].get<Shape>()));
+  }
+  broadcast_variables(vars);
+}
+
 void agree_on_settings(const std::vector<JobSetting>& settings) {
   World& world = World::get();
   if (!world.distributed()) return;

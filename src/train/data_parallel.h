@@ -28,6 +28,11 @@ void broadcast_variables(Variables& vars);
 // stays empty on the other ranks). Nothing in a world of one.
 void broadcast_restored(std::optional<Checkpoint>& restored);
 
+// Every rank's `vars` become rank 0's, names, types and shapes included (ranks other than
+// 0 may hold none: an evaluation of a checkpoint that only rank 0's host holds). Nothing in
+// a world of one.
+void broadcast_state(Variables& vars);
+
 // This rank's contiguous share of each global batch of `source`: rows
 // [rank * B/N, (rank+1) * B/N). ConfigError when N does not divide a batch's size B.
 std::unique_ptr<data::BatchSource> rank_shard(std::unique_ptr<data::BatchSource> source);

@@ -139,7 +139,9 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Para
   const bool has_labels = !batch.labels.empty();
   std::string key = std::string(mode_name(mode)) + " " + shape_str(batch.features.shape()) + " " +
                     (has_labels ? shape_str(batch.labels.shape()) : "-") + " " +
-                    std::string(precision_policy_name(backend.compile.policy)) + (guarded ? " guarded" : "");
+                    std::string(precision_policy_name(backend.compile.policy)) + (guarded ? " guarded" : "") +
+                    // a graph one rank built alone is not the one every rank builds together
+                    (backend.compile.share_in_job ? " shared" : "");
   for (const auto& f : fetches) key += " " + f;
   auto it = s.graphs.find(key);
   if (it != s.graphs.end()) return it->second;

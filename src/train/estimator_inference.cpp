@@ -16,24 +16,39 @@
 
 namespace kiln {
 
-Variables& Estimator::state_for_inference(const char* what) {
+Variables& Estimator::state_for_inference(const char* what, bool collective) {
   // The in-memory state, unless model_dir holds a newer checkpoint (another Estimator
-  // trained there since): that one, as TensorFlow evaluates the newest checkpoint.
-  const std::optional<int64_t> latest =
-      config_.model_dir.empty() ? std::nullopt : CheckpointDir(config_.model_dir, 0).latest_step();
-  if (!s_->vars.empty() && !(latest && *latest > global_step())) return s_->vars;
-  if (latest) {
-    if (auto c = CheckpointDir(config_.model_dir, 0).load_latest()) {
-      s_->vars = std::move(c->variables);
-      return s_->vars;
+  // trained there since): that one, as TensorFlow evaluates the newest checkpoint. In a
+  // data-parallel job rank 0 alone looks at model_dir and tells the others (an evaluation
+  // is collective): keep the state in memory (the same on every rank), take the one it
+  // read, or fail alike.
+  const bool shared = collective && World::get().distributed();
+  enum : int64_t { none = 0, in_memory = 1, loaded = 2 };
+  int64_t choice = none;
+  if (!shared || World::get().rank() == 0) {
+    const std::optional<int64_t> latest =
+        config_.model_dir.empty() ? std::nullopt : CheckpointDir(config_.model_dir, 0).latest_step();
+    if (!s_->vars.empty() && !(latest && *latest > global_step())) {
+      choice = in_memory;
+    } else if (latest) {
+      if (auto c = CheckpointDir(config_.model_dir, 0).load_latest()) {
+        s_->vars = std::move(c->variables);
+        choice = loaded;
+      }
     }
   }
+  if (shared) {
+    World::get().broadcast(&choice, sizeof choice);
+    if (choice == loaded) broadcast_state(s_->vars);
+  }
+  if (choice != none) return s_->vars;
   KILN_THROW(CheckpointError) << "[" << what << "] nothing to " << what << ": train first, or set model_dir to a "
                               << "directory holding checkpoints" << (config_.model_dir.empty() ? "" : " ('" + config_.model_dir + "' has none)");
 }
 
-Variables& Estimator::state_for_inference(const char* what, const std::string& checkpoint_path, Variables& holder) {
-  if (checkpoint_path.empty()) return state_for_inference(what);
+Variables& Estimator::state_for_inference(const char* what, const std::string& checkpoint_path, Variables& holder,
+                                          bool collective) {
+  if (checkpoint_path.empty()) return state_for_inference(what, collective);
   holder = load_checkpoint(checkpoint_path).variables;
   return holder;
 }
@@ -104,7 +119,7 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std
                             << "directory eval_<name> of this evaluation's TensorBoard events)";
   const double t0 = now_seconds(), c0 = s_->compile_seconds;
   Variables holder;
-  Variables& vars = state_for_inference("evaluate", checkpoint_path, holder);
+  Variables& vars = state_for_inference("evaluate", checkpoint_path, holder, /*collective=*/true);
   if (fresh_graphs)
     for (auto it = s_->graphs.begin(); it != s_->graphs.end();)
       it = it->first.rfind(std::string(mode_name(ModeKeys::eval)) + " ", 0) == 0 ? s_->graphs.erase(it) : std::next(it);
@@ -158,7 +173,7 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std
 
 std::map<std::string, Array> Estimator::predict(const InputFn& input_fn, const std::string& checkpoint_path) {
   Variables holder;
-  Variables& vars = state_for_inference("predict", checkpoint_path, holder);
+  Variables& vars = state_for_inference("predict", checkpoint_path, holder, /*collective=*/false);
   std::unique_ptr<data::BatchSource> source = input_fn();
   if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
   std::map<std::string, std::vector<Array>> parts;

@@ -334,7 +334,8 @@ def rank0_model_dir(kiln, work):
     """Only rank 0 opens the model directory. Rank 1 runs in a mount namespace of its own
     where the directory is an empty tmpfs (a host that does not share it): a job trains to
     step 20, a second one resumes at 20 from rank 0's checkpoint (its step, state and
-    variables sent to rank 1) to 40, with the losses of a run never interrupted, and rank 1
+    variables sent to rank 1) to 40, with the losses of a run never interrupted, a third
+    has nothing to train and evaluates rank 0's checkpoint on both ranks, and rank 1
     writes nothing into its own view of the directory."""
     if os.geteuid() != 0 or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
         print("skipped: needs root and mount namespaces (unshare -m)")
@@ -346,7 +347,8 @@ def rank0_model_dir(kiln, work):
     shutil.rmtree(model, ignore_errors=True)
     os.makedirs(model)
     joined = {}
-    for part, steps in (("a", "20"), ("b", "40")):
+    accuracy = {}
+    for part, steps in (("a", "20"), ("b", "40"), ("c", "40")):
         out = os.path.join(work, f"rank0-dir-{part}.jsonl")
         listing = os.path.join(work, f"rank1-view-{part}.txt")
         for f in (out, listing):
@@ -366,14 +368,23 @@ def rank0_model_dir(kiln, work):
         if seen:
             raise Failure(f"part {part}: rank 1 wrote into its view of the model directory: {seen}")
         recs = records(out)
-        joined.update(losses(recs))
-    if final(recs)["resumed_from_step"] != 20:
-        raise Failure(f"resumed from {final(recs)['resumed_from_step']}, not 20")
+        accuracy[part] = final(recs)["test_accuracy"]
+        if part == "b":
+            joined.update(losses(recs))
+            if final(recs)["resumed_from_step"] != 20:
+                raise Failure(f"resumed from {final(recs)['resumed_from_step']}, not 20")
+        elif part == "a":
+            joined.update(losses(recs))
+    # Part c has nothing to train: its evaluation reads the checkpoint on rank 0 and sends
+    # the state to rank 1, whose view of the directory is empty.
+    if accuracy["c"] != accuracy["b"]:
+        raise Failure(f"evaluating step 40's checkpoint gave {accuracy['c']}, the run that wrote it {accuracy['b']}")
     same_losses(losses(whole), joined, "a resume whose rank 1 cannot see the model directory",
                 list(range(1, 21 + STRICT_STEPS)), RESUME_REL_TOL)
     same_losses(losses(whole), joined, "the same, later steps", list(range(21 + STRICT_STEPS, 41)), DRIFT_TOL)
     print("rank 1 without the model directory: trained to 20, resumed from rank 0's checkpoint to 40; "
-          "the losses of an uninterrupted run; rank 1 wrote nothing there")
+          "the losses of an uninterrupted run; a third job evaluated rank 0's checkpoint on both ranks; "
+          "rank 1 wrote nothing there")
 
 
 def across_hosts(kiln, work, n):

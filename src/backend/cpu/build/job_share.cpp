@@ -96,7 +96,15 @@ std::unique_ptr<SharedObject> load_received(const std::string& bytes, const std:
                             << bytes.size() << " bytes) does not match its checksum";
   const PrivateFile file(bytes);
   auto object = std::make_unique<SharedObject>(file.path(), identity);
-  if (cache && cache->usable()) cache->publish(file.path(), meta());
+  // Keeping a copy is a convenience: a cache that cannot store it costs this object nothing.
+  if (cache && cache->usable()) {
+    try {
+      cache->publish(file.path(), meta());
+    } catch (const std::exception& e) {
+      cache::warn_once(std::string("[compile] the object rank 0 sent was loaded but not stored in the cache: ") +
+                       e.what());
+    }
+  }
   return object;
 }
 
@@ -111,6 +119,9 @@ std::unique_ptr<SharedObject> object_for_job(const std::string& key, const std::
   if (sum_over_ranks(from_rank0(key) == key ? 0 : 1) > 0) return obtain(unused);  // other graphs: each its own
 
   RootObject mine = root ? obtain_on_root(obtain) : RootObject{};
+  // No rank holds a cache key lock in a collective: a process sharing the directory would
+  // wait for it (up to the lock timeout) while this one waits for that process's rank.
+  if (cache) cache->unlock();
   int64_t size = root ? (mine.failed ? -1 : static_cast<int64_t>(mine.bytes.size())) : 0;
   world.broadcast(&size, sizeof size);
   if (size < 0) {
@@ -121,7 +132,10 @@ std::unique_ptr<SharedObject> object_for_job(const std::string& key, const std::
 
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<SharedObject> object = std::move(mine.object);
-  if (!root && cache) object = load_cached(*cache, identity, report);  // rank 0's entry, if the directory is shared
+  if (!root && cache) {
+    object = load_cached(*cache, identity, report);  // rank 0's entry, if the directory is shared
+    cache->unlock();
+  }
   if (sum_over_ranks(object ? 0 : 1) == 0) return object;
 
   const std::string checksum = from_rank0(root ? cache::hash_hex(mine.bytes) : std::string());
@@ -136,8 +150,8 @@ std::unique_ptr<SharedObject> object_for_job(const std::string& key, const std::
       object = load_received(bytes, checksum, identity, cache, meta);
       report.received = true;
       report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    } catch (const SystemError&) {
-      failed = std::current_exception();
+    } catch (const std::exception& e) {
+      failed = std::make_exception_ptr(SystemError(std::string(e.what())));
     }
   }
   // A rank running this graph on the interpreter while the others run it compiled would
