@@ -142,6 +142,17 @@ def run_all(redis, key):
     if losses2 != losses:
         raise Failure("a remote hit trained differently: %s vs %s" % (losses2, losses))
     print("remote hit: %d graphs loaded by a job with an empty local cache, the same losses" % graphs)
+    # The same from the environment: KILN_REMOTE_CACHE and KILN_REMOTE_CACHE_KEY_FILE.
+    out = os.path.join(WORK, "env.jsonl")
+    env = dict(os.environ, KILN_REMOTE_CACHE=url, KILN_REMOTE_CACHE_KEY_FILE=key)
+    local = os.path.join(WORK, "local-env")
+    p = subprocess.run([KILN] + TRAIN + ["--graph-compiler-cache-dir", local, "--metrics-out", out], env=env,
+                       capture_output=True, text=True, timeout=600)
+    fin = [json.loads(line) for line in open(out) if '"final"' in line] if p.returncode == 0 else []
+    if not fin or fin[0]["compile"]["remote_hits"] != graphs:
+        raise Failure("KILN_REMOTE_CACHE / KILN_REMOTE_CACHE_KEY_FILE: expected %d remote hits (exit %d)\n%s"
+                      % (graphs, p.returncode, (fin[0]["compile"] if fin else p.stderr[-2000:])))
+    print("the same through KILN_REMOTE_CACHE and KILN_REMOTE_CACHE_KEY_FILE")
 
     # Refused values: every one is recompiled (and replaced), training correct.
     names = redis.keys()
@@ -212,6 +223,10 @@ def remote_cli(redis, key, names):
     stats = json.loads(kiln(["cache", "stats"] + base).stdout)
     if stats["entries"] != len(names) or stats["bad"] != 0:
         raise Failure("cache stats --remote: %s" % stats)
+    p = subprocess.run([KILN, "cache", "stats", "--remote", "--json"], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, KILN_REMOTE_CACHE=redis.url(), KILN_REMOTE_CACHE_KEY_FILE=key))
+    if p.returncode != 0 or json.loads(p.stdout)["entries"] != len(names):
+        raise Failure("cache stats --remote from the environment: exit %d\n%s" % (p.returncode, p.stdout + p.stderr))
     kiln(["cache", "verify"] + base)  # exit 0: every entry good
     redis.command("SET", names[1], b"not kiln's bytes")
     redis.command("SET", "someone:else", b"keep me")
