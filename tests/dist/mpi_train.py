@@ -156,9 +156,10 @@ def rank_pids(mpirun_pid):
     return out
 
 
-def start_until_checkpoint(kiln, args, model):
-    """A 2-rank job, running in the background, once its first checkpoint exists."""
-    p = subprocess.Popen(mpirun(2) + [kiln, "train"] + args, env=env(), stdout=subprocess.PIPE,
+def start_until_checkpoint(kiln, args, model, launcher=None):
+    """A 2-rank job (launched by `launcher`, default mpirun on this host), running in the
+    background, once its first checkpoint exists."""
+    p = subprocess.Popen((launcher or mpirun(2)) + [kiln, "train"] + args, env=env(), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
     while not (os.path.isdir(model) and any(f.endswith(".index") for f in os.listdir(model))):
@@ -462,14 +463,8 @@ def kill_across_hosts(kiln, work):
     model = os.path.join(private, "model")
     args = COMMON + ["--backend", "cpu", "--save-checkpoints-steps", "5", "--model-dir", model]
     with hosts.Hosts(2, work, private=[private]) as h:
-        p = subprocess.Popen(h.mpirun(2) + [kiln, "train"] + args + ["--steps", "100000"], env=env(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = start_until_checkpoint(kiln, args + ["--steps", "100000"], model, launcher=h.mpirun(2))
         try:
-            deadline = time.time() + 300
-            while not (os.path.isdir(model) and any(f.endswith(".index") for f in os.listdir(model))):
-                if p.poll() is not None or time.time() > deadline:
-                    raise Failure(f"no checkpoint appeared on rank 0's host (exit {p.poll()})")
-                time.sleep(0.2)
             victim = pid_of_rank(1, model)
             if victim is None:
                 raise Failure("rank 1's process was not found")
