@@ -51,11 +51,13 @@ void SummaryHook::write_step(RunContext& ctx, const std::vector<bool>& progress)
   const std::map<std::string, double> scalars = ctx.take_scalars();
   const nlohmann::json values = ctx.take_summary_values();
   const double wall_time = unix_seconds(), elapsed = now_seconds() - started_;
-  const std::optional<double> rate =
-      learning_rate_ ? std::optional<double>(learning_rate_(ctx.global_step - 1)) : std::nullopt;
+  // What only progress records hold is worked out only on a step that has one.
+  const bool any_progress = std::find(progress.begin(), progress.end(), true) != progress.end();
+  const std::optional<double> rate = learning_rate_ && any_progress
+                                         ? std::optional<double>(learning_rate_(ctx.global_step - 1))
+                                         : std::nullopt;
   std::optional<double> loss_scale;
-  if (ctx.phase == PrecisionPhase::mixed_float16 && ctx.train_state &&
-      std::find(progress.begin(), progress.end(), true) != progress.end()) {
+  if (ctx.phase == PrecisionPhase::mixed_float16 && ctx.train_state && any_progress) {
     const nlohmann::json state = ctx.train_state();
     if (state.contains("loss_scaler")) loss_scale = state["loss_scaler"].value("scale", 1.0);
   }
