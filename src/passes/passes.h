@@ -31,6 +31,18 @@ Graph cse(const Graph& g);
 // to the same shape.
 Graph simplify(const Graph& g);
 
+// Moves transposes below the elementwise ops and reductions that follow them, so that
+// inverse transposes meet and cancel: TensorFlow's NHWC scripts transpose around every
+// convolution and pooling (kiln's are NCHW), and conv -> transpose -> bias -> relu ->
+// transpose -> pool becomes conv -> bias -> relu -> pool, which the epilogue, ReLU-mask
+// and blocked-layout steps then recognise. An elementwise op moves when its full-size
+// inputs are transposes of one permutation and its other inputs broadcast along at most
+// one axis (a per-channel bias, a scalar; reshaped to broadcast the same way); a reduction
+// reduces the matching axes. Named values and outputs keep their layout. Values are
+// unchanged except for a reduction's summation order; a graph that would move more data
+// than before is returned as it was.
+Graph sink_transposes(const Graph& g);
+
 // Inserts casts so that each op computes in the type the policy gives it: under
 // mixed_bfloat16/mixed_float16, ops marked Low in the op table (matmul, conv) take the low
 // type; Follow ops stay low when their float inputs are; Keep ops (exp, log, reductions,
@@ -77,8 +89,8 @@ struct LowerOptions {
   int64_t all_reduce_bucket_bytes = 0;
 };
 
-// The single ordered list of passes: verify -> precision -> simplify -> CSE -> epilogues
-// -> ReLU masks -> DCE -> all_reduce buckets.
+// The single ordered list of passes: verify -> precision -> simplify -> CSE -> transposes
+// -> epilogues -> ReLU masks -> DCE -> all_reduce buckets.
 // The verifier runs after every pass in debug builds.
 Graph lower(const Graph& g, const LowerOptions& options);
 

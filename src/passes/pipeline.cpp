@@ -41,6 +41,7 @@ Graph lower(const Graph& input, const LowerOptions& options) {
   step("precision", [&](const Graph& x) { return apply_precision(x, options.policy); });
   step("simplify", simplify);
   step("cse", cse);
+  step("transposes", sink_transposes);
   step("epilogues", fuse_epilogues);
   step("relu_masks", fuse_relu_masks);
   step("dce", dce);

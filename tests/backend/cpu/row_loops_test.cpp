@@ -49,7 +49,8 @@ Graph row_loop_graph(Feeds& feeds) {
   g.add_output("padded", (pad(x, {1, 3}, {2, 5}) + 0.5).id());             // clamped, masked
   // Merge heads: [8,16,4,8] -> [8,4,16,8]... -> rows of 32 = 4 heads x 8.
   g.add_output("merged", (reshape(transpose(heads, {0, 2, 1, 3}), {8, 4, 128}) - 1.0).id());
-  g.add_output("merged_wide", (reshape(heads, {8, 16, 32}) + reshape(transpose(transpose(heads, {0, 2, 1, 3}), {0, 2, 1, 3}), {8, 16, 32})).id());
+  // (The heads read as [8,4,16,8] and merged: two transposes in a row would cancel.)
+  g.add_output("merged_wide", (reshape(heads, {8, 16, 32}) + reshape(transpose(reshape(heads, {8, 4, 16, 8}), {0, 2, 1, 3}), {8, 16, 32})).id());
   // Split heads out of a fused projection: [128,96] -> k = columns 32..63 -> [8,16,4,8] -> [8,4,16,8].
   g.add_output("split", (transpose(reshape(slice(qkv, {0, 32}, {128, 64}), {8, 16, 4, 8}), {0, 2, 1, 3}) * 3.0).id());
   // The gradient of three slices of one projection: pads summed, cut into pieces at the
