@@ -117,8 +117,9 @@ class Sinker {
 
   // An elementwise node whose full-size inputs are all held transposes of one perm is
   // computed on their sources, and held as a transpose of the result. Its other inputs
-  // must broadcast along at most one axis (a bias, a scalar): they are reshaped to
-  // broadcast the same way in the source layout.
+  // must broadcast along at most one axis (a bias, a scalar, a broadcast_to of one, as
+  // autodiff writes a reduction's gradient): they are reshaped to broadcast the same way
+  // in the source layout.
   bool sink_elementwise(ValueId id, const Node& n) {
     const Perm* perm = nullptr;
     for (ValueId x : n.inputs)
@@ -128,22 +129,21 @@ class Sinker {
       }
     if (!perm) return false;
     const Perm p = *perm;
+    auto held = [&](ValueId x) { return lazy_[x] && lazy_[x]->perm == p && g_.node(x).shape == n.shape; };
+    // What a broadcast input broadcasts from: a broadcast_to's input (the op broadcasts
+    // it the same way), else the input itself.
+    auto base = [&](ValueId x) { return g_.node(x).op == Op::broadcast_to ? g_.node(x).inputs[0] : x; };
+    for (ValueId x : n.inputs)
+      if (!held(x) && !source_broadcast(g_.node(base(x)).shape, n.shape.size(), p)) return false;
     std::vector<ValueId> inputs;
     for (ValueId x : n.inputs) {
-      if (lazy_[x] && lazy_[x]->perm == p && g_.node(x).shape == n.shape) {
+      if (held(x)) {
         inputs.push_back(lazy_[x]->source);
         continue;
       }
-      const std::optional<Shape> shape = source_broadcast(g_.node(x).shape, n.shape.size(), p);
-      if (!shape) return false;
-      inputs.push_back(x);  // an input id for now: mapped below, once all are known to fit
-    }
-    for (size_t k = 0; k < n.inputs.size(); ++k) {
-      const ValueId x = n.inputs[k];
-      if (lazy_[x] && lazy_[x]->perm == p && g_.node(x).shape == n.shape) continue;
-      const ValueId v = value(x);
-      const Shape shape = *source_broadcast(g_.node(x).shape, n.shape.size(), p);
-      inputs[k] = shape == g_.node(x).shape ? v : rw_.out().add(Op::reshape, {v}, {{"shape", shape}});
+      const ValueId b = base(x), v = value(b);
+      const Shape shape = *source_broadcast(g_.node(b).shape, n.shape.size(), p);
+      inputs.push_back(shape == g_.node(b).shape ? v : rw_.out().add(Op::reshape, {v}, {{"shape", shape}}));
     }
     lazy_[id] = Lazy{rw_.out().add(n.op, inputs, n.attrs), p};
     return true;

@@ -2,6 +2,8 @@
 // inverse pairs cancel, values unchanged.
 #include <gtest/gtest.h>
 
+#include "kiln/autodiff.h"
+#include "kiln/ops.h"
 #include "kiln/runtime.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"
@@ -119,6 +121,51 @@ output "y" = %6
 )");
   const Graph after = sink_transposes(before);
   EXPECT_EQ(count_op(after, Op::transpose), 3) << text(after);
+}
+
+// A training step written as TensorFlow's NHWC layers are: convolution, batch
+// normalization over [0,1,2] (keepdims), ReLU, pooling, a dense layer; its gradients.
+Graph nhwc_training_step() {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {4, 8, 8, 3});
+  const Tensor y = placeholder(g, "y", DType::f32, {4, 5});
+  const Tensor k = variable(g, "k", DType::f32, {3, 3, 3, 6}, Init::uniform(-0.5, 0.5, 1));
+  const Tensor gamma = variable(g, "gamma", DType::f32, {6}, Init::uniform(0.5, 1.5, 2));
+  const Tensor beta = variable(g, "beta", DType::f32, {6}, Init::uniform(-0.5, 0.5, 3));
+  const Tensor w = variable(g, "w", DType::f32, {96, 5}, Init::uniform(-0.2, 0.2, 4));
+  const Tensor c = transpose(conv2d(transpose(x, {0, 3, 1, 2}), transpose(k, {3, 2, 0, 1}), {1, 1}, {1, 1}), {0, 2, 3, 1});
+  const Tensor mean = reduce_mean(c, {0, 1, 2}, true);
+  const Tensor centred = sub(c, mean);
+  const Tensor var = reduce_mean(square(centred), {0, 1, 2}, true);
+  const Tensor bn = add(mul(mul(centred, rsqrt(add(var, scalar_like(var, 1e-3)))), gamma), beta);
+  const Tensor pooled = transpose(max_pool2d(transpose(relu(bn), {0, 3, 1, 2}), {2, 2}, {2, 2}), {0, 2, 3, 1});
+  const Tensor logits = matmul(reshape(pooled, {4, 96}), w);
+  const Tensor loss = reduce_mean(square(sub(logits, y)));
+  g.add_output("loss", loss.id());
+  const std::vector<Tensor> grads = grad(loss, {k, gamma, beta, w});
+  const char* names[] = {"dk", "dgamma", "dbeta", "dw"};
+  for (size_t i = 0; i < grads.size(); ++i) g.add_output(names[i], grads[i].id());
+  return g;
+}
+
+TEST(SinkTransposes, ANhwcTrainingStepComputesInNchwWithTheSameLossAndGradients) {
+  const Graph g = nhwc_training_step();
+  const Graph after = dce(sink_transposes(g));
+  // Left: the input's, the kernel's and its gradient's, the flattening's and its
+  // gradient's. Gone: every one around the batch norm, the ReLU and their gradients.
+  EXPECT_EQ(count_op(dce(g), Op::transpose), 9);
+  EXPECT_EQ(count_op(after, Op::transpose), 5) << text(after);
+  testkit::TestRng rng(testkit::seed_of("nhwc step"));
+  const Feeds feeds{{"x", testkit::uniform_array(rng, {4, 8, 8, 3}, -1, 1)},
+                    {"y", testkit::uniform_array(rng, {4, 5}, -1, 1)}};
+  Variables vars;
+  initialize_variables(g, vars);
+  Variables v1 = vars, v2 = vars;
+  // The graph as written on the interpreter, against the compiled step (every pass).
+  const Fetches want = make_interpreter(g)->run(feeds, v1);
+  const Fetches got = compile_cpu(g, {})->run(feeds, v2);
+  for (const auto& [name, value] : want)
+    EXPECT_TRUE(testkit::arrays_close(name, value, got.at(name), testkit::tolerance_for(DType::f32).scaled(10)));
 }
 
 }  // namespace
