@@ -6,7 +6,9 @@
 #include <string>
 #include <utility>
 
+#include "backend/interpreter_graph.h"
 #include "kiln/error.h"
+#include "kiln/text.h"
 #include "passes/passes.h"
 
 namespace kiln {
@@ -18,6 +20,16 @@ bool first_time(const std::string& message) {
   return said.insert(message).second;
 }
 }  // namespace
+
+Graph interpreter_graph(const Graph& g, const CompileOptions& options) {
+  bool collective = false;
+  for (const Node& n : g.nodes()) collective = collective || n.op == Op::all_reduce;
+  const passes::LowerOptions lower{.policy = options.policy, .all_reduce_bucket_bytes = options.all_reduce_bucket_bytes};
+  // The compiler's own input (compile_cpu): the canonical text, parsed.
+  if (collective) return passes::lower(parse_graph(print_graph(g, TextForm::canonical)), lower);
+  if (options.policy == PrecisionPolicy::original) return passes::bucket_all_reduces(g, options.all_reduce_bucket_bytes);
+  return passes::lower(g, lower);
+}
 
 constexpr std::pair<Backend, std::string_view> kBackendNames[] = {{Backend::cpu, "cpu"}, {Backend::interp, "interp"}};
 
@@ -44,11 +56,8 @@ std::vector<std::string> backend_names() {
 std::unique_ptr<Executable> make_executable(const Graph& g, const BackendOptions& options) {
   if (options.backend == Backend::interp) {
     // The interpreter runs the policy's casts too: it is the oracle for every policy. It
-    // reduces in the same buckets as the compiled step (one MPI call per bucket).
-    if (options.compile.policy == PrecisionPolicy::original)
-      return make_interpreter(passes::bucket_all_reduces(g, options.compile.all_reduce_bucket_bytes));
-    return make_interpreter(passes::lower(
-        g, {.policy = options.compile.policy, .all_reduce_bucket_bytes = options.compile.all_reduce_bucket_bytes}));
+    // reduces in the same buckets as the compiled step (interpreter_graph.h).
+    return make_interpreter(interpreter_graph(g, options.compile));
   }
   try {
     return compile_cpu(g, options.compile, options.report);
