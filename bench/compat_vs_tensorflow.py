@@ -4,17 +4,21 @@
 tensorflow-estimator (tf.compat.v1) through bench/tf_shim, which maps `import kiln as tf`
 to TensorFlow — with the same data (offline.py), arguments and step caps. For each script:
 the metric it prints (test accuracy) and the wall time of the whole script (graph
-building, training, evaluation), kiln and TensorFlow interleaved, `--repeats` times;
-TensorFlow with the fastest of its thread settings (probed: its defaults, and intra-op =
-the cores with inter-op 1), kiln with its defaults and a compile cache of its own
-(KILN_CACHE_DIR, fresh per script): kiln's first run compiles ("cold"), the later ones load
-the compiled steps ("warm", what a user's second run of a script sees). Prints a Markdown
+building, training, evaluation), kiln and TensorFlow interleaved, over `--seeds` seeds: the
+scripts seed neither system, so TensorFlow draws a new seed each run and kiln runs with
+KILN_RANDOM_SEED=1..N (a script that sets no seed takes it from there). TensorFlow runs
+with the fastest of its thread settings (probed: its defaults, and intra-op = the cores
+with inter-op 1), kiln with its defaults and a compile cache of its own (KILN_CACHE_DIR,
+fresh per script): kiln's first run compiles ("cold"), the later ones load the compiled
+steps ("warm", what a user's second run of a script sees). A run that fails (TensorFlow's
+NaN loss on the AlexNet script) is counted and left out of the means. Prints a Markdown
 table and the CPU.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/compat_vs_tensorflow.py [--tf-python .venv-tf/bin/python] \
-        [--repeats 1] [--only NAME,...]
+        [--seeds 3] [--only NAME,...]
 """
 import argparse
+import math
 import os
 import shutil
 import tempfile
@@ -48,20 +52,30 @@ def run_once(entry, system, tf_python, threads_env):
         if p.returncode != 0:
             break
     seconds = time.time() - t0
-    if p.returncode != 0:
-        sys.exit("%s on %s failed (exit %d):\n%s" % (entry.name, system, p.returncode, out[-3000:]))
     m = entry.metric
     values = re.findall(r"(?:'%s': |\b%s = |\b%s \(tensorflow\): )([0-9.eE+-]+)"
                         % (re.escape(m), re.escape(m), re.escape(m.capitalize())), out)
-    if not values:
-        sys.exit("%s on %s printed no %s:\n%s" % (entry.name, system, m, out[-3000:]))
+    if p.returncode != 0 or not values:
+        print("%s on %s failed (exit %d, %s):\n%s" % (entry.name, system, p.returncode,
+                                                      "no %s printed" % m if not values else "", out[-1500:]), flush=True)
+        return math.nan, seconds
     return float(values[-1]), seconds
+
+
+def spread(values):
+    """'mean ± sd' of the runs that finished, and how many failed."""
+    ok = [v for v in values if not math.isnan(v)]
+    text = "%.4f ± %.4f" % (statistics.mean(ok), statistics.stdev(ok)) if len(ok) > 1 else (
+        "%.4f" % ok[0] if ok else "-")
+    if len(ok) < len(values):
+        text += " (%d of %d failed)" % (len(values) - len(ok), len(values))
+    return text
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tf-python", default=os.path.join(ROOT, ".venv-tf", "bin", "python"))
-    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--only", default="")
     a = ap.parse_args()
     cores = str(os.cpu_count())
@@ -75,11 +89,11 @@ def main():
         (_, _), best_label, best_env = min(probes, key=lambda p: p[0][1])
         tf_runs = [next(p[0] for p in probes if p[1] == best_label)]
         cache = tempfile.mkdtemp(prefix="kiln-compat-cache-")
-        cold = run_once(e, "kiln", a.tf_python, {"KILN_CACHE_DIR": cache})
+        cold = run_once(e, "kiln", a.tf_python, {"KILN_CACHE_DIR": cache, "KILN_RANDOM_SEED": "1"})
         warm = []
-        for r in range(a.repeats):
-            warm.append(run_once(e, "kiln", a.tf_python, {"KILN_CACHE_DIR": cache}))
-            if r > 0:
+        for seed in range(1, a.seeds + 1):
+            warm.append(run_once(e, "kiln", a.tf_python, {"KILN_CACHE_DIR": cache, "KILN_RANDOM_SEED": str(seed)}))
+            if len(tf_runs) < a.seeds:
                 tf_runs.append(run_once(e, "tensorflow", a.tf_python, best_env))
         shutil.rmtree(cache, ignore_errors=True)
         rows.append((e, cold, warm, tf_runs, best_label))
@@ -88,16 +102,17 @@ def main():
     print()
     print("CPU: %s (%s), %s cores; %s" % (model, " ".join(flags), cores, time.strftime("%Y-%m-%d")))
     print()
-    print("| script | steps | metric: kiln | TensorFlow 2.15 | kiln s, cold / warm | TensorFlow s (setting) "
-          "| TF time / kiln time, cold / warm |")
-    print("|---|---|---|---|---|---|---|")
+    print("| script | steps | metric | kiln, %d seeds | TensorFlow 2.15, %d runs | kiln s, cold / warm "
+          "| TensorFlow s (setting) | TF time / kiln time, cold / warm |" % (a.seeds, a.seeds))
+    print("|---|---|---|---|---|---|---|---|")
     for e, cold, warm, t, label in rows:
-        steps = e.env.get("KILN_MAX_STEPS") or next((e.args[i + 1] for i, x in enumerate(e.args) if x == "--train_steps"), "")
-        km = statistics.median(v for v, _ in [cold] + warm)
+        steps = e.env.get("KILN_MAX_STEPS") or next((e.args[i + 1] for i, x in enumerate(e.args)
+                                                     if x in ("--train_steps", "--num_steps", "--max_train_steps")), "")
         ws = statistics.median(s for _, s in warm)
-        tm, ts = statistics.median(v for v, _ in t), statistics.median(s for _, s in t)
-        print("| %s | %s | %s %.4f | %.4f | %.1f / %.1f | %.1f (%s) | %.2f / %.2f |" % (
-            e.name, steps, e.metric, km, tm, cold[1], ws, ts, label, ts / cold[1], ts / ws))
+        ts = statistics.median(s for v, s in t if not math.isnan(v)) if any(not math.isnan(v) for v, _ in t) else math.nan
+        print("| %s | %s | %s | %s | %s | %.1f / %.1f | %.1f (%s) | %.2f / %.2f |" % (
+            e.name, steps, e.metric, spread([v for v, _ in warm]), spread([v for v, _ in t]), cold[1], ws, ts, label,
+            ts / cold[1], ts / ws))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ TensorFlow's keyword arguments. Values are checked by kiln's C++ RunConfig::vali
 a bad one raises kiln.ConfigError (a ValueError) whose message starts with the option,
 e.g. "[accelerate_train_mode] ratio '0.95' is out of range 0.2..0.9 for split 'step'"."""
 import numbers
+import os
 
 from . import _core, _log
 from ._graph import unsupported
@@ -85,6 +86,21 @@ class ExperimentalConfig:
         return e
 
 
+def _seed_from_environment():
+    """KILN_RANDOM_SEED: the seed of a run whose script sets none (an unchanged script run
+    with several seeds); unset, such runs use seed 0, the same draws every time."""
+    text = os.environ.get("KILN_RANDOM_SEED")
+    if text is None:
+        return None
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed < 2**53:
+        raise _core.ConfigError("[KILN_RANDOM_SEED] %r is not a seed: give an integer from 0 to 2^53 - 1" % (text,))
+    return seed
+
+
 class RunConfig:
     """The seed's NPURunConfig / TensorFlow's RunConfig. kiln uses: experimental_config,
     precision_mode, precision_mode_v2, iterations_per_loop, model_dir,
@@ -113,6 +129,8 @@ class RunConfig:
                             % type(experimental_config).__name__)
         self.model_dir = model_dir
         self.random_seed = random_seed if random_seed is not None else tf_random_seed
+        if self.random_seed is None:
+            self.random_seed = _seed_from_environment()
         self.save_summary_steps = save_summary_steps
         self.save_checkpoints_steps = _RUN.save_checkpoints_steps if save_checkpoints_steps is None else save_checkpoints_steps
         self.keep_checkpoint_max = 0 if keep_checkpoint_max is None else keep_checkpoint_max

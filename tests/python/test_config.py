@@ -124,3 +124,38 @@ def test_the_remote_cache_is_refused_without_a_private_key_file(tmp_path):
     config = kiln.ExperimentalConfig(graph_compiler_cache_dir=str(tmp_path / "c"), graph_compiler_remote_cache=url,
                                      graph_compiler_remote_cache_key_file=str(readable))
     assert config._to_cpp().graph_compiler_remote_cache == url
+
+
+def test_kiln_random_seed_seeds_a_run_whose_script_sets_none(monkeypatch):
+    import numpy as np
+    from conftest import CLASSES, FEATURES
+
+    def fn(features, labels, mode):
+        w = kiln.get_variable("w", [FEATURES, CLASSES], initializer=kiln.glorot_uniform_initializer())
+        loss = kiln.losses.sparse_softmax_cross_entropy(labels, kiln.matmul(features, w))
+        step = kiln.train.get_or_create_global_step()
+        return kiln.estimator.EstimatorSpec(mode, loss=loss, train_op=kiln.train.GradientDescentOptimizer(1e-30).minimize(
+            loss, global_step=step))
+
+    x = np.ones((4, FEATURES), np.float32)
+    y = np.zeros(4, np.int32)
+
+    def initial_weights(seed=None):
+        if seed is None:
+            monkeypatch.delenv("KILN_RANDOM_SEED", raising=False)
+        else:
+            monkeypatch.setenv("KILN_RANDOM_SEED", seed)
+        est = kiln.Estimator(fn, config=kiln.RunConfig(log_step_count_steps=0), backend="interp")
+        est.train(lambda: kiln.data.Dataset.from_tensor_slices((x, y)).batch(4), max_steps=1)
+        return est.get_variable_value("w")
+
+    unset, zero, one = initial_weights(), initial_weights("0"), initial_weights("1")
+    assert np.array_equal(unset, zero)  # unset: seed 0, the same draws every run
+    assert not np.array_equal(zero, one)
+    assert np.array_equal(one, initial_weights("1"))
+    monkeypatch.setenv("KILN_RANDOM_SEED", "1")
+    assert kiln.RunConfig(random_seed=5).random_seed == 5  # a script's own seed wins
+    for bad in ("seven", "-1", str(2**53)):
+        monkeypatch.setenv("KILN_RANDOM_SEED", bad)
+        with pytest.raises(kiln.ConfigError, match="KILN_RANDOM_SEED.*integer from 0"):
+            kiln.RunConfig()
