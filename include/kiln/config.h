@@ -167,6 +167,12 @@ struct RunConfig {
 };
 using NPURunConfig = RunConfig;
 
+// The same for precision_mode / precision_mode_v2: a one-line note when the mode asks for
+// float16 (or bfloat16) arithmetic this CPU and oneDNN do not have, so that it runs slower
+// than the original precision, naming the faster choice; "" otherwise. The Estimator
+// prints it when training starts.
+std::string precision_mode_note(const RunConfig& config, const CpuFeatures& cpu, bool float16_kernels);
+
 // Multi-line summary of the effective settings for `kiln train --dry-run`: precision
 // policy, accelerate_train_mode with its low-phase policy and the planned switch
 // ("switch to original precision at step 9000 of 10000", or the loss target), loop size,

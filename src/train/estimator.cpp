@@ -411,6 +411,12 @@ void note_accelerate_hardware(const AccelerateTrainMode& accel) {
   if (!note.empty() && World::get().rank() == 0) std::fprintf(stderr, "kiln: note: %s\n", note.c_str());
 }
 
+// What the machine makes of the precision mode, said once per job.
+void note_precision_hardware(const RunConfig& config) {
+  const std::string note = precision_mode_note(config, cpu_features(), onednn::has_f16_kernels());
+  if (!note.empty() && World::get().rank() == 0) std::fprintf(stderr, "kiln: note: %s\n", note.c_str());
+}
+
 // accelerate_train_mode's low-precision training graph (`options` gets its policy).
 BuiltGraph& build_low_graph(Estimator::State& s, const ModelFn& model_fn, const Params& params, BackendOptions& options,
                             const AccelerateTrainMode& accel, const data::Batch& batch,
@@ -454,6 +460,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   BackendOptions original = backend_options();
   original.compile.share_in_job = true;
   BuiltGraph& built = build_graph(*s_, model_fn_, params_, original, ModeKeys::train, batch, fetches);
+  note_precision_hardware(config_);
   adopt_state(s_->vars, built, restored, dir, options_.log, options_.run_settings, st);
   // Before the first collective but the compile's: ranks started with other settings would
   // pair mismatched collectives (and corrupt memory); they are refused, every rank with the

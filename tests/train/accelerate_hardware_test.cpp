@@ -52,5 +52,29 @@ TEST(AccelerateHardware, FastSaysNothingWhereOneDnnHasFloat16Kernels) {
   EXPECT_NE(accelerate_hardware_note(AccelerateTrainMode::parse("fast1|step|0.9"), cpu(false, false, false), true), "");
 }
 
+// The seed's allow_mix_precision (float16) on a CPU without float16 arithmetic: the
+// Ascend AlexNet script asks for it, and on Zen 4 it ran slower than float32.
+TEST(PrecisionModeNote, SaysWhenTheModeIsSlowerThanTheOriginalAndNamesTheFastChoice) {
+  RunConfig c;
+  c.precision_mode = "allow_mix_precision";
+  const std::string zen4 = precision_mode_note(c, cpu(true, false, false), false);
+  EXPECT_TRUE(contains(zen4, "precision_mode 'allow_mix_precision'")) << zen4;
+  EXPECT_TRUE(contains(zen4, "slower than the original precision")) << zen4;
+  EXPECT_TRUE(contains(zen4, "allow_mix_precision_bf16 is the fast choice on this CPU")) << zen4;
+  EXPECT_EQ(precision_mode_note(c, cpu(true, true, true), true), "");  // native float16 kernels
+  EXPECT_TRUE(contains(precision_mode_note(c, cpu(false, false, false), false), "must_keep_origin_dtype is faster here"));
+  c.precision_mode = "allow_mix_precision_bf16";
+  EXPECT_EQ(precision_mode_note(c, cpu(true, false, false), false), "");
+  EXPECT_TRUE(contains(precision_mode_note(c, cpu(false, false, false), false), "no bfloat16 arithmetic"));
+  c.precision_mode = "must_keep_origin_dtype";
+  EXPECT_EQ(precision_mode_note(c, cpu(false, false, false), false), "");
+  c.precision_mode.clear();
+  c.precision_mode_v2 = "mixed_float16";
+  const std::string v2 = precision_mode_note(c, cpu(true, false, false), false);
+  EXPECT_TRUE(contains(v2, "precision_mode_v2 'mixed_float16'")) << v2;
+  EXPECT_TRUE(contains(v2, "mixed_bfloat16 is the fast choice on this CPU")) << v2;
+  EXPECT_EQ(v2.find('\n'), std::string::npos) << "one line";
+}
+
 }  // namespace
 }  // namespace kiln
