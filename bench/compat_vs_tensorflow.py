@@ -108,11 +108,14 @@ def main():
     for e, cold, warm, t, label in rows:
         steps = e.env.get("KILN_MAX_STEPS") or next((e.args[i + 1] for i, x in enumerate(e.args)
                                                      if x in ("--train_steps", "--num_steps", "--max_train_steps")), "")
+        if not steps and "--train_dataset_size" in e.args:  # one epoch of the dataset size
+            arg = lambda flag: int(e.args[e.args.index(flag) + 1])  # noqa: E731
+            steps = str(arg("--train_dataset_size") // arg("--train_batch_size"))
         ws = statistics.median(s for _, s in warm)
         ts = statistics.median(s for v, s in t if not math.isnan(v)) if any(not math.isnan(v) for v, _ in t) else math.nan
-        print("| %s | %s | %s | %s | %s | %.1f / %.1f | %.1f (%s) | %.2f / %.2f |" % (
-            e.name, steps, e.metric, spread([v for v, _ in warm]), spread([v for v, _ in t]), cold[1], ws, ts, label,
-            ts / cold[1], ts / ws))
+        timing = "%.1f (%s) | %.2f / %.2f" % (ts, label, ts / cold[1], ts / ws) if not math.isnan(ts) else "- | -"
+        print("| %s | %s | %s | %s | %s | %.1f / %.1f | %s |" % (
+            e.name, steps, e.metric, spread([v for v, _ in warm]), spread([v for v, _ in t]), cold[1], ws, timing))
 
 
 if __name__ == "__main__":
