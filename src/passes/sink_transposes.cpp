@@ -1,6 +1,6 @@
 #include <algorithm>
-#include <map>
 #include <optional>
+#include <vector>
 
 #include "passes/passes.h"
 #include "passes/rewrite.h"
