@@ -2,9 +2,12 @@
 `mpirun -np 2` (not a test itself: pytest collects only test_*.py).
 
 usage: data_parallel_script.py train OUT_JSON MODEL_DIR BACKEND
+       data_parallel_script.py dropout OUT_PREFIX
        data_parallel_script.py raise-in-training | raise-before-training | exit-before-training | other-steps
 `train`: an MLP on a fixed synthetic problem, 30 steps at the global batch 64; rank 0 writes
-every step's loss and the run's statistics to OUT_JSON. The raise modes raise on rank 1 only,
+every step's loss and the run's statistics to OUT_JSON. `dropout`: the same MLP with dropout
+(rate 0.5) on its first layer, 3 steps; every rank writes its dropout masks, by step, to
+OUT_PREFIX-<rank>.json. The raise modes raise on rank 1 only,
 during the step loop (a hook, at step 3) or before train() (while rank 0 waits in it); the
 exit mode calls sys.exit(3) on rank 1 before train(); other-steps trains rank 1 to other max_steps."""
 import json
@@ -33,6 +36,36 @@ def model_fn(features, labels, mode, params):
     return kiln.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
+def dropout_model_fn(features, labels, mode, params):
+    h = kiln.layers.dense(features, 64, activation=kiln.nn.relu)
+    mask = kiln.identity(kiln.nn.dropout(kiln.ones_like(h), rate=0.5), name="mask")  # 0 or 1/keep
+    logits = kiln.layers.dense(h * mask, CLASSES, name="logits")
+    loss = kiln.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    train_op = kiln.train.GradientDescentOptimizer(0.05).minimize(loss, global_step=kiln.train.get_or_create_global_step())
+    return kiln.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+class Masks(kiln.train.SessionRunHook):
+    def __init__(self):
+        self.masks = {}
+
+    def before_run(self, run_context):
+        return kiln.train.SessionRunArgs("mask:0")
+
+    def after_run(self, run_context, run_values):
+        self.masks[run_context.global_step] = np.asarray(run_values.results).tolist()
+
+
+def dropout_masks(out_prefix, x, y):
+    config = kiln.RunConfig(random_seed=3, log_step_count_steps=0)
+    est = kiln.Estimator(dropout_model_fn, config=config)
+    hook = Masks()
+    est.train(lambda: kiln.data.Dataset.from_tensor_slices((x, y)).repeat().batch(BATCH, drop_remainder=True),
+              max_steps=3, hooks=[hook])
+    with open("%s-%d.json" % (out_prefix, kiln.distributed.rank()), "w") as f:
+        json.dump(hook.masks, f)
+
+
 class Losses(kiln.train.SessionRunHook):
     def __init__(self, raise_at=None):
         self.losses, self.raise_at = {}, raise_at
@@ -49,6 +82,8 @@ class Losses(kiln.train.SessionRunHook):
 def main():
     mode = sys.argv[1]
     x, y = problem()
+    if mode == "dropout":
+        return dropout_masks(sys.argv[2], x, y)
     model_dir = sys.argv[3] if mode == "train" else None
     backend = sys.argv[4] if mode == "train" else "interp"
     config = kiln.RunConfig(model_dir=model_dir, random_seed=3, log_step_count_steps=10, save_checkpoints_steps=10)

@@ -66,6 +66,25 @@ def test_two_ranks_train_as_one(tmp_path, backend):
         "model.ckpt-%d.index" % s for s in (10, 20, 30)]
 
 
+def test_dropout_draws_differ_per_rank_and_step(tmp_path):
+    """Each rank of a job draws its own dropout masks (the rank is a key of the generator),
+    new each step, at the rate asked for."""
+    import numpy as np
+    prefix = str(tmp_path / "masks")
+    p, _ = run(["dropout", prefix], 2)
+    assert p.returncode == 0, "exit %d\nstdout:\n%s\nstderr:\n%s" % (p.returncode, p.stdout, p.stderr)
+    ranks = [json.loads(open("%s-%d.json" % (prefix, r)).read()) for r in (0, 1)]
+    assert sorted(ranks[0], key=int) == sorted(ranks[1], key=int) == ["1", "2", "3"]
+    for step in ("1", "2", "3"):
+        a, b = (np.array(r[step]) for r in ranks)
+        assert a.shape == b.shape == (32, 64)  # the global batch of 64 split over 2 ranks
+        for m in (a, b):
+            assert set(np.unique(m)) == {0.0, 2.0}
+            assert abs((m != 0).mean() - 0.5) < 4 * np.sqrt(0.25 / m.size)  # within 4 sigma
+        assert (a != b).mean() > 0.3, "ranks 0 and 1 drew the same mask at step %s" % step
+    assert (np.array(ranks[0]["1"]) != np.array(ranks[0]["2"])).mean() > 0.3, "the same mask at steps 1 and 2"
+
+
 @pytest.mark.parametrize("where", ["raise-in-training", "raise-before-training"])
 def test_an_exception_on_rank_1_ends_the_job(where):
     p, took = run([where], 2)
