@@ -405,15 +405,9 @@ std::shared_ptr<SummaryHook> start_records(RecordStreams& records, const RunConf
   return std::make_shared<SummaryHook>(records, learning_rate_of(params), st.accelerate ? &*st.accelerate : nullptr);
 }
 
-// What the machine makes of accelerate_train_mode's low precision, said once per job.
-void note_accelerate_hardware(const AccelerateTrainMode& accel) {
-  const std::string note = accelerate_hardware_note(accel, cpu_features(), onednn::has_f16_kernels());
-  if (!note.empty() && World::get().rank() == 0) std::fprintf(stderr, "kiln: note: %s\n", note.c_str());
-}
-
-// What the machine makes of the precision mode, said once per job.
-void note_precision_hardware(const RunConfig& config) {
-  const std::string note = precision_mode_note(config, cpu_features(), onednn::has_f16_kernels());
+// What the machine makes of a low precision (accelerate_hardware_note, precision_mode_note),
+// said once per job.
+void say_note(const std::string& note) {
   if (!note.empty() && World::get().rank() == 0) std::fprintf(stderr, "kiln: note: %s\n", note.c_str());
 }
 
@@ -424,7 +418,7 @@ BuiltGraph& build_low_graph(Estimator::State& s, const ModelFn& model_fn, const 
   options.compile.policy = low_phase_policy(accel);
   BuiltGraph& low = build_graph(s, model_fn, params, options, ModeKeys::train, batch, fetches, /*guarded=*/true);
   check_low_graph(*low.graph, s.vars);
-  note_accelerate_hardware(accel);
+  say_note(accelerate_hardware_note(accel, cpu_features(), onednn::has_f16_kernels()));
   return low;
 }
 
@@ -460,7 +454,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   BackendOptions original = backend_options();
   original.compile.share_in_job = true;
   BuiltGraph& built = build_graph(*s_, model_fn_, params_, original, ModeKeys::train, batch, fetches);
-  note_precision_hardware(config_);
+  say_note(precision_mode_note(config_, cpu_features(), onednn::has_f16_kernels()));
   adopt_state(s_->vars, built, restored, dir, options_.log, options_.run_settings, st);
   // Before the first collective but the compile's: ranks started with other settings would
   // pair mismatched collectives (and corrupt memory); they are refused, every rank with the

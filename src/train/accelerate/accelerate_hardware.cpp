@@ -5,51 +5,53 @@
 #include "kiln/precision.h"
 
 namespace kiln {
+namespace {
+
+// Why low precision is slower here, shared by both notes.
+constexpr const char* kFloat16Widened =
+    "kiln computes float16 by widening it to float32 and rounding back (the installed oneDNN has no float16 "
+    "kernels for this CPU), so ";
+constexpr const char* kNoBfloat16 =
+    "this CPU has no bfloat16 arithmetic (AVX512-BF16 or AMX), so bfloat16 products are widened to float32 and ";
+
+bool has_bf16(const CpuFeatures& cpu) { return cpu.avx512_bf16 || cpu.amx_bf16; }
+
+}  // namespace
 
 std::string accelerate_hardware_note(const AccelerateTrainMode& mode, const CpuFeatures& cpu, bool float16_kernels) {
-  const bool bf16 = cpu.avx512_bf16 || cpu.amx_bf16;
+  const bool bf16 = has_bf16(cpu);
   const std::string head = "accelerate_train_mode '" + mode.to_string() + "': ";
   if (mode.type == AccelerateTrainMode::LowType::float16) {
     // Where the installed oneDNN has float16 matmuls, float16 products run natively; else
     // the CPU backend widens every one to float32 and rounds it back (oneDNN 2.6 has none).
     if (float16_kernels) return "";
-    return head +
-           "kiln computes float16 by widening it to float32 and rounding back (the installed oneDNN has no float16 "
-           "kernels for this CPU), so the float16 phase is slower than the original precision; " +
+    return head + kFloat16Widened + "the float16 phase is slower than the original precision; " +
            (bf16 ? std::string("fast1 (bfloat16) is the fast choice on this CPU")
                  : std::string("fast1 (bfloat16) is the fast choice on CPUs with AVX512-BF16 or AMX, and this one "
                                "has neither: leave accelerate_train_mode off here"));
   }
   if (!bf16)
-    return head +
-           "this CPU has no bfloat16 arithmetic (AVX512-BF16 or AMX), so bfloat16 products are widened to float32 "
-           "and the bfloat16 phase is slower than the original precision: leave accelerate_train_mode off here";
+    return head + kNoBfloat16 + "the bfloat16 phase is slower than the original precision: leave accelerate_train_mode off here";
   return "";
 }
 
 std::string precision_mode_note(const RunConfig& config, const CpuFeatures& cpu, bool float16_kernels) {
-  const PrecisionPolicy policy = effective_policy(config);
-  const bool bf16 = cpu.avx512_bf16 || cpu.amx_bf16;
+  const bool bf16 = has_bf16(cpu);
   const bool v2 = config.precision_mode.empty();
   const std::string head = (v2 ? "precision_mode_v2 '" + config.precision_mode_v2 : "precision_mode '" + config.precision_mode) + "': ";
-  const std::string keep = v2 ? "origin" : "must_keep_origin_dtype";
-  switch (policy) {
+  const std::string original = std::string(v2 ? "origin" : "must_keep_origin_dtype") + " is faster here";
+  switch (effective_policy(config)) {
     case PrecisionPolicy::allow_fp32_to_fp16:
     case PrecisionPolicy::mixed_float16:
     case PrecisionPolicy::force_fp16:
       if (float16_kernels) return "";
-      return head +
-             "kiln computes float16 by widening it to float32 and rounding back (the installed oneDNN has no float16 "
-             "kernels for this CPU), so this is slower than the original precision; " +
-             (bf16 && !v2 ? std::string("allow_mix_precision_bf16 is the fast choice on this CPU")
-                          : bf16 ? std::string("mixed_bfloat16 is the fast choice on this CPU")
-                                 : keep + " is faster here");
+      return head + kFloat16Widened + "this is slower than the original precision; " +
+             (bf16 ? std::string(v2 ? "mixed_bfloat16" : "allow_mix_precision_bf16") + " is the fast choice on this CPU"
+                   : original);
     case PrecisionPolicy::allow_fp32_to_bf16:
     case PrecisionPolicy::mixed_bfloat16:
       if (bf16) return "";
-      return head +
-             "this CPU has no bfloat16 arithmetic (AVX512-BF16 or AMX), so bfloat16 products are widened to float32 "
-             "and this is slower than the original precision; " + keep + " is faster here";
+      return head + kNoBfloat16 + "this is slower than the original precision; " + original;
     default: return "";
   }
 }
