@@ -172,6 +172,22 @@ def start_until_checkpoint(kiln, args, model, launcher=None):
     return p
 
 
+def finish(p, seconds, hang):
+    """The (stdout, stderr) of background job p once it ends within `seconds`; Failure(hang)
+    if it still runs then."""
+    try:
+        return p.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        raise Failure(hang)
+
+
+def stop(p):
+    """Kills background job p if it still runs (a scenario's cleanup, also on failure)."""
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+
+
 def kill_rank(kiln, work):
     model = os.path.join(work, "kill-model")
     shutil.rmtree(model, ignore_errors=True)
@@ -184,15 +200,10 @@ def kill_rank(kiln, work):
             raise Failure(f"rank 1 not found among mpirun's children: {pids}")
         os.kill(pids[1], signal.SIGKILL)
         killed = time.time()
-        try:
-            _, err = p.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            raise Failure("the job still runs 30 s after rank 1 was killed: it hangs")
+        _, err = finish(p, 30, "the job still runs 30 s after rank 1 was killed: it hangs")
         took = time.time() - killed
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        stop(p)
     if p.returncode == 0:
         raise Failure("the job exited 0 after a rank was killed")
     if "rank 1" not in err:
@@ -218,14 +229,9 @@ def interrupt(kiln, work):
     p = start_until_checkpoint(kiln, args, model)
     try:
         p.send_signal(signal.SIGUSR1)
-        try:
-            out, err = p.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            raise Failure("the job still runs 60 s after SIGUSR1")
+        out, err = finish(p, 60, "the job still runs 60 s after SIGUSR1")
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        stop(p)
     if p.returncode != 130:
         raise Failure(f"exit {p.returncode}, expected 130\nstdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}")
     lines = [l for l in out.splitlines() if l.startswith("interrupted at step ")]
@@ -469,14 +475,9 @@ def kill_across_hosts(kiln, work):
             if victim is None:
                 raise Failure("rank 1's process was not found")
             os.kill(victim, signal.SIGKILL)
-            try:
-                out, err = p.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                raise Failure("the job still runs 60 s after rank 1 was killed on its host: it hangs")
+            out, err = finish(p, 60, "the job still runs 60 s after rank 1 was killed on its host: it hangs")
         finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+            stop(p)
         if p.returncode == 0 or "rank 1" not in out + err:
             raise Failure(f"killing rank 1 on its host: exit {p.returncode}, expected non-zero naming rank 1:\n"
                           f"{(out + err)[-2000:]}")
