@@ -1,8 +1,10 @@
-"""The kiln-vs-PyTorch harnesses' own logic (bench/vs_pytorch.py, bench/gpt_vs_pytorch.py),
+"""The benchmark harnesses' own logic (bench/vs_pytorch.py, bench/gpt_vs_pytorch.py,
+bench/compat_vs_tensorflow.py),
 with the runs replaced by scripted rates: PyTorch needs python3-torch, which the tests do
 not install, and what matters here is which runs the flags ask for and which setting wins.
 Each thread setting is probed once per --probe-rounds round and scores its best round
 (one disturbed run does not decide); the gpt bench times --repeats interleaved pairs."""
+import math
 import os
 import sys
 import types
@@ -10,6 +12,7 @@ import types
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import compat_vs_tensorflow  # noqa: E402
 import gpt_vs_pytorch  # noqa: E402
 import vs_pytorch  # noqa: E402
 
@@ -72,3 +75,27 @@ def test_vs_pytorch_probes_each_system_per_round_and_keeps_the_best_round(monkey
     assert len(probes) == 6 * rounds
     # One round: PASSIVE's 9 loses to default's 10 as well; two rounds: default keeps its 10.
     assert best[("pytorch", "cnn", "f32")][0] == "default"
+
+
+def test_compat_bench_runs_kiln_with_seeds_one_to_n_and_leaves_failed_runs_out(monkeypatch, capsys):
+    runs = []
+    tf_results = iter([(math.nan, 5.0), (0.80, 9.0), (0.70, 8.0), (math.nan, 7.0)])  # 2 probes, then 2 runs
+
+    def run_once(entry, system, tf_python, env):
+        runs.append((system, dict(env)))
+        if system == "kiln":
+            return 0.5 + 0.1 * int(env["KILN_RANDOM_SEED"]), 4.0
+        return next(tf_results)
+
+    monkeypatch.setattr(compat_vs_tensorflow, "run_once", run_once)
+    monkeypatch.setattr(compat_vs_tensorflow, "isa", lambda: ("a CPU", ["avx2"]))
+    monkeypatch.setattr(sys, "argv", ["compat_vs_tensorflow.py", "--seeds", "3", "--only", "gcp_mnist_bn"])
+    compat_vs_tensorflow.main()
+    kiln = [env for system, env in runs if system == "kiln"]
+    assert [env["KILN_RANDOM_SEED"] for env in kiln] == ["1", "1", "2", "3"], "cold with seed 1, then seeds 1..3 warm"
+    assert len({env["KILN_CACHE_DIR"] for env in kiln}) == 1
+    tf = [env for system, env in runs if system == "tensorflow"]
+    assert len(tf) == 4 and tf[2] == tf[3] == tf[1], "the failed faster probe does not pick the setting"
+    out = capsys.readouterr().out
+    # kiln: seeds 1..3 give 0.6, 0.7, 0.8; TensorFlow: 0.80, 0.70 and one NaN left out.
+    assert "| gcp_mnist_bn | 300 | accuracy | 0.7000 ± 0.1000 | 0.7500 ± 0.0707 (1 of 3 failed) |" in out
