@@ -98,6 +98,14 @@ std::string ExprEmitter::coordinate(const std::string& idx, int64_t stride, int6
       if (!c.empty()) return c;
     }
   }
+  if (const auto c = noted_.find(idx); c != noted_.end()) {
+    // idx / strides[a] % shape[a] is at[a] (every coordinate lies within its extent). An
+    // outermost request promises idx / stride < size, so no modulo was due either; and
+    // idx < numel(shape), so idx / strides[0] is the first coordinate whatever the size.
+    const Coordinates& k = c->second;
+    for (size_t a = 0; a < k.shape.size(); ++a)
+      if (k.strides[a] == stride && (k.shape[a] == size || (a == 0 && outermost))) return k.at[a];
+  }
   if (w > 0 && idx == "i") {
     // i = r*w + j with 0 <= j < w.
     if (stride % w == 0) {
@@ -152,19 +160,27 @@ std::string ExprEmitter::declare_aligned_index(const std::string& row_part) {
   return name;
 }
 
+void ExprEmitter::note_coordinates(const std::string& idx, const Shape& shape, std::vector<std::string> at) {
+  noted_[idx] = Coordinates{shape, strides_of(shape), std::move(at)};
+}
+
 std::string ExprEmitter::broadcast_index(const std::string& idx, const Shape& from, const Shape& to) {
   if (from == to) return idx;
   if (numel(to) == 1) return "0";
   const auto fst = strides_of(from), tst = strides_of(to);
   const size_t lead = from.size() - to.size();
   std::string e;
+  std::vector<std::string> at(to.size(), "0");
   for (size_t a = 0; a < to.size(); ++a) {
     if (to[a] == 1) continue;
     const size_t j = a + lead;
     if (!e.empty()) e += " + ";
-    e += coordinate(idx, fst[j], from[j], numel(from), j == 0) + " * " + std::to_string(tst[a]);
+    at[a] = coordinate(idx, fst[j], from[j], numel(from), j == 0);
+    e += at[a] + " * " + std::to_string(tst[a]);
   }
-  return declare_index(e.empty() ? "0" : e);
+  const std::string name = declare_index(e.empty() ? "0" : e);
+  note_coordinates(name, to, std::move(at));
+  return name;
 }
 
 std::string ExprEmitter::declare_index(const std::string& expr) {

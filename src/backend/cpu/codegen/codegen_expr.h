@@ -51,6 +51,11 @@ class ExprEmitter {
   // multiple of the row width; coordinates of it are then written as for i itself.
   std::string declare_aligned_index(const std::string& row_part);
   int64_t row_width() const { return row_width_; }
+  // Records that the local `idx` indexes a tensor of `shape` at these coordinates (one
+  // expression per axis, each within [0, shape[a])): coordinate() of idx at that axis's
+  // stride and extent returns it instead of dividing idx again, so a chain of pads,
+  // slices and transposes (a depthwise convolution's gradient) costs no division per link.
+  void note_coordinates(const std::string& idx, const Shape& shape, std::vector<std::string> at);
 
   // Pointer declarations for the buffers the emitted code reads ("p<buffer>").
   std::string pointer_decls() const;
@@ -75,6 +80,12 @@ class ExprEmitter {
   mutable int coordinates_ = 0;
   mutable std::set<int64_t> row_breaks_;
   std::map<std::string, std::string> aligned_;  // index local -> its row part R (index = R + j)
+  struct Coordinates {
+    Shape shape;
+    std::vector<int64_t> strides;
+    std::vector<std::string> at;
+  };
+  std::map<std::string, Coordinates> noted_;  // index local -> its coordinates (note_coordinates)
   std::string decls_;
   std::vector<int> declared_;
   std::vector<int> widened_;  // 16-bit buffers copied to float32 arrays before the loop
