@@ -75,11 +75,11 @@
   X(matmul, 2, MatMul, true, false, Low, "transpose_a transpose_b")                                  \
   /* matmul + bias [n] (+ ReLU), rounded once: made by the epilogue pass after autodiff */           \
   X(dense, 3, Dense, false, false, Low, "transpose_a transpose_b relu")                             \
-  X(conv2d, 2, Conv2D, true, false, Low, "stride padding")                                           \
+  X(conv2d, 2, Conv2D, true, false, Low, "stride padding groups?")                                       \
   /* conv2d + per-channel bias (+ ReLU), rounded once: made by the epilogue pass */                 \
-  X(conv2d_bias, 3, Conv2DBias, false, false, Low, "stride padding relu")                           \
-  X(conv2d_backward_input, 2, Conv2DBackwardInput, false, false, Low, "stride padding input_shape")  \
-  X(conv2d_backward_filter, 2, Conv2DBackwardFilter, false, false, Low, "stride padding filter_shape") \
+  X(conv2d_bias, 3, Conv2DBias, false, false, Low, "stride padding relu groups?")                        \
+  X(conv2d_backward_input, 2, Conv2DBackwardInput, false, false, Low, "stride padding input_shape groups?")  \
+  X(conv2d_backward_filter, 2, Conv2DBackwardFilter, false, false, Low, "stride padding filter_shape groups?") \
   X(max_pool2d, 1, Pool2D, true, false, Follow, "window stride padding")                             \
   X(max_pool2d_grad, 2, Pool2DGrad, false, false, Follow, "window stride padding positive?")         \
   X(avg_pool2d, 1, Pool2D, true, false, Follow, "window stride padding")                             \

@@ -193,9 +193,11 @@ Tensor sum_to(const Tensor& x, Shape shape);  // by value: callers pass shapes o
 
 // Linear algebra and convolution. matmul: [..., M, K] x [..., K, N], equal batch dims.
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
-// NCHW input, OIHW filter, symmetric zero padding (h, w).
+// NCHW input, OIHW filter, symmetric zero padding (h, w). With groups > 1 the filter is
+// [o, c / groups, kh, kw] and output channel k reads the input channels of group
+// k / (o / groups) only (groups = c: a depthwise convolution).
 Tensor conv2d(const Tensor& x, const Tensor& w, std::vector<int64_t> stride = {1, 1},
-              std::vector<int64_t> padding = {0, 0});
+              std::vector<int64_t> padding = {0, 0}, int64_t groups = 1);
 Tensor max_pool2d(const Tensor& x, std::vector<int64_t> window, std::vector<int64_t> stride,
                   std::vector<int64_t> padding = {0, 0});
 // Padded positions are not counted in the average.

@@ -336,50 +336,23 @@ def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None, inpu
 def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None, data_format="NHWC",  # noqa: A002
                      dilations=None):
     """tf.nn.depthwise_conv2d: filter [kh, kw, in, multiplier]; output channel c*M + m is
-    input channel c convolved with filter[:, :, c, m]. Computed as a sum over the window's
-    taps of shifted inputs times per-channel weights (fused loops), then strided by
-    keeping every stride-th row and column."""
+    input channel c convolved with filter[:, :, c, m]: a convolution with one group per
+    input channel, filter [in*M, 1, kh, kw] (oneDNN's depthwise kernels)."""
     _check_format(data_format, "nn.depthwise_conv2d")
     if (rate is not None and _pair(rate, "rate") != [1, 1]) or (dilations is not None and _pair(dilations, "dilations") != [1, 1]):
         unsupported("depthwise_conv2d with dilations", "kiln's convolutions are not dilated")
-    x = _to_nchw(convert_to_tensor(input, op="depthwise_conv2d"), data_format)
-    kh, kw, c, m = filter._shape
+    fs = list(filter._shape)
+    if len(fs) != 4:
+        raise ValueError("[nn.depthwise_conv2d] filter must be [height, width, in, multiplier], not %s" % (fs,))
+    kh, kw, c, m = fs
     stride = _pair(strides, "nn.depthwise_conv2d strides", data_format)
-    n, _, h, w = x._shape
-    if str(padding).upper() == "SAME":
-        ph = _same_padding(h, kh, stride[0])
-        pw = _same_padding(w, kw, stride[1])
-    elif str(padding).upper() == "VALID":
-        ph, pw = (0, 0), (0, 0)
-    else:
-        raise ValueError("[nn.depthwise_conv2d] padding %r is not one of: 'SAME', 'VALID'" % (padding,))
-    xp = _core.pad(x, [0, 0, ph[0], pw[0]], [0, 0, ph[1], pw[1]])
-    oh, ow = h + ph[0] + ph[1] - kh + 1, w + pw[0] + pw[1] - kw + 1  # stride 1 first
-    if m > 1:  # each input channel repeated M times: channel c*M + m
-        xp = _core.reshape(_core.broadcast_to(_core.reshape(xp, [n, c, 1] + list(xp._shape[2:])),
-                                              [n, c, m] + list(xp._shape[2:])), [n, c * m] + list(xp._shape[2:]))
-    wt = _core.reshape(filter, [kh, kw, c * m])  # [kh, kw, c*M]
-    out = None
-    for i in range(kh):
-        for j in range(kw):
-            tap = _core.slice(xp, [0, 0, i, j], [n, c * m, i + oh, j + ow])
-            weight = _core.reshape(_core.slice(wt, [i, j, 0], [i + 1, j + 1, c * m]), [1, c * m, 1, 1])
-            term = tap * weight
-            out = term if out is None else out + term
-    if stride != [1, 1]:
-        out = _subsample(out, stride)
-    return named(_from_nchw(out, data_format), name)
-
-
-def _subsample(x, stride):
-    """Every stride-th row and column of NCHW x, from the first."""
-    n, c, h, w = x._shape
-    sh, sw = stride
-    hh, ww = -(-h // sh), -(-w // sw)
-    x = _core.pad(x, [0, 0, 0, 0], [0, 0, hh * sh - h, ww * sw - w])
-    x = _core.reshape(x, [n, c, hh, sh, ww, sw])
-    x = _core.slice(x, [0, 0, 0, 0, 0, 0], [n, c, hh, 1, ww, 1])
-    return _core.reshape(x, [n, c, hh, ww])
+    x, pad = _padding(padding, _to_nchw(convert_to_tensor(input, op="depthwise_conv2d"), data_format), [kh, kw], stride,
+                      "nn.depthwise_conv2d", pooling=False)
+    if x._shape[1] != c:
+        raise ValueError("[nn.depthwise_conv2d] input has %d channels but the filter %s expects %d"
+                         % (x._shape[1], fs, c))
+    w = _core.reshape(_core.transpose(filter, [2, 3, 0, 1]), [c * m, 1, kh, kw])
+    return named(_from_nchw(_core.conv2d(x, w, stride, pad, c), data_format), name)
 
 
 def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, rate=None, name=None,  # noqa: A002

@@ -144,10 +144,11 @@ void bind_nn_ops(py::module_& m) {
     check_same_graph(a, b, "matmul");
     return wrap(a, matmul(a.t, b.t, ta, tb));
   });
-  m.def("conv2d", [](const PyTensor& x, const PyTensor& w, std::vector<int64_t> stride, std::vector<int64_t> padding) {
+  m.def("conv2d", [](const PyTensor& x, const PyTensor& w, std::vector<int64_t> stride, std::vector<int64_t> padding,
+                     int64_t groups) {
     check_same_graph(x, w, "conv2d");
-    return wrap(x, conv2d(x.t, w.t, std::move(stride), std::move(padding)));
-  });
+    return wrap(x, conv2d(x.t, w.t, std::move(stride), std::move(padding), groups));
+  }, pybind11::arg("x"), pybind11::arg("w"), pybind11::arg("stride"), pybind11::arg("padding"), pybind11::arg("groups") = 1);
   m.def("max_pool2d", [](const PyTensor& x, std::vector<int64_t> window, std::vector<int64_t> stride,
                          std::vector<int64_t> padding) {
     open_graph(x, "max_pool2d");

@@ -25,7 +25,8 @@ void vjp_matmul(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) {
 void vjp_conv2d(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) {
   const Tensor x = input(y, n, 0), w = input(y, n, 1);
   Graph& g = y.graph();
-  const Attrs common{{"stride", n.attrs.ints("stride")}, {"padding", n.attrs.ints("padding")}};
+  Attrs common{{"stride", n.attrs.ints("stride")}, {"padding", n.attrs.ints("padding")}};
+  if (n.attrs.has("groups")) common.set("groups", n.attrs.i("groups"));
   Attrs in_attrs = common, w_attrs = common;
   in_attrs.set("input_shape", x.shape());
   w_attrs.set("filter_shape", w.shape());

@@ -334,9 +334,12 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
               {{"transpose_a", int64_t{transpose_a}}, {"transpose_b", int64_t{transpose_b}}});
 }
 
-Tensor conv2d(const Tensor& x, const Tensor& w, std::vector<int64_t> stride, std::vector<int64_t> padding) {
+Tensor conv2d(const Tensor& x, const Tensor& w, std::vector<int64_t> stride, std::vector<int64_t> padding,
+              int64_t groups) {
   Graph& g = same_graph(x, w, "conv2d");
-  return make(g, Op::conv2d, {x.id(), w.id()}, {{"stride", stride}, {"padding", padding}});
+  Attrs attrs{{"stride", stride}, {"padding", padding}};
+  if (groups != 1) attrs.set("groups", groups);  // absent means 1: ungrouped graphs keep their form
+  return make(g, Op::conv2d, {x.id(), w.id()}, attrs);
 }
 Tensor max_pool2d(const Tensor& x, std::vector<int64_t> window, std::vector<int64_t> stride,
                   std::vector<int64_t> padding) {

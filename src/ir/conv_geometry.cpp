@@ -8,7 +8,7 @@ namespace {
 ConvGeometry of(const Node& n, const Shape& x, const Shape& y, int64_t kh, int64_t kw) {
   const auto& st = n.attrs.ints("stride");
   const auto& pd = n.attrs.ints("padding");
-  return {x[0], x[1], x[2], x[3], y[1], kh, kw, y[2], y[3], st[0], st[1], pd[0], pd[1]};
+  return {x[0], x[1], x[2], x[3], y[1], kh, kw, y[2], y[3], st[0], st[1], pd[0], pd[1], n.attrs.i_or("groups", 1)};
 }
 
 }  // namespace

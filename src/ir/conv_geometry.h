@@ -9,13 +9,20 @@
 
 namespace kiln {
 
-// Also the layout of the 13 numbers a generated step passes to Runtime::conv (abi.h):
+// Also the layout of the 14 numbers a generated step passes to Runtime::conv (abi.h):
 // keep the members, their order and the absence of any others.
 struct ConvGeometry {
   int64_t n, c, h, w;      // input x [n, c, h, w]
-  int64_t o, kh, kw;       // output channels (pooling: c) and window; a filter is [o, c, kh, kw]
+  int64_t o, kh, kw;       // output channels (pooling: c) and window; a filter is [o, c / groups, kh, kw]
   int64_t oh, ow;          // output extent: y [n, o, oh, ow]
   int64_t sh, sw, ph, pw;  // stride, and padding before the first row / column
+  // Channel groups: output channels [k*o/groups, (k+1)*o/groups) read only input channels
+  // [k*c/groups, (k+1)*c/groups). 1 for a full convolution and for pooling; c for a
+  // depthwise convolution.
+  int64_t groups = 1;
+
+  // Elements of the filter: [o, c / groups, kh, kw].
+  int64_t filter_size() const { return o * (c / groups) * kh * kw; }
 
   // The padding after the last row / column that the (floored) output size implies:
   // smaller than ph when the floor leaves input rows no window reads, even negative.

@@ -253,6 +253,22 @@ void need_rank4(const Ctx& c, const Shape& s, const char* what) {
   if (s.size() != 4) c.fail() << what << " must be 4-D (NCHW / OIHW), got " << shape_str(s);
 }
 
+// The channel groups of a convolution (attribute groups, 1 when absent), checked against
+// the input's channels x_c and the filter w [o, x_c / groups, kh, kw].
+int64_t conv_groups(const Ctx& c, int64_t x_c, const Shape& w) {
+  const int64_t groups = c.n.attrs.i_or("groups", 1);
+  if (groups < 1) c.fail() << "groups must be at least 1, got " << groups;
+  if (x_c % groups != 0 || w[0] % groups != 0)
+    c.fail() << "groups " << groups << " must divide the input's " << x_c << " channels and the filter's " << w[0]
+             << " outputs";
+  if (x_c != w[1] * groups) {
+    if (groups == 1) c.fail() << "input has " << x_c << " channels but the filter " << shape_str(w) << " expects " << w[1];
+    c.fail() << "input has " << x_c << " channels but the filter " << shape_str(w) << " in " << groups << " groups expects "
+             << w[1] * groups << " (" << w[1] << " per group)";
+  }
+  return groups;
+}
+
 void conv2d(Ctx& c) {
   const Shape& x = c.in(0).shape;
   const Shape& w = c.in(1).shape;
@@ -260,7 +276,7 @@ void conv2d(Ctx& c) {
   need_rank4(c, w, "filter");
   same_float_dtypes(c, c.in(0).dtype, c.in(1).dtype);
   if (!is_float(c.in(0).dtype)) c.fail() << "needs float inputs";
-  if (x[1] != w[1]) c.fail() << "input has " << x[1] << " channels but the filter " << shape_str(w) << " expects " << w[1];
+  conv_groups(c, x[1], w);
   c.n.shape = window_out(c, x, w[0], w[2], w[3]);
   c.n.dtype = c.in(0).dtype;
 }
@@ -283,6 +299,7 @@ void conv2d_backward_input(Ctx& c) {  // inputs: dy, w; attr input_shape
   need_rank4(c, xs, "input_shape");
   const Shape& w = c.in(1).shape;
   need_rank4(c, w, "filter");
+  conv_groups(c, xs[1], w);
   if (window_out(c, xs, w[0], w[2], w[3]) != c.in(0).shape)
     c.fail() << "gradient shape " << shape_str(c.in(0).shape) << " does not match the convolution";
   c.n.shape = xs;
@@ -294,6 +311,7 @@ void conv2d_backward_filter(Ctx& c) {  // inputs: x, dy; attr filter_shape
   need_rank4(c, ws, "filter_shape");
   const Shape& x = c.in(0).shape;
   need_rank4(c, x, "input");
+  conv_groups(c, x[1], ws);
   if (window_out(c, x, ws[0], ws[2], ws[3]) != c.in(1).shape)
     c.fail() << "gradient shape " << shape_str(c.in(1).shape) << " does not match the convolution";
   c.n.shape = ws;

@@ -175,6 +175,13 @@ std::vector<GradCase> all_cases() {
   c.push_back({"conv2d_stride2_pad1", {Op::conv2d}, {U({2, 2, 5, 5}), U({2, 2, 3, 3})}, conv({2, 2}, {1, 1})});
   c.push_back({"conv2d_stride2_uncovered_edge", {Op::conv2d}, {U({1, 2, 6, 6}), U({2, 2, 3, 3})}, conv({2, 2}, {0, 0})});
   c.push_back({"conv2d_rect_kernel", {Op::conv2d}, {U({1, 1, 4, 5}), U({2, 1, 2, 3})}, conv({1, 2}, {1, 0})});
+  // Grouped: depthwise (one group per channel), with a channel multiplier, two groups.
+  auto grouped = [](std::vector<int64_t> st, std::vector<int64_t> pd, int64_t groups) {
+    return [=](const std::vector<Tensor>& x) { return conv2d(x[0], x[1], st, pd, groups); };
+  };
+  c.push_back({"conv2d_depthwise", {Op::conv2d}, {U({2, 3, 5, 5}), U({3, 1, 3, 3})}, grouped({1, 1}, {1, 1}, 3)});
+  c.push_back({"conv2d_depthwise_x2_stride2", {Op::conv2d}, {U({1, 2, 5, 6}), U({4, 1, 3, 3})}, grouped({2, 2}, {1, 1}, 2)});
+  c.push_back({"conv2d_two_groups", {Op::conv2d}, {U({1, 4, 4, 4}), U({6, 2, 2, 3})}, grouped({1, 1}, {0, 1}, 2)});
   using Pool = Tensor (*)(const Tensor&, std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>);
   auto pool = [](Pool f, std::vector<int64_t> k, std::vector<int64_t> st, std::vector<int64_t> pd) {
     return [=](const std::vector<Tensor>& x) { return f(x[0], k, st, pd); };

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/conv_geometry.h"
+#include "kiln/autodiff.h"
 #include "kiln/ops.h"
 
 namespace kiln {
@@ -33,6 +34,25 @@ TEST(ConvGeometry, AConvolutionAndItsGradientsShareOneGeometry) {
   const ValueId dw = g.add(Op::conv2d_backward_filter, {x.id(), y.id()}, bf);
   EXPECT_EQ(conv_geometry(g, g.node(dx)), want);
   EXPECT_EQ(conv_geometry(g, g.node(dw)), want);
+}
+
+TEST(ConvGeometry, AGroupedConvolutionsGradientsKeepItsGroups) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {2, 4, 6, 6});
+  const Tensor w = placeholder(g, "w", DType::f32, {8, 1, 3, 3});  // depthwise, multiplier 2
+  const Tensor y = conv2d(x, w, {2, 2}, {1, 1}, 4);
+  const ConvGeometry want{2, 4, 6, 6, 8, 3, 3, 3, 3, 2, 2, 1, 1, 4};
+  EXPECT_EQ(conv_geometry(g, g.node(y.id())), want);
+  EXPECT_EQ(want.filter_size(), 8 * 1 * 3 * 3);
+  const std::vector<Tensor> grads = grad(reduce_sum(y * y), {x, w});
+  int seen = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.op != Op::conv2d_backward_input && n.op != Op::conv2d_backward_filter) continue;
+    EXPECT_EQ(conv_geometry(g, n), want) << op_name(n.op);
+    ++seen;
+  }
+  EXPECT_EQ(seen, 2);
+  EXPECT_EQ(grads[1].shape(), (Shape{8, 1, 3, 3}));
 }
 
 TEST(ConvGeometry, PoolingKeepsItsChannelsAndItsGradientsAgree) {

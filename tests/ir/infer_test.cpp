@@ -74,6 +74,9 @@ TEST_F(Infer, MatmulConvPool) {
   Tensor w = placeholder(g, "w", DType::f32, {16, 3, 3, 3});
   EXPECT_EQ(conv2d(img, w).shape(), (Shape{2, 16, 6, 6}));
   EXPECT_EQ(conv2d(img, w, {2, 2}, {1, 1}).shape(), (Shape{2, 16, 4, 4}));
+  // Grouped: the filter holds c / groups input channels; depthwise with a multiplier of 2.
+  EXPECT_EQ(conv2d(img, placeholder(g, "dw", DType::f32, {6, 1, 3, 3}), {1, 1}, {1, 1}, 3).shape(),
+            (Shape{2, 6, 8, 8}));
   EXPECT_EQ(max_pool2d(img, {2, 2}, {2, 2}).shape(), (Shape{2, 3, 4, 4}));
   EXPECT_EQ(avg_pool2d(img, {3, 3}, {2, 2}, {1, 1}).shape(), (Shape{2, 3, 4, 4}));
 }
@@ -141,6 +144,11 @@ TEST_F(Infer, ConvAndPoolErrors) {
   EXPECT_GRAPH_ERROR(conv2d(x23, w3), "[conv2d]", "4-D");
   EXPECT_GRAPH_ERROR(conv2d(img, w3, {0, 1}), "[conv2d]", "stride");
   EXPECT_GRAPH_ERROR(conv2d(img, placeholder(g, "big", DType::f32, {4, 3, 9, 9})), "[conv2d]", "does not fit");
+  Tensor dw = placeholder(g, "dw", DType::f32, {3, 1, 3, 3});
+  EXPECT_GRAPH_ERROR(conv2d(img, dw, {1, 1}, {0, 0}, 0), "[conv2d]", "groups must be at least 1, got 0");
+  EXPECT_GRAPH_ERROR(conv2d(img, w3, {1, 1}, {0, 0}, 2), "[conv2d]", "groups 2 must divide the input's 3 channels");
+  EXPECT_GRAPH_ERROR(conv2d(img, placeholder(g, "w33", DType::f32, {3, 3, 3, 3}), {1, 1}, {0, 0}, 3), "[conv2d]",
+                     "in 3 groups expects 9 (3 per group)");
   EXPECT_GRAPH_ERROR(max_pool2d(img, {2, 2}, {2, 2}, {2, 2}), "[max_pool2d]", "padding");
   EXPECT_GRAPH_ERROR(avg_pool2d(img, {0, 2}, {1, 1}), "[avg_pool2d]", "window");
 }

@@ -12,6 +12,8 @@ B = 4
 RNG = np.random.default_rng(3)
 X = RNG.normal(0, 1, size=(B, 18)).astype(np.float32)
 LABELS = np.array([0, 2, 1, 2], dtype=np.int32)
+DW = RNG.normal(0, 1, size=(3, 3, 2, 1)).astype(np.float32)  # depthwise filters: [kh, kw, in, multiplier]
+DW2 = RNG.normal(0, 1, size=(2, 2, 2, 2)).astype(np.float32)
 
 
 def ops_under_test(features, labels):
@@ -51,6 +53,10 @@ def ops_under_test(features, labels):
         "conv_same_s2": kiln.nn.conv2d(img, w, strides=[1, 2, 2, 1], padding="SAME"),
         "pool_valid": kiln.nn.max_pool2d(img, 2, 1, "VALID"),
         "pool_same": kiln.nn.max_pool2d(img, 3, 1, "SAME"),
+        "depthwise_same": kiln.nn.depthwise_conv2d(img, kiln.constant(DW), [1, 1, 1, 1], "SAME"),
+        "depthwise_s2_m2": kiln.nn.depthwise_conv2d(img, kiln.constant(DW2), [1, 2, 2, 1], "SAME"),
+        "depthwise_valid_nchw": kiln.nn.depthwise_conv2d(kiln.transpose(img, [0, 3, 1, 2]), kiln.constant(DW2),
+                                                         [1, 1, 1, 1], "VALID", data_format="NCHW"),
         "flatten": kiln.layers.flatten(img),
         "maximum": kiln.maximum(x, 0.25),
     }
@@ -69,6 +75,13 @@ def conv_ref(img, w, stride, pads):
             patch = p[:, i * stride:i * stride + kh, j * stride:j * stride + kw, :]
             out[:, i, j, :] = np.tensordot(patch, w, axes=([1, 2, 3], [0, 1, 2]))
     return out
+
+
+def depthwise_ref(img, w, stride, pads):
+    """Output channel c*M + m: input channel c convolved with w[:, :, c, m]."""
+    kh, kw, c, m = w.shape
+    out = [conv_ref(img[..., k:k + 1], w[:, :, k:k + 1, :], stride, pads) for k in range(c)]
+    return np.concatenate(out, axis=3)
 
 
 def pool_ref(img, k, pad):
@@ -99,6 +112,9 @@ def expected():
         "conv_valid_s2": conv_ref(img, w, 2, ((0, 0), (0, 0))),
         "conv_same_s2": conv_ref(img, w, 2, ((0, 1), (0, 1))),
         "pool_valid": pool_ref(img, 2, 0), "pool_same": pool_ref(img, 3, 1),
+        "depthwise_same": depthwise_ref(img, DW, 1, ((1, 1), (1, 1))),
+        "depthwise_s2_m2": depthwise_ref(img, DW2, 2, ((0, 1), (0, 1))),
+        "depthwise_valid_nchw": depthwise_ref(img, DW2, 1, ((0, 0), (0, 0))).transpose(0, 3, 1, 2),
         "flatten": X, "maximum": np.maximum(x, 0.25),
     }
 

@@ -19,22 +19,26 @@ Geom geometry(const Node& node, Inputs in) {
 
 // Calls f(y_index, x_index, w_index) for every tap of the convolution that reads an
 // in-bounds input element, for batch element b. All three conv kernels are this loop.
+// Output channel o reads the cg input channels of its group, filter w[o, 0..cg).
 template <class F>
 void for_taps(const Geom& g, int64_t b, F f) {
+  const int64_t cg = g.c / g.groups, og = g.o / g.groups;
   for (int64_t o = 0; o < g.o; ++o)
     for (int64_t i = 0; i < g.oh; ++i)
       for (int64_t j = 0; j < g.ow; ++j) {
         const int64_t yi = ((b * g.o + o) * g.oh + i) * g.ow + j;
-        for (int64_t c = 0; c < g.c; ++c)
+        for (int64_t k = 0; k < cg; ++k) {
+          const int64_t c = o / og * cg + k;
           for (int64_t p = 0; p < g.kh; ++p) {
             const int64_t hi = i * g.sh - g.ph + p;
             if (hi < 0 || hi >= g.h) continue;
             for (int64_t q = 0; q < g.kw; ++q) {
               const int64_t wi = j * g.sw - g.pw + q;
               if (wi < 0 || wi >= g.w) continue;
-              f(yi, ((b * g.c + c) * g.h + hi) * g.w + wi, ((o * g.c + c) * g.kh + p) * g.kw + q);
+              f(yi, ((b * g.c + c) * g.h + hi) * g.w + wi, ((o * cg + k) * g.kh + p) * g.kw + q);
             }
           }
+        }
       }
 }
 

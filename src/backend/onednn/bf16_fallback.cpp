@@ -44,7 +44,7 @@ void widened_matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int6
 void widened_conv2d_bf16(ConvPass pass, const void* a, const void* b, void* out, const ConvGeom& g,
                          const Epilogue& epilogue, const ConvLayouts& layouts, const BiasGradient& bias_gradient) {
   thread_local std::vector<float> fa, fb, fo, fbias, fdb;
-  const int64_t x = g.n * g.c * g.h * g.w, w = g.o * g.c * g.kh * g.kw, y = g.n * g.o * g.oh * g.ow;
+  const int64_t x = g.n * g.c * g.h * g.w, w = g.filter_size(), y = g.n * g.o * g.oh * g.ow;
   const int64_t na = pass == ConvPass::backward_input ? y : x;
   const int64_t nb = pass == ConvPass::backward_filter ? y : w;
   const int64_t no = pass == ConvPass::forward ? y : (pass == ConvPass::backward_input ? x : w);

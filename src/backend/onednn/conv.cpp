@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "backend/onednn/bf16_fallback.h"
+#include "backend/onednn/depthwise_loops.h"
 #include "backend/onednn/geometry.h"
 #include "backend/onednn/isa.h"
 #include "kiln/error.h"
@@ -46,6 +47,7 @@ struct ConvPrim {
   dnnl::primitive prim;
   Arg in[2], out;
   dnnl::memory::desc bias;  // forward: an epilogue's bias; backward_filter: the bias gradient
+  bool loops = false;       // run kiln's depthwise loops instead of prim (depthwise_loops.h)
 };
 
 Arg arg(int id, const dnnl::memory::desc& stored, const dnnl::memory::desc& chosen, bool is_output) {
@@ -104,28 +106,50 @@ std::pair<dnnl::memory::desc, dnnl::memory::desc> chosen_xy(ConvPass pass, const
   return {p.bw.src_desc(), p.bw.diff_dst_desc()};
 }
 
+// Whether kiln's depthwise loops replace the pass oneDNN chose: a depthwise convolution
+// for which oneDNN found no better than im2col + gemm or a reference loop (no jit_dw
+// kernel for the shape), on plain layouts (which such kernels choose). In bfloat16 the
+// loops run on float32 copies (bf16_fallback.h).
+bool takes_loops(ConvPass pass, const ConvPrim& c, const std::string& impl, bool bf16, const ConvGeom& g, int bias) {
+  if (!depthwise(g) || (!bf16 && bias == 2)) return false;  // the loops take a float32 bias
+  if (impl.find("gemm") == std::string::npos && impl.find("ref") == std::string::npos) return false;
+  const Mds m = mds(bf16, g);
+  const dnnl::memory::desc want[3][3] = {{m.x, m.w, m.y}, {m.y, m.w, m.x}, {m.x, m.y, m.w}};  // in[0], in[1], out
+  const auto& w = want[static_cast<int>(pass)];
+  return c.in[0].chosen == w[0] && c.in[1].chosen == w[1] && c.out.chosen == w[2];
+}
+
 // bias: as for pds. relu: the forward's epilogue.
 ConvPrim make(ConvPass pass, bool bf16, const ConvGeom& g, int bias, bool relu, const ConvLayouts& l) {
   const Mds s = stored_mds(bf16, g, l);
   const Pds p = pds(pass, bf16, g, bias, relu);
-  if (pass == ConvPass::forward)
-    return {dnnl::convolution_forward(p.fwd),
-            {arg(DNNL_ARG_SRC, s.x, p.fwd.src_desc(), false), arg(DNNL_ARG_WEIGHTS, s.w, p.fwd.weights_desc(), false)},
-            arg(DNNL_ARG_DST, s.y, p.fwd.dst_desc(), true),
-            p.bias};
-  if (pass == ConvPass::backward_input)
-    return {dnnl::convolution_backward_data(p.bd),
-            {arg(DNNL_ARG_DIFF_DST, s.y, p.bd.diff_dst_desc(), false),
-             arg(DNNL_ARG_WEIGHTS, s.w, p.bd.weights_desc(), false)},
-            arg(DNNL_ARG_DIFF_SRC, s.x, p.bd.diff_src_desc(), true),
-            {}};
-  return {dnnl::convolution_backward_weights(p.bw),
-          {arg(DNNL_ARG_SRC, s.x, p.bw.src_desc(), false), arg(DNNL_ARG_DIFF_DST, s.y, p.bw.diff_dst_desc(), false)},
-          arg(DNNL_ARG_DIFF_WEIGHTS, s.w, p.bw.diff_weights_desc(), true),
-          p.bias};
+  ConvPrim c;
+  if (pass == ConvPass::forward) {
+    c = {dnnl::convolution_forward(p.fwd),
+         {arg(DNNL_ARG_SRC, s.x, p.fwd.src_desc(), false), arg(DNNL_ARG_WEIGHTS, s.w, p.fwd.weights_desc(), false)},
+         arg(DNNL_ARG_DST, s.y, p.fwd.dst_desc(), true),
+         p.bias};
+  } else if (pass == ConvPass::backward_input) {
+    c = {dnnl::convolution_backward_data(p.bd),
+         {arg(DNNL_ARG_DIFF_DST, s.y, p.bd.diff_dst_desc(), false),
+          arg(DNNL_ARG_WEIGHTS, s.w, p.bd.weights_desc(), false)},
+         arg(DNNL_ARG_DIFF_SRC, s.x, p.bd.diff_src_desc(), true),
+         {}};
+  } else {
+    c = {dnnl::convolution_backward_weights(p.bw),
+         {arg(DNNL_ARG_SRC, s.x, p.bw.src_desc(), false), arg(DNNL_ARG_DIFF_DST, s.y, p.bw.diff_dst_desc(), false)},
+         arg(DNNL_ARG_DIFF_WEIGHTS, s.w, p.bw.diff_weights_desc(), true),
+         p.bias};
+  }
+  const char* impl = pass == ConvPass::forward          ? p.fwd.impl_info_str()
+                     : pass == ConvPass::backward_input ? p.bd.impl_info_str()
+                                                        : p.bw.impl_info_str();
+  c.loops = takes_loops(pass, c, impl, bf16, g, bias);
+  return c;
 }
 
 std::atomic<int64_t> reordered_activations{0};
+std::atomic<int64_t> looped_depthwise{0};
 
 // A growable, 64-byte aligned buffer for one reordered argument. Per thread, so that
 // executables running on several threads never share one.
@@ -164,6 +188,7 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
     const int layouts = l.x + 32 * l.y;
     ConvPrim& p = cached(std::make_pair(key_of(which, bf16, g), layouts), cache, mu,
                          [&] { return make(pass, bf16, g, bias, e.relu, l); });
+    if (p.loops && bf16) return widened_conv2d_bf16(pass, a, b, out, g, e, l, db);
     dnnl::stream s(engine());
     std::unordered_map<int, dnnl::memory> args;
     const void* ins[2] = {a, b};
@@ -184,7 +209,16 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
     args.emplace(p.out.id, chosen_out);
     if (bias && pass == ConvPass::forward) args.emplace(DNNL_ARG_BIAS, mem(p.bias, e.bias));
     if (bias && pass == ConvPass::backward_filter) args.emplace(DNNL_ARG_DIFF_BIAS, mem(p.bias, db.out));
-    p.prim.execute(s, args);
+    if (p.loops) {
+      auto at = [&](int id) { return static_cast<float*>(args.at(id).get_data_handle()); };
+      const bool fwd = pass == ConvPass::forward;
+      depthwise_loops(pass, at(p.in[0].id), at(p.in[1].id), at(p.out.id), g,
+                      fwd && bias ? static_cast<const float*>(e.bias) : nullptr, e.relu,
+                      !fwd && bias ? static_cast<float*>(db.out) : nullptr);
+      ++looped_depthwise;
+    } else {
+      p.prim.execute(s, args);
+    }
     if (p.out.reorder) {
       p.out.reorder->execute(s, chosen_out, user_out);
       if (p.out.counted) ++reordered_activations;
@@ -194,6 +228,8 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
 }
 
 int64_t blocked_activation_reorders() { return reordered_activations.load(); }
+
+int64_t depthwise_loop_convolutions() { return looped_depthwise.load(); }
 
 ConvLayouts preferred_layouts(ConvPass pass, bool bf16, const ConvGeom& g) {
   // Without bfloat16 kernels products are widened (bf16_fallback.h): slower than float32

@@ -13,14 +13,15 @@ using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
 using GeomKey = std::tuple<int, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t, int64_t, int64_t>;
+                           int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 inline GeomKey key_of(int which, bool bf16, const ConvGeom& g) {
-  return {which, bf16, g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw};
+  return {which, bf16, g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw, g.groups};
 }
 
 // x [n,c,h,w], w [o,c,kh,kw], y [n,o,oh,ow] in kiln's plain layouts, or in whatever layout
-// oneDNN prefers when `fmt` is tag::any.
+// oneDNN prefers when `fmt` is tag::any. A grouped filter [o, c/groups, kh, kw] is oneDNN's
+// [groups, o/groups, c/groups, kh, kw] (goihw: the same bytes).
 struct Mds {
   dnnl::memory::desc x, w, y;
   dnnl::memory::dims strides, pad_l, pad_r;
@@ -28,9 +29,13 @@ struct Mds {
 
 inline Mds mds(bool bf16, const ConvGeom& g, tag fmt = tag::undef) {
   const dt t = bf16 ? dt::bf16 : dt::f32;
-  const tag act = fmt == tag::undef ? tag::nchw : fmt, wei = fmt == tag::undef ? tag::oihw : fmt;
+  const bool grouped = g.groups > 1;
+  const tag act = fmt == tag::undef ? tag::nchw : fmt;
+  const tag wei = fmt == tag::undef ? (grouped ? tag::goihw : tag::oihw) : fmt;
+  const dnnl::memory::dims w = grouped ? dnnl::memory::dims{g.groups, g.o / g.groups, g.c / g.groups, g.kh, g.kw}
+                                       : dnnl::memory::dims{g.o, g.c, g.kh, g.kw};
   // Padding on the far side so that oneDNN's output size equals ours (floor division).
-  return {dnnl::memory::desc({g.n, g.c, g.h, g.w}, t, act), dnnl::memory::desc({g.o, g.c, g.kh, g.kw}, t, wei),
+  return {dnnl::memory::desc({g.n, g.c, g.h, g.w}, t, act), dnnl::memory::desc(w, t, wei),
           dnnl::memory::desc({g.n, g.o, g.oh, g.ow}, t, act), {g.sh, g.sw}, {g.ph, g.pw},
           {g.far_ph(), g.far_pw()}};
 }

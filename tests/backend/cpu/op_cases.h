@@ -380,6 +380,22 @@ inline std::vector<Case> nn_cases() {
   c.push_back({"conv2d_pad1", conv_ops, {U({1, 2, 5, 5}), U({3, 2, 3, 3})}, conv({1, 1}, {1, 1}), 4});
   c.push_back({"conv2d_stride2_pad1", conv_ops, {U({2, 2, 5, 5}), U({2, 2, 3, 3})}, conv({2, 2}, {1, 1}), 4});
   c.push_back({"conv2d_rect", conv_ops, {U({1, 1, 4, 5}), U({2, 1, 2, 3})}, conv({1, 2}, {1, 0}), 4});
+  // Grouped convolutions (oneDNN's goihw filters): depthwise, with a channel multiplier
+  // and stride 2, two groups; 32 channels take the blocked layouts; a bias epilogue.
+  auto grouped = [](std::vector<int64_t> st, std::vector<int64_t> pd, int64_t groups) {
+    return [=](const std::vector<Tensor>& x) { return conv2d(x[0], x[1], st, pd, groups); };
+  };
+  c.push_back({"conv2d_depthwise", conv_ops, {U({2, 3, 5, 5}), U({3, 1, 3, 3})}, grouped({1, 1}, {1, 1}, 3), 4});
+  c.push_back({"conv2d_depthwise_x2_s2", conv_ops, {U({1, 2, 5, 6}), U({4, 1, 3, 3})}, grouped({2, 2}, {1, 1}, 2), 4});
+  // A 3x3 window over 2x2 maps: no oneDNN depthwise kernel, kiln's loops (depthwise_loops.h).
+  c.push_back({"conv2d_depthwise_small_maps", conv_ops, {U({4, 48, 2, 2}), U({48, 1, 3, 3})}, grouped({1, 1}, {1, 1}, 48), 4});
+  c.push_back({"conv2d_two_groups", conv_ops, {U({1, 4, 4, 4}), U({6, 2, 2, 3})}, grouped({1, 1}, {0, 1}, 2), 4});
+  c.push_back({"conv2d_depthwise_blocked_bias", {Op::conv2d, Op::add, Op::relu},
+               {U({2, 32, 7, 9}), U({32, 1, 3, 3}), U({32, 1, 1}), U({32, 32, 1, 1})},
+               [](const auto& x) {
+                 const Tensor h = relu(conv2d(x[0], x[1], {1, 1}, {1, 1}, 32) + x[2]);
+                 return conv2d(conv2d(h, x[1], {2, 2}, {1, 1}, 32), x[3]);
+               }, 4});
   using Pool = Tensor (*)(const Tensor&, std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>);
   auto pool = [](Pool f, std::vector<int64_t> k, std::vector<int64_t> st, std::vector<int64_t> pd) {
     return [=](const std::vector<Tensor>& x) { return f(x[0], k, st, pd); };

@@ -49,12 +49,12 @@ std::string matmul_call(const Schedule& s, const Step& st) {
   return c.str();
 }
 
-// The geometry as the 13 numbers of Runtime::conv, a static array named `name`.
+// The geometry as the 14 numbers of Runtime::conv, a static array named `name`.
 std::string geometry_array(const std::string& name, const ConvGeometry& g) {
-  static_assert(sizeof(ConvGeometry) == 13 * sizeof(int64_t), "Runtime::conv takes the 13 numbers of ConvGeometry");
-  const int64_t v[13] = {g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw};
-  std::string out = "  static const int64_t " + name + "[13] = {";
-  for (int i = 0; i < 13; ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  static_assert(sizeof(ConvGeometry) == 14 * sizeof(int64_t), "Runtime::conv takes the 14 numbers of ConvGeometry");
+  const int64_t v[14] = {g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw, g.groups};
+  std::string out = "  static const int64_t " + name + "[14] = {";
+  for (int i = 0; i < 14; ++i) out += (i ? ", " : "") + std::to_string(v[i]);
   return out + "};\n";
 }
 

@@ -5,7 +5,7 @@
 
 namespace kiln::cpu {
 
-inline constexpr int kAbiVersion = 8;
+inline constexpr int kAbiVersion = 9;
 
 // Services kiln offers to generated code (filled by the host, passed to every step).
 struct Runtime {
@@ -16,7 +16,7 @@ struct Runtime {
   void (*matmul)(int dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n,
                  int64_t k, int transpose_a, int transpose_b, const void* bias, int bias_dtype, int relu);
   // Convolution (pass 0 forward, 1 backward_input, 2 backward_filter) through oneDNN.
-  // geom holds the 13 values of onednn::ConvGeom in order; inputs as for onednn::conv2d.
+  // geom holds the 14 values of onednn::ConvGeom in order; inputs as for onednn::conv2d.
   // The forward may add a per-channel bias (bias_dtype f32 or bf16) and apply ReLU, as
   // matmul does; for backward_filter, `bias` is an output instead: the bias gradient
   // (since 8). layouts (since 8): the channel blocks of x and y (onednn::ConvLayouts),

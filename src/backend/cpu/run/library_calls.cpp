@@ -54,7 +54,7 @@ void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, 
 }
 
 onednn::ConvGeom geom_of(const int64_t* v) {
-  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]};
+  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]};
 }
 
 void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom, const void* bias,
@@ -69,7 +69,7 @@ void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const
   const onednn::BiasGradient grad{db ? const_cast<void*>(bias) : nullptr, static_cast<DType>(bias_dtype) == DType::bf16};
   if (t != DType::f16) return onednn::conv2d(p, t == DType::bf16, a, b, out, g, e, l, grad);
   KILN_CHECK(layouts == 0 && !grad.out && !e.bias) << "a float16 convolution is plain, without bias or bias gradient";
-  const int64_t x = g.n * g.c * g.h * g.w, w = g.o * g.c * g.kh * g.kw, y = g.n * g.o * g.oh * g.ow;
+  const int64_t x = g.n * g.c * g.h * g.w, w = g.filter_size(), y = g.n * g.o * g.oh * g.ow;
   const int64_t na = p == onednn::ConvPass::backward_input ? y : x;
   const int64_t nb = p == onednn::ConvPass::forward ? w : (p == onednn::ConvPass::backward_input ? w : y);
   const int64_t no = p == onednn::ConvPass::forward ? y : (p == onednn::ConvPass::backward_input ? x : w);
