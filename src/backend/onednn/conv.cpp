@@ -149,7 +149,6 @@ ConvPrim make(ConvPass pass, bool bf16, const ConvGeom& g, int bias, bool relu, 
 }
 
 std::atomic<int64_t> reordered_activations{0};
-std::atomic<int64_t> looped_depthwise{0};
 
 // A growable, 64-byte aligned buffer for one reordered argument. Per thread, so that
 // executables running on several threads never share one.
@@ -215,7 +214,6 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
       depthwise_loops(pass, at(p.in[0].id), at(p.in[1].id), at(p.out.id), g,
                       fwd && bias ? static_cast<const float*>(e.bias) : nullptr, e.relu,
                       !fwd && bias ? static_cast<float*>(db.out) : nullptr);
-      ++looped_depthwise;
     } else {
       p.prim.execute(s, args);
     }
@@ -228,8 +226,6 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
 }
 
 int64_t blocked_activation_reorders() { return reordered_activations.load(); }
-
-int64_t depthwise_loop_convolutions() { return looped_depthwise.load(); }
 
 ConvLayouts preferred_layouts(ConvPass pass, bool bf16, const ConvGeom& g) {
   // Without bfloat16 kernels products are widened (bf16_fallback.h): slower than float32

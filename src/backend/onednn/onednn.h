@@ -69,8 +69,4 @@ ConvLayouts preferred_layouts(ConvPass pass, bool bf16, const ConvGeom& g);
 // buffer holds padding, so those are reordered whatever the plan.
 int64_t blocked_activation_reorders();
 
-// How many convolutions kiln's depthwise loops computed in place of oneDNN's gemm or
-// reference kernels (depthwise_loops.h), since the process started (tests read it).
-int64_t depthwise_loop_convolutions();
-
 }  // namespace kiln::onednn
