@@ -94,5 +94,45 @@ TEST(RowLoops, AChainedGatherReadsThroughTheFirstIndexsRowPart) {
   EXPECT_EQ(occurrences(src, "for (int64_t r = 0;"), 1) << src;
 }
 
+// In one flat loop (rows of 7 are too narrow for row loops), a chain of pads, slices and
+// transposes (a depthwise convolution's gradient: nine pads of one slice) divides the
+// loop's index i once per axis and never an index computed from it: each link reads the
+// coordinates the previous one computed (ExprEmitter::note_coordinates).
+TEST(RowLoops, AChainOfGathersInAFlatLoopDividesOnlyTheLoopsIndex) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {2, 3, 9, 9});
+  const Tensor dy = placeholder(g, "dy", DType::f32, {2, 3, 7, 7});
+  Tensor sum = pad(dy, {0, 0, 0, 0}, {0, 0, 2, 2});
+  for (int64_t a = 0; a < 3; ++a)
+    for (int64_t b = 1; b < 3; ++b) sum = sum + pad(dy, {0, 0, a, b}, {0, 0, 2 - a, 2 - b});
+  const Tensor chain = transpose(slice(sum, {0, 0, 1, 1}, {2, 3, 8, 8}), {0, 1, 3, 2});  // [2,3,7,7]
+  g.add_output("y", (chain * slice(x, {0, 0, 1, 1}, {2, 3, 8, 8})).id());
+  const std::string src = source_of(g);
+  EXPECT_EQ(occurrences(src, "for (int64_t r = 0;"), 0) << src;
+  EXPECT_GE(occurrences(src, "static_cast<uint32_t>(i)"), 3) << src;
+  EXPECT_EQ(occurrences(src, "static_cast<uint32_t>(i0)") + occurrences(src, "static_cast<uint32_t>(i1"), 0) << src;
+  Feeds feeds{{"x", counting({2, 3, 9, 9}, 0.5f)}, {"dy", counting({2, 3, 7, 7}, -0.25f)}};
+  testkit::expect_same(testkit::run_both(g, feeds, {}, PrecisionPolicy::original),
+                       [](const std::string&) { return testkit::Tolerance{0, 0}; });
+}
+
+// A gather's rows in a row loop as wide as a row: the index is read at r, once per row,
+// and the table's row read at j, contiguously; out-of-range indices give zero rows.
+TEST(RowLoops, AGatherReadsItsIndexOncePerRow) {
+  Graph g;
+  const Tensor table = placeholder(g, "table", DType::f32, {50, 16});
+  const Tensor ids = placeholder(g, "ids", DType::i32, {64});
+  g.add_output("y", (gather(table, ids) + 1.0).id());
+  const std::string src = source_of(g);
+  EXPECT_EQ(occurrences(src, "for (int64_t r = 0;"), 1) << src;
+  EXPECT_EQ(occurrences(src, " / 16)") + occurrences(src, " / 16u)"), 0) << src;
+  EXPECT_EQ(occurrences(src, "[r]);"), 1) << src;
+  Array idx(DType::i32, {64});
+  for (int64_t i = 0; i < 64; ++i) idx.set(i, static_cast<double>((i * 7) % 53) - 1);  // -1 and 50..51: zero rows
+  Feeds feeds{{"table", counting({50, 16}, 0.5f)}, {"ids", idx}};
+  testkit::expect_same(testkit::run_both(g, feeds, {}, PrecisionPolicy::original),
+                       [](const std::string&) { return testkit::Tolerance{0, 0}; });
+}
+
 }  // namespace
 }  // namespace kiln

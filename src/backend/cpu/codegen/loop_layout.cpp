@@ -96,16 +96,20 @@ std::string loop_one_hot(LoopOp& op) {
 }
 
 // Element (i, j) of the output is element j of row indices[i] of params; an index out of
-// range reads a clamped row (never out of bounds) and yields zero.
+// range reads a clamped row (never out of bounds) and yields zero. i and j are the
+// coordinates of the loop's index (in a row loop as wide as a row: r and j, so that the
+// index is read once per row and the row's elements are contiguous loads).
 std::string loop_gather(LoopOp& op) {
   const Shape& ps = op.input(0).shape;
   const std::string zero = "static_cast<" + op.value_type() + ">(0)";
   if (numel(ps) == 0) return zero;
-  const int64_t rows = ps[0], d = numel(ps) / rows;
+  const int64_t rows = ps[0], d = numel(ps) / rows, count = numel(op.n.shape);
   const std::string D = std::to_string(d), last = std::to_string(rows - 1);
-  const std::string k = "static_cast<int64_t>(" + op.in_at(1, "(" + op.idx + " / " + D + ")") + ")";
+  const std::string i = op.em.coordinate(op.idx, d, count / d, count, true);
+  const std::string j = op.em.coordinate(op.idx, 1, d, count, false);
+  const std::string k = "static_cast<int64_t>(" + op.in_at(1, i) + ")";
   const std::string row = "km::min<int64_t>(km::max<int64_t>(" + k + ", 0), " + last + ")";
-  const std::string v = op.in_at(0, "(" + row + " * " + D + " + " + op.idx + " % " + D + ")");
+  const std::string v = op.in_at(0, "(" + row + " * " + D + " + " + j + ")");
   return "((" + k + " >= 0 && " + k + " <= " + last + ") ? " + v + " : " + zero + ")";
 }
 
