@@ -88,7 +88,7 @@
   /* one_hot {strict=1}: an index outside 0..depth-1 is an error of the input (a class id of    \
      sparse_softmax_cross_entropy), not a row of zeros; see ir/index_bounds.h */                   \
   /* rows of params [V, ...] picked by integer indices [...]: an embedding lookup */                \
-  X(gather, 2, Gather, true, true, Follow, "")                                                       \
+  X(gather, 2, Gather, true, true, Follow, "lenient?")                                                   \
   /* gather's gradient: updates [..., D] summed into `rows` rows at their indices */                \
   X(scatter_add, 2, ScatterAdd, true, false, Follow, "rows")                                         \
   X(argmax, 1, ArgMax, false, false, None, "axis")                                                   \

@@ -192,6 +192,11 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
 Tensor sum_to(const Tensor& x, Shape shape);  // by value: callers pass shapes of graph nodes
 
 // Linear algebra and convolution. matmul: [..., M, K] x [..., K, N], equal batch dims.
+// matmul(one_hot(ids), w), 2-D (the one_hot possibly sliced or reshaped on its other axes,
+// as tf.unstack does over time steps), is built as a lenient gather of w's rows at ids:
+// the same values (a one-hot row picks a row exactly, an index out of range gives zeros)
+// without the one-hot tensor or the multiplication by zeros, and a scatter_add for a
+// gradient. Character models feed their inputs this way.
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
 // NCHW input, OIHW filter, symmetric zero padding (h, w). With groups > 1 the filter is
 // [o, c / groups, kh, kw] and output channel k reads the input channels of group

@@ -9,7 +9,7 @@ from . import _core
 from . import _scopes
 from . import initializers as init
 from ._array_ops import split, stack, unstack
-from ._graph import concat, convert_to_tensor, matmul, sigmoid, tanh, unsupported, zeros
+from ._graph import convert_to_tensor, matmul, sigmoid, tanh, unsupported, zeros
 
 
 class RNNCell:
@@ -37,12 +37,28 @@ class RNNCell:
     def _scope(self):
         return _scopes.variable_scope(self._name or self._base, reuse=_scopes.AUTO_REUSE)
 
-    def _dense(self, name, x, units, bias_init):
+    def _dense(self, name, parts, units, bias_init):
+        """[parts...] kernel + bias, the kernel one variable [sum of the parts' widths, units]
+        as TensorFlow names it, multiplied part by part with its rows: the same sum
+        without concatenating the input and the state every step, and a one-hot input's
+        rows gathered rather than multiplied (matmul of a one_hot)."""
         from ._variables import get_variable
+        widths = [p._shape[-1] for p in parts]
         with _scopes.variable_scope(name):
-            w = get_variable("kernel", [x._shape[-1], units], initializer=self._kernel_init)
+            w = get_variable("kernel", [sum(widths), units], initializer=self._kernel_init)
             b = get_variable("bias", [units], initializer=self._bias_init if self._bias_init is not None else bias_init)
-        return matmul(x, w) + b
+        return _rows_product(parts, w) + b
+
+
+def _rows_product(parts, w):
+    """concat(parts, 1) @ w as the sum of each part times its rows of w."""
+    out, row = None, 0
+    for p in parts:
+        k = p._shape[-1]
+        term = matmul(p, _core.slice(w, [row, 0], [row + k, w._shape[1]]))
+        out = term if out is None else out + term
+        row += k
+    return out
 
 
 class GRUCell(RNNCell):
@@ -50,9 +66,9 @@ class GRUCell(RNNCell):
 
     def __call__(self, inputs, state, scope=None):
         with self._scope():
-            gates = sigmoid(self._dense("gates", concat([inputs, state], 1), 2 * self._units, init.ones()))
+            gates = sigmoid(self._dense("gates", [inputs, state], 2 * self._units, init.ones()))
             r, u = split(gates, 2, axis=1)
-            c = self._activation(self._dense("candidate", concat([inputs, r * state], 1), self._units, init.zeros()))
+            c = self._activation(self._dense("candidate", [inputs, r * state], self._units, init.zeros()))
         h = u * state + (1.0 - u) * c
         return h, h
 
@@ -91,10 +107,10 @@ class BasicLSTMCell(RNNCell):
         c, h = state
         from ._variables import get_variable
         with self._scope():
-            x = concat([inputs, h], 1)
-            w = get_variable("kernel", [x._shape[-1], 4 * self._units], initializer=self._kernel_init)
+            w = get_variable("kernel", [inputs._shape[-1] + h._shape[-1], 4 * self._units],
+                             initializer=self._kernel_init)
             b = get_variable("bias", [4 * self._units], initializer=init.zeros())
-            i, j, f, o = split(matmul(x, w) + b, 4, axis=1)
+            i, j, f, o = split(_rows_product([inputs, h], w) + b, 4, axis=1)
         new_c = c * sigmoid(f + self._forget_bias) + sigmoid(i) * self._activation(j)
         new_h = self._activation(new_c) * sigmoid(o)
         return new_h, LSTMStateTuple(new_c, new_h)

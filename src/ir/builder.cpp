@@ -328,8 +328,50 @@ Tensor sum_to(const Tensor& x, Shape shape) {
   return reshape(r, shape);
 }
 
+namespace {
+
+// The indices `a` is the one-hot encoding of, when a is one_hot(ids) of b's dtype seen
+// through slices and reshapes that keep its last (depth) axis whole: the same slices and
+// reshapes of ids. An invalid Tensor otherwise.
+Tensor one_hot_indices(const Tensor& a, const Tensor& b) {
+  Graph& g = a.graph();
+  std::vector<ValueId> chain;  // from a down to the one_hot's consumer
+  ValueId v = a.id();
+  for (;;) {
+    const Node& n = g.node(v);
+    const int64_t depth = n.shape.empty() ? 0 : n.shape.back();
+    if (n.op == Op::one_hot) {
+      if (n.dtype != b.dtype() || depth != b.dim(0)) return {};
+      break;
+    }
+    if (n.op == Op::reshape && g.node(n.inputs[0]).shape.back() != depth) return {};
+    if (n.op == Op::slice && (n.attrs.ints("begin").back() != 0 || n.attrs.ints("end").back() != depth)) return {};
+    if (n.op != Op::reshape && n.op != Op::slice) return {};
+    chain.push_back(v);
+    v = n.inputs[0];
+  }
+  Tensor ids(&g, g.node(v).inputs[0]);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const Node& n = g.node(*it);
+    if (n.op == Op::reshape) {
+      ids = reshape(ids, Shape(n.shape.begin(), n.shape.end() - 1));
+    } else {
+      const auto& begin = n.attrs.ints("begin");
+      const auto& end = n.attrs.ints("end");
+      ids = slice(ids, {begin.begin(), begin.end() - 1}, {end.begin(), end.end() - 1});
+    }
+  }
+  return ids;
+}
+
+}  // namespace
+
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
   Graph& g = same_graph(a, b, "matmul");
+  if (!transpose_a && !transpose_b && a.shape().size() == 2 && b.shape().size() == 2 && a.dim(1) == b.dim(0)) {
+    if (const Tensor ids = one_hot_indices(a, b); ids.valid())
+      return make(g, Op::gather, {b.id(), ids.id()}, {{"lenient", int64_t{1}}});
+  }
   return make(g, Op::matmul, {a.id(), b.id()},
               {{"transpose_a", int64_t{transpose_a}}, {"transpose_b", int64_t{transpose_b}}});
 }

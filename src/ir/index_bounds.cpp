@@ -44,7 +44,7 @@ std::map<std::string, IndexBound> index_bounds(const Graph& g) {
       const int64_t depth = n.attrs.i("depth");
       bound(origin[n.inputs[0]], depth,
             "the logits' " + std::to_string(depth) + " classes (sparse_softmax_cross_entropy)");
-    } else if (n.op == Op::gather && origin[n.inputs[1]] >= 0) {
+    } else if (n.op == Op::gather && !n.attrs.i_or("lenient", 0) && origin[n.inputs[1]] >= 0) {
       const Node& table = g.node(n.inputs[0]);
       const int64_t rows = table.shape.empty() ? 0 : table.shape[0];
       bound(origin[n.inputs[1]], rows,

@@ -1,6 +1,7 @@
 // Which fed values are indices, and into what: a placeholder whose integers reach, through
 // ops that move elements without changing them (reshape, transpose, slice, broadcast_to,
-// integer casts), the indices of a gather (rows of a table) or of a strict one_hot (the
+// integer casts), the indices of a gather (rows of a table; not a lenient one, which
+// stands for a one_hot times a matrix, see matmul in ops.h) or of a strict one_hot (the
 // class ids of sparse_softmax_cross_entropy). An index outside the range would silently
 // give a row of zeros (a loss of 0 for a class id of 100); TensorFlow raises on it. The
 // Estimator checks every batch it feeds against these bounds (check_indices).
