@@ -1,6 +1,8 @@
 #include "backend/cpu/codegen/codegen.h"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -9,6 +11,7 @@
 #include "backend/cpu/codegen/codegen_library.h"
 #include "backend/cpu/codegen/codegen_pool.h"
 #include "backend/cpu/codegen/codegen_reduce.h"
+#include "kiln/error.h"
 
 namespace kiln::cpu {
 namespace {
@@ -86,12 +89,50 @@ std::string prelude(bool split, bool pool, bool random) {
          kPrelude + (pool ? kPreludePool : "") + (random ? kPhiloxText : "") + "\n";
 }
 
+// A kernel's text with its buffers made a parameter: each "B[<n>]" (only pointer
+// declarations write one) becomes "B[I[k]]", k numbering the distinct buffers in order of
+// appearance, and `name(void** B)` becomes `name(void** B, const int* I)`. Returns the text
+// and the buffer numbers, in k's order: the call's argument.
+std::pair<std::string, std::vector<int>> with_buffer_parameters(const std::string& kernel, const std::string& name) {
+  std::string out;
+  std::vector<int> buffers;
+  size_t pos = 0;
+  for (size_t at = kernel.find("B[", pos); at != std::string::npos; at = kernel.find("B[", pos)) {
+    size_t end = at + 2;
+    while (end < kernel.size() && std::isdigit(static_cast<unsigned char>(kernel[end]))) ++end;
+    const bool id_char = at > 0 && (std::isalnum(static_cast<unsigned char>(kernel[at - 1])) || kernel[at - 1] == '_');
+    if (end == at + 2 || end == kernel.size() || kernel[end] != ']' || id_char) {
+      out.append(kernel, pos, end - pos);
+      pos = end;
+      continue;
+    }
+    const int b = std::stoi(kernel.substr(at + 2, end - at - 2));
+    const auto found = std::find(buffers.begin(), buffers.end(), b);
+    const size_t k = static_cast<size_t>(found - buffers.begin());
+    if (found == buffers.end()) buffers.push_back(b);
+    out.append(kernel, pos, at - pos);
+    out += "B[I[" + std::to_string(k) + "]]";
+    pos = end + 1;
+  }
+  out.append(kernel, pos, std::string::npos);
+  const std::string header = "void " + name + "(void** B)";
+  const size_t h = out.find(header);
+  KILN_CHECK(h != std::string::npos && !buffers.empty()) << "kernel " << name << " has no header or no buffer";
+  out.replace(h, header.size(), "void " + name + "(void** B, const int* I)");
+  return {out, buffers};
+}
+
 }  // namespace
 
 GeneratedSource generate_source(const Schedule& s) {
   GeneratedSource out;
   for (const Node& n : s.graph.nodes()) out.random = out.random || n.op == Op::random;
   std::ostringstream decls, step;
+  // Kernels that differ only in their buffers (the time steps of an unrolled RNN, a
+  // network's repeated blocks) are one function, called with each step's buffers: the
+  // text to compile shrinks with the repetition (a 100-step GRU: 1831 steps, ~60
+  // functions). Keyed by the text with the function's name blanked out.
+  std::map<std::string, std::string> shared;  // text -> the function's name
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const Step& st = s.steps[i];
     const std::string name = "k" + std::to_string(i);
@@ -109,9 +150,17 @@ GeneratedSource generate_source(const Schedule& s) {
         break;
     }
     if (!kernel.empty()) {
-      out.kernels.push_back(std::move(kernel));
-      decls << "KILN_KERNEL void " << name << "(void** B);\n";
-      step << "  " << name << "(B);\n";
+      auto [text, buffers] = with_buffer_parameters(kernel, name);
+      std::string key = text;
+      key.replace(key.find(" " + name + "("), name.size() + 2, " (");
+      auto [it, fresh] = shared.emplace(std::move(key), name);
+      if (fresh) {
+        out.kernels.push_back(std::move(text));
+        decls << "KILN_KERNEL void " << name << "(void** B, const int* I);\n";
+      }
+      step << "  static const int a" << i << "[" << buffers.size() << "] = {";
+      for (size_t k = 0; k < buffers.size(); ++k) step << (k ? ", " : "") << buffers[k];
+      step << "};\n  " << it->second << "(B, a" << i << ");\n";
     }
     step << "  if (rt->tick) rt->tick(host, " << i << ");\n";
   }

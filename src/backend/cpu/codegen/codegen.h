@@ -18,7 +18,9 @@ extern const char* const kPhiloxText;   // src/ir/philox.h, embedded by the buil
 extern const char* const kFloatMathText;  // kiln/float_math.h, embedded by the build
 
 struct GeneratedSource {
-  std::vector<std::string> kernels;  // one function each, `KILN_KERNEL void kN(void** B)`
+  // One function each, `KILN_KERNEL void kN(void** B, const int* I)`: step N's kernel,
+  // its buffers B[I[0]], B[I[1]], ...; later steps with the same code call it too.
+  std::vector<std::string> kernels;
   std::string entry;                 // kernel declarations, kiln_abi_version, kiln_step
   bool pool = false;                 // pooling kernels: the prelude needs kPreludePool
   bool random = false;               // random ops: the prelude needs kPhiloxText

@@ -189,24 +189,30 @@ std::string ExprEmitter::declare_index(const std::string& expr) {
   return name;
 }
 
+// Pointers are named by the order the kernel first reads their buffers (p0, p1, ...), not
+// by buffer number: kernels that differ only in their buffers have the same text, and
+// generate_source keeps one copy of it.
 std::string ExprEmitter::load(ValueId v, const std::string& idx) {
   const int b = s_.buffer_of[v];
   const DType t = s_.graph.node(v).dtype;
-  if (std::find(declared_.begin(), declared_.end(), b) == declared_.end()) {
+  const auto found = std::find(declared_.begin(), declared_.end(), b);
+  const std::string p = "p" + std::to_string(found - declared_.begin());  // the next slot when new
+  if (found == declared_.end()) {
     declared_.push_back(b);
-    decls_ += pointer_decl(t, "p" + std::to_string(b), b, true);
+    decls_ += pointer_decl(t, p, b, true);
   }
-  const std::string elem = "p" + std::to_string(b) + "[" + idx + "]";
+  const std::string elem = p + "[" + idx + "]";
   // A small 16-bit buffer read at computed indices (a bias broadcast over a batch): x86
   // has no 16-bit gather, so such a load keeps the whole loop scalar. Widen it to float32
   // once, before the loop, and gather from that.
   const int64_t count = numel(s_.graph.node(v).shape);
   if ((t == DType::bf16 || t == DType::f16) && idx != "i" && count <= kWidenLimit) {
-    const std::string w = "w" + std::to_string(b);
-    if (std::find(widened_.begin(), widened_.end(), b) == widened_.end()) {
+    const auto wat = std::find(widened_.begin(), widened_.end(), b);
+    const std::string w = "w" + std::to_string(wat - widened_.begin());  // the next slot when new
+    if (wat == widened_.end()) {
       widened_.push_back(b);
       decls_ += "  float " + w + "[" + std::to_string(count) + "];\n  for (int64_t k = 0; k < " + std::to_string(count) +
-                "; ++k) " + w + "[k] = " + load(t, "p" + std::to_string(b) + "[k]") + ";\n";
+                "; ++k) " + w + "[k] = " + load(t, p + "[k]") + ";\n";
     }
     return w + "[" + idx + "]";
   }
