@@ -130,8 +130,8 @@ GeneratedSource generate_source(const Schedule& s) {
   std::ostringstream decls, step;
   // Kernels that differ only in their buffers (the time steps of an unrolled RNN, a
   // network's repeated blocks) are one function, called with each step's buffers: the
-  // text to compile shrinks with the repetition (a 100-step GRU: 1831 steps, ~60
-  // functions). Keyed by the text with the function's name blanked out.
+  // text to compile shrinks with the repetition (TensorFlow's 100-step character GRU:
+  // 1831 steps, 280 functions). Keyed by the text with the function's name blanked out.
   std::map<std::string, std::string> shared;  // text -> the function's name
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const Step& st = s.steps[i];
