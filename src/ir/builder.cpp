@@ -344,7 +344,8 @@ Tensor one_hot_indices(const Tensor& a, const Tensor& b) {
       if (n.dtype != b.dtype() || depth != b.dim(0)) return {};
       break;
     }
-    if (n.op == Op::reshape && g.node(n.inputs[0]).shape.back() != depth) return {};
+    if (n.op == Op::reshape && (g.node(n.inputs[0]).shape.empty() || g.node(n.inputs[0]).shape.back() != depth))
+      return {};
     if (n.op == Op::slice && (n.attrs.ints("begin").back() != 0 || n.attrs.ints("end").back() != depth)) return {};
     if (n.op != Op::reshape && n.op != Op::slice) return {};
     chain.push_back(v);

@@ -69,6 +69,11 @@ TEST(OneHotMatmul, OtherProductsStayProducts) {
   EXPECT_EQ(producer(matmul(slice(oh, {0, 0}, {4, 4}), slice(w, {0, 0}, {4, 2}))).op, Op::matmul);  // depth cut
   EXPECT_EQ(producer(matmul(oh, variable(g, "wt", DType::f32, {2, 5}), false, true)).op, Op::matmul);
   EXPECT_EQ(producer(matmul(placeholder(g, "x", DType::f32, {4, 5}), w)).op, Op::matmul);
+  // A reshape that moves the depth axis, and one from a scalar, end the search too.
+  const Tensor moved = reshape(one_hot(placeholder(g, "ids2", DType::i32, {2}), 10), {4, 5});
+  EXPECT_EQ(producer(matmul(moved, w)).op, Op::matmul);
+  const Tensor lone = reshape(reshape(placeholder(g, "s", DType::f32, {}), {1, 1}), {1, 1});
+  EXPECT_EQ(producer(matmul(lone, variable(g, "w1", DType::f32, {1, 3}))).op, Op::matmul);
 }
 
 }  // namespace
