@@ -253,9 +253,9 @@ void need_rank4(const Ctx& c, const Shape& s, const char* what) {
   if (s.size() != 4) c.fail() << what << " must be 4-D (NCHW / OIHW), got " << shape_str(s);
 }
 
-// The channel groups of a convolution (attribute groups, 1 when absent), checked against
-// the input's channels x_c and the filter w [o, x_c / groups, kh, kw].
-int64_t conv_groups(const Ctx& c, int64_t x_c, const Shape& w) {
+// Checks a convolution's channel groups (attribute groups, 1 when absent) against the
+// input's channels x_c and the filter w [o, x_c / groups, kh, kw].
+void check_groups(const Ctx& c, int64_t x_c, const Shape& w) {
   const int64_t groups = c.n.attrs.i_or("groups", 1);
   if (groups < 1) c.fail() << "groups must be at least 1, got " << groups;
   if (x_c % groups != 0 || w[0] % groups != 0)
@@ -266,7 +266,6 @@ int64_t conv_groups(const Ctx& c, int64_t x_c, const Shape& w) {
     c.fail() << "input has " << x_c << " channels but the filter " << shape_str(w) << " in " << groups << " groups expects "
              << w[1] * groups << " (" << w[1] << " per group)";
   }
-  return groups;
 }
 
 void conv2d(Ctx& c) {
@@ -276,7 +275,7 @@ void conv2d(Ctx& c) {
   need_rank4(c, w, "filter");
   same_float_dtypes(c, c.in(0).dtype, c.in(1).dtype);
   if (!is_float(c.in(0).dtype)) c.fail() << "needs float inputs";
-  conv_groups(c, x[1], w);
+  check_groups(c, x[1], w);
   c.n.shape = window_out(c, x, w[0], w[2], w[3]);
   c.n.dtype = c.in(0).dtype;
 }
@@ -299,7 +298,7 @@ void conv2d_backward_input(Ctx& c) {  // inputs: dy, w; attr input_shape
   need_rank4(c, xs, "input_shape");
   const Shape& w = c.in(1).shape;
   need_rank4(c, w, "filter");
-  conv_groups(c, xs[1], w);
+  check_groups(c, xs[1], w);
   if (window_out(c, xs, w[0], w[2], w[3]) != c.in(0).shape)
     c.fail() << "gradient shape " << shape_str(c.in(0).shape) << " does not match the convolution";
   c.n.shape = xs;
@@ -311,7 +310,7 @@ void conv2d_backward_filter(Ctx& c) {  // inputs: x, dy; attr filter_shape
   need_rank4(c, ws, "filter_shape");
   const Shape& x = c.in(0).shape;
   need_rank4(c, x, "input");
-  conv_groups(c, x[1], ws);
+  check_groups(c, x[1], ws);
   if (window_out(c, x, ws[0], ws[2], ws[3]) != c.in(1).shape)
     c.fail() << "gradient shape " << shape_str(c.in(1).shape) << " does not match the convolution";
   c.n.shape = ws;

@@ -174,6 +174,13 @@ def test_missing_names_say_so(body, name):
     assert name in str(e) and "not provided by kiln" in str(e)
 
 
+def test_depthwise_filter_of_other_channels_says_so_in_tensorflows_shapes():
+    e = in_model_fn(lambda f, l: kiln.nn.depthwise_conv2d(kiln.reshape(f, [B, 3, 3, 2]), kiln.ones([3, 3, 4, 1]),
+                                                           [1, 1, 1, 1], "SAME"))
+    assert isinstance(e, ValueError), repr(e)
+    assert "input has 2 channels but the filter [3, 3, 4, 1] expects 4" in str(e)
+
+
 def test_tensor_properties():
     seen = {}
 
