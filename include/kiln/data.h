@@ -78,10 +78,22 @@ Dataset load_fashion_mnist(const std::string& dir = kDefaultFashionMnistDir,
 // Batching
 // ---------------------------------------------------------------------------------------
 
-// One batch: features f32 [B, D], labels i32 [B].
+// A feature beyond the first, when an input gives several (a dict of features): fed to
+// the graph's placeholder more_feature_name(name).
+struct NamedFeature {
+  std::string name;
+  Array values;
+};
+
+// The placeholder a further feature is fed to: "features/<name>" ("features" is the first).
+inline std::string more_feature_name(const std::string& name) { return "features/" + name; }
+
+// One batch: features f32 [B, D], labels i32 [B]; inputs with several features carry the
+// others in `more`, each with B rows.
 struct Batch {
   Array features;
   Array labels;
+  std::vector<NamedFeature> more;
 
   int64_t size() const { return labels.empty() ? 0 : labels.shape()[0]; }
 };

@@ -7,7 +7,9 @@
 //
 // Graphs have static shapes: a graph is built for the shape of the first batch (and one
 // more for each other batch size met in evaluate/predict). Placeholders are named
-// "features" and "labels"; model_fn must not create other placeholders.
+// "features" and "labels", and data::more_feature_name(k) for each further feature a
+// batch carries (Batch::more; model_fn finds them with Graph::find); model_fn must not
+// create other placeholders.
 //
 // iterations_per_loop (RunConfig): that many steps make one loop; hooks run at loop
 // boundaries. (The Executable interface runs one step per call today; the loop calls it

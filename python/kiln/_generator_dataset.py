@@ -286,15 +286,14 @@ class GeneratorDataset:
         return self.elements()
 
     def _parts(self):
-        """(the key of a one-entry features dict or None, whether elements hold labels, the key
-        of a one-entry labels dict or None)."""
+        """(the keys of a features dict or None, whether elements hold labels, the key of a
+        one-entry labels dict or None)."""
         t = self._structure()
         has_labels = isinstance(t, tuple) and len(t) == 2
         features = t[0] if has_labels else t
-
-        def key(part):
-            return next(iter(part)) if isinstance(part, dict) and len(part) == 1 else None
-        return key(features), has_labels, key(t[1]) if has_labels else None
+        keys = list(features) if isinstance(features, dict) and features else None
+        label = t[1] if has_labels else None
+        return keys, has_labels, next(iter(label)) if isinstance(label, dict) and len(label) == 1 else None
 
     def is_batched(self):
         return self._has("batch")

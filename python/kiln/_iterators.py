@@ -6,7 +6,7 @@ make_initializable_iterator(), as an Estimator's input_fn uses them:
     return features, labels
 
 get_next() gives placeholders for the dataset's next batch in the dataset's own form
-(features, or a dict of one feature, and labels); an Estimator that gets them back from
+(features, or a dict of features, and labels); an Estimator that gets them back from
 input_fn feeds model_fn from the dataset they came from, exactly as if input_fn had
 returned the dataset. They cannot be computed with inside input_fn: kiln runs no graph
 there (transform the arrays, or do the work in model_fn)."""
@@ -53,10 +53,10 @@ class Iterator:
         return _NoOp()
 
     def get_next(self, name=None):
-        key, has_labels, label_key = self._dataset._parts()
+        keys, has_labels, label_key = self._dataset._parts()
         features = Element(self, "features")
-        if key is not None:
-            features = {key: features}
+        if keys is not None:
+            features = {k: Element(self, "features['%s']" % k) for k in keys}
         if not has_labels:
             return features
         labels = Element(self, "labels")
@@ -70,14 +70,11 @@ def dataset_of(result):
     """The dataset behind what input_fn returned when it is iterator.get_next()'s value
     (or features/labels taken from it), else None."""
     parts = list(result) if isinstance(result, tuple) else [result]
-    found = []
-    for p in parts:
-        for v in (p.values() if isinstance(p, dict) else [p]):
-            if isinstance(v, Element):
-                found.append(v._iterator)
+    values = [v for p in parts for v in (p.values() if isinstance(p, dict) else [p])]
+    found = [v._iterator for v in values if isinstance(v, Element)]
     if not found:
         return None
-    if any(it is not found[0] for it in found) or len(found) != len(parts):
+    if any(it is not found[0] for it in found) or len(found) != len(values):
         raise TypeError("[input_fn] returned values from different iterators, or an iterator's value beside "
                         "something else; return iterator.get_next() of one dataset as it is")
     return found[0]._dataset

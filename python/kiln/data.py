@@ -72,27 +72,46 @@ def _strings(x):
         isinstance(x, np.ndarray) and x.dtype == object and x.size and all(isinstance(v, (str, bytes)) for v in x.flat))
 
 
-def _split_features(features, what):
-    """(array, key): features (or labels) as an array, or the one entry of a dict of them."""
+def _split_features(features, what, several=True):
+    """(array, key, more): features as an array (key None, more []), or a dict of them: the
+    first entry's array and key, and [(key, array)] of the others. Labels (several=False)
+    are one array or a dict of one."""
     if isinstance(features, dict):
-        if len(features) != 1:
+        if not features:
+            raise ValueError("%s is an empty dict; give at least one array" % what)
+        for k in features:
+            if not isinstance(k, str) or not k:
+                raise TypeError("%s has the key %r; a feature's key must be a non-empty string" % (what, k))
+        if len(features) != 1 and not several:
             unsupported("%s as a dict of %d entries" % (what, len(features)),
-                        "kiln feeds one features tensor and one labels tensor; pass one array or a dict with one "
-                        "entry for each")
-        (key, value), = features.items()
-        return value, key
-    return features, None
+                        "kiln feeds one labels tensor; pass one array or a dict with one entry")
+        items = list(features.items())
+        return items[0][1], items[0][0], items[1:]
+    return features, None, []
+
+
+def _more_arrays(more, rows, what):
+    """The further features of a dict as checked input arrays, each with `rows` rows."""
+    out = []
+    for key, value in more:
+        a = _as_input_array(value, "%s['%s']" % (what, key))
+        if a.shape[0] != rows:
+            raise ValueError("%s['%s'] has %d rows (shape %s) but the first feature %d: every feature needs one row "
+                             "per example" % (what, key, a.shape[0], a.shape, rows))
+        out.append((key, a))
+    return tuple(out)
 
 
 class Dataset:
     """A pipeline over in-memory numpy arrays, run by kiln in C++. Methods return new
     datasets, as tf.data's do."""
 
-    def __init__(self, features, labels, feature_key, label_key=None):
+    def __init__(self, features, labels, feature_key, label_key=None, more=()):
         self._features = features
         self._labels = labels
         self._feature_key = feature_key
         self._label_key = label_key  # labels as a dict of one entry ({'labels': array}): its key
+        self._more = tuple(more)  # features as a dict of several: ((key, array), ...) after the first
         self._ops = []  # ("shuffle", seed) ("batch", n, drop) ("repeat", count) ("prefetch", n)
 
     @staticmethod
@@ -111,8 +130,9 @@ class Dataset:
             features, labels = tensors
         else:
             features, labels = tensors, None
-        features, key = _split_features(features, "features")
-        labels, label_key = (None, None) if labels is None else _split_features(labels, "labels")
+        features, key, more = _split_features(features, "[Dataset.from_tensor_slices] features")
+        labels, label_key, _ = (None, None, []) if labels is None else _split_features(
+            labels, "[Dataset.from_tensor_slices] labels", several=False)
         f = _as_input_array(features, "[Dataset.from_tensor_slices] features")
         lab = None if labels is None else _as_input_array(labels, "[Dataset.from_tensor_slices] labels")
         if f.shape[0] == 0:
@@ -120,7 +140,7 @@ class Dataset:
         if lab is not None and lab.shape[0] != f.shape[0]:
             raise ValueError("[Dataset.from_tensor_slices] features have %d examples (shape %s) but labels %d "
                              "(shape %s)" % (f.shape[0], f.shape, lab.shape[0], lab.shape))
-        return Dataset(f, lab, key, label_key)
+        return Dataset(f, lab, key, label_key, _more_arrays(more, f.shape[0], "[Dataset.from_tensor_slices] features"))
 
     @staticmethod
     def list_files(file_pattern, shuffle=None, seed=None):
@@ -149,7 +169,7 @@ class Dataset:
                 and datasets[1]._feature_key is None and datasets[0]._label_key is None:
             f, lab = datasets
             n = min(f._features.shape[0], lab._features.shape[0])
-            return Dataset(f._features[:n], lab._features[:n], f._feature_key)
+            return Dataset(f._features[:n], lab._features[:n], f._feature_key, more=f._select(slice(0, n))._more)
         parts = list(datasets.values()) if isinstance(datasets, dict) else list(datasets) \
             if isinstance(datasets, (tuple, list)) else None
         if not parts or not all(isinstance(d, (Dataset, GeneratorDataset)) for d in parts):
@@ -180,11 +200,22 @@ class Dataset:
         return GeneratorDataset.of_elements(lambda: iter([element]))
 
     def _parts(self):
-        return self._feature_key, self._labels is not None, self._label_key
+        return self._keys(), self._labels is not None, self._label_key
+
+    def _keys(self):
+        """The keys of the features dict, or None for a features array."""
+        return None if self._feature_key is None else [self._feature_key] + [k for k, _ in self._more]
 
     def _with(self, op):
-        d = Dataset(self._features, self._labels, self._feature_key, self._label_key)
+        d = Dataset(self._features, self._labels, self._feature_key, self._label_key, self._more)
         d._ops = self._ops + [op]
+        return d
+
+    def _select(self, index):
+        """The examples `index` picks (a slice or a boolean mask) of every array, ops kept."""
+        d = Dataset(self._features[index], None if self._labels is None else self._labels[index], self._feature_key,
+                    self._label_key, tuple((k, a[index]) for k, a in self._more))
+        d._ops = list(self._ops)
         return d
 
     def _has(self, kind):
@@ -255,10 +286,7 @@ class Dataset:
         if hi <= lo:
             raise ValueError("[Dataset.%s(%d)] leaves no examples of the %d%s" % (
                 kind, count, n, " (batches of %d)" % per if per > 1 else ""))
-        d = Dataset(self._features[lo:hi], None if self._labels is None else self._labels[lo:hi], self._feature_key,
-                    self._label_key)
-        d._ops = list(self._ops)
-        return d
+        return self._select(slice(lo, hi))
 
     def make_one_shot_iterator(self):
         return Iterator(self)
@@ -293,10 +321,7 @@ class Dataset:
             keep.append(bool(k))
         if not any(keep):
             raise ValueError("[Dataset.filter] the predicate keeps none of the %d examples" % len(keep))
-        d = Dataset(self._features[np.array(keep)], None if self._labels is None else self._labels[np.array(keep)],
-                    self._feature_key, self._label_key)
-        d._ops = list(self._ops)
-        return d
+        return self._select(np.array(keep))
 
     def shard(self, num_shards, index):
         """Every num_shards-th example from the index-th (before shuffle, repeat and batch)."""
@@ -304,8 +329,7 @@ class Dataset:
         if self._ops:
             unsupported("Dataset.shard after %s on from_tensor_slices" % ", ".join(op[0] for op in self._ops),
                         "shard the examples first, then shuffle, repeat and batch them")
-        d = Dataset(self._features[i::n], None if self._labels is None else self._labels[i::n],
-                    self._feature_key, self._label_key)  # strided rows: spec() hands C++ a C-order copy
+        d = self._select(slice(i, None, n))  # strided rows: spec() hands C++ a C-order copy
         if d._features.shape[0] == 0:
             raise ValueError("[Dataset.shard(%d, %d)] leaves no examples of the %d" % (n, i, self._features.shape[0]))
         return d
@@ -321,7 +345,8 @@ class Dataset:
         return self._elements().flat_map(map_func)
 
     def _example(self, i):
-        f = self._features[i] if self._feature_key is None else {self._feature_key: self._features[i]}
+        f = self._features[i] if self._feature_key is None else dict(
+            [(self._feature_key, self._features[i])] + [(k, a[i]) for k, a in self._more])
         if self._labels is None:
             return f
         return f, (self._labels[i] if self._label_key is None else {self._label_key: self._labels[i]})
@@ -330,25 +355,27 @@ class Dataset:
         pairs = isinstance(rows[0], tuple) and len(rows[0]) == 2
         features = [r[0] for r in rows] if pairs else rows
         try:
+            more = []
             if isinstance(features[0], dict):
-                if len(features[0]) != 1:
-                    unsupported("%s returning a dict of %d features" % (op, len(features[0])), "kiln feeds one features "
-                                "array (or a dict of one)")
-                key = next(iter(features[0]))
+                keys = list(features[0])
+                _split_features(features[0], "[%s] the function's features" % op)  # checks the keys
+                key = keys[0]
                 f = np.stack([r[key] for r in features])
+                more = [(k, np.stack([np.asarray(r[k]) for r in features])) for k in keys[1:]]
             else:
                 key, f = None, np.stack([np.asarray(r) for r in features])
             label_key = None
             if pairs and isinstance(rows[0][1], dict):
                 labels = [r[1] for r in rows]
-                label_key = _split_features(labels[0], "%s's labels" % op)[1]
+                label_key = _split_features(labels[0], "[%s] the function's labels" % op, several=False)[1]
                 lab = np.stack([np.asarray(r[label_key]) for r in labels])
             else:
                 lab = np.stack([np.asarray(r[1]) for r in rows]) if pairs else None
         except ValueError as e:
             raise DataError("[%s] the function's results differ in shape between examples: %s" % (op, e)) from None
-        d = Dataset(_as_input_array(f, "[%s] features" % op), None if lab is None else
-                    _as_input_array(lab, "[%s] labels" % op), key, label_key)
+        f = _as_input_array(f, "[%s] features" % op)
+        d = Dataset(f, None if lab is None else _as_input_array(lab, "[%s] labels" % op), key, label_key,
+                    _more_arrays(more, f.shape[0], "[%s] features" % op))
         d._ops = list(self._ops)
         return d
 
@@ -379,6 +406,7 @@ class Dataset:
         s = _core.SliceSpec()
         s.features = np.ascontiguousarray(self._features)  # C++ reads the rows in place; a no-op when they are
         s.labels = None if self._labels is None else np.ascontiguousarray(self._labels)
+        s.more = [(k, np.ascontiguousarray(a)) for k, a in self._more]
         order = _core.SliceOrder()
         batched = False
         for op in self._ops:
@@ -398,8 +426,15 @@ class Dataset:
 
     def take_batches(self, limit, skip=0, default_seed=0):
         """The first `limit` batches as numpy (features, labels) tuples, after skipping
-        `skip`: what training sees."""
-        return _core.slice_batches(self.spec(default_seed), int(limit), int(skip))
+        `skip`: what training sees (features a dict when the dataset has several)."""
+        out = []
+        for f, lab, more in _core.slice_batches(self.spec(default_seed), int(limit), int(skip)):
+            out.append((dict([(self._feature_key, f)] + list(more)) if more else f, lab))
+        return out
+
+
+def _describe_more(more):
+    return "{%s}" % ", ".join("'%s': %s %s" % (k, d, tuple(s)) for k, d, s in more) if more else "none"
 
 
 class BatchReader:
@@ -433,26 +468,37 @@ class BatchReader:
             raise TypeError("[input_fn] batch %d is a tuple of %d; expected (features, labels)" % (i, len(item)))
         else:
             features, labels = item, None
-        features, key = _split_features(features, "[input_fn] batch %d: features" % i)
-        f = _as_input_array(features, "[input_fn] batch %d: features" % i)
+        what = "[input_fn] batch %d: features" % i
+        features, key, more = _split_features(features, what)
+        f = _as_input_array(features, what)
         if f.shape[0] == 0:
             raise DataError("[input_fn] batch %d holds no examples (features of shape %s): every batch needs at "
                             "least one" % (i, f.shape))
-        labels, label_key = (None, None) if labels is None else _split_features(labels, "[input_fn] batch %d: labels"
-                                                                                         % i)
+        try:
+            more = _more_arrays(more, f.shape[0], what)
+        except ValueError as e:
+            raise DataError(str(e)) from None
+        labels, label_key, _ = (None, None, []) if labels is None else _split_features(
+            labels, "[input_fn] batch %d: labels" % i, several=False)
         lab = None if labels is None else _as_input_array(labels, "[input_fn] batch %d: labels" % i)
         if lab is not None and lab.shape[0] != f.shape[0]:
             raise DataError("[input_fn] batch %d: features have %d examples (shape %s) but labels %d (shape %s)"
                             % (i, f.shape[0], f.shape, lab.shape[0], lab.shape))
-        self._check_like_first(i, f, lab, key, label_key)
-        return (f, lab)
+        self._check_like_first(i, f, lab, key, label_key, more)
+        return (f, lab, list(more)) if more else (f, lab)
 
-    def _check_like_first(self, i, f, lab, key, label_key):
-        sig = (f.dtype, f.shape[1:], None if lab is None else (lab.dtype, lab.shape[1:]), key, label_key)
+    def _check_like_first(self, i, f, lab, key, label_key, more):
+        sig = (f.dtype, f.shape[1:], None if lab is None else (lab.dtype, lab.shape[1:]), key, label_key,
+               tuple((k, a.dtype, a.shape[1:]) for k, a in more))
         if self._first is None:
             self._first = (sig, f.shape[0])
             self._info.feature_key, self._info.label_key = key, label_key
+            self._info.more_keys = [k for k, _ in more]
             return
+        if sig[5] != self._first[0][5]:
+            raise DataError("[input_fn] batch %d has further features %s; the first batch had %s: every batch must "
+                            "have the same features, dtypes and per-example shapes"
+                            % (i, _describe_more(sig[5]), _describe_more(self._first[0][5])))
         first_sig, first_n = self._first
         if sig != first_sig:
             raise DataError("[input_fn] batch %d has features %s %s%s; the first batch had %s %s%s: every batch "

@@ -79,6 +79,7 @@ def _call_with(fn, what, available):
 
 class _InputInfo:
     feature_key = None
+    more_keys = ()  # features came as a dict of several: the keys after the first
     label_key = None  # labels came as a dict of one entry: model_fn gets {label_key: labels}
 
 
@@ -142,7 +143,7 @@ class Estimator:
         ctx = GraphContext(scope, seed, mode)
         previous = enter(ctx)
         try:
-            feats = {self._info.feature_key: features} if self._info.feature_key is not None else features
+            feats = self._features_for(scope, features)
             if labels is not None and self._info.label_key is not None:
                 labels = {self._info.label_key: labels}
             spec = _call_with(self._model_fn, "model_fn", {"features": feats, "labels": labels, "mode": mode,
@@ -162,6 +163,19 @@ class Estimator:
             return parts + (warm,)
         finally:
             leave(previous)
+
+    def _features_for(self, scope, features):
+        """What model_fn gets as features: the array, or the dict the input gave (its further
+        features are the graph's placeholders "features/<key>")."""
+        info = self._info
+        if info.feature_key is None:
+            return features
+        feats = {info.feature_key: features}
+        for k in info.more_keys:
+            feats[k] = scope.find("features/" + k)
+            if feats[k] is None:
+                raise RuntimeError("kiln: the graph has no placeholder for feature '%s'" % k)
+        return feats
 
     def _run_eval_hooks(self):
         """begin() and after_create_session() of evaluate()'s hooks, once per evaluate() (at
@@ -253,6 +267,7 @@ class Estimator:
             result = _iterators.dataset_of(result) or result
             if isinstance(result, _data.Dataset):
                 info.feature_key, info.label_key = result._feature_key, result._label_key
+                info.more_keys = [k for k, _ in result._more]
                 return result.spec(seed)
             if isinstance(result, _data.GeneratorDataset):
                 if not result.is_batched():

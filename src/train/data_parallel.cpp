@@ -43,6 +43,15 @@ Array rows_of(const Array& a, int64_t begin, int64_t rows) {
   return out;
 }
 
+// Rows [begin, begin + rows) of every array of a batch.
+data::Batch batch_rows(const data::Batch& b, int64_t begin, int64_t rows) {
+  data::Batch out;
+  out.features = rows_of(b.features, begin, rows);
+  out.labels = b.labels.empty() ? Array() : rows_of(b.labels, begin, rows);
+  for (const data::NamedFeature& f : b.more) out.more.push_back({f.name, rows_of(f.values, begin, rows)});
+  return out;
+}
+
 // The share of rank r of n in b rows: [r*b/n, (r+1)*b/n).
 std::pair<int64_t, int64_t> share_of(int64_t b, int64_t r, int64_t n) { return {r * b / n, (r + 1) * b / n}; }
 
@@ -58,8 +67,7 @@ class RankShard final : public data::BatchSource {
       KILN_THROW(ConfigError) << "[batch_size] the global batch of " << b << " examples does not split evenly over "
                               << n << " ranks; give a batch size that is a multiple of " << n;
     const auto [begin, end] = share_of(b, world.rank(), n);
-    out.features = rows_of(global_.features, begin, end - begin);
-    out.labels = global_.labels.empty() ? Array() : rows_of(global_.labels, begin, end - begin);
+    out = batch_rows(global_, begin, end - begin);
     return true;
   }
   void skip(int64_t batches) override { inner_->skip(batches); }
@@ -89,8 +97,7 @@ bool take_rank_rows(data::Batch& batch) {
   if (!world.distributed()) return true;
   const auto [begin, end] = share_of(batch.features.shape().at(0), world.rank(), world.size());
   if (end == begin) return false;
-  batch.features = rows_of(batch.features, begin, end - begin);
-  if (!batch.labels.empty()) batch.labels = rows_of(batch.labels, begin, end - begin);
+  batch = batch_rows(batch, begin, end - begin);
   return true;
 }
 

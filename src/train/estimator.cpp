@@ -215,8 +215,7 @@ class StepLoop {
     check_batch(built_, batch, "the batch of global step " + std::to_string(st.global_step));
     Executable* exec = accelerated_ ? &accelerated_->before_step(st.global_step, st.final_loss, feeds_) : &exec_;
     if (requested) exec = &with_fetches_(*exec, *requested, batch);
-    feeds_["features"] = std::move(batch.features);
-    feeds_["labels"] = std::move(batch.labels);
+    feed_batch(batch, feeds_);
     const double ts = now_seconds();
     const int64_t step_before = st.global_step;
     rv.values = exec->run(feeds_, vars_);
@@ -248,6 +247,14 @@ class StepLoop {
   bool have_batch_ = true, have_ahead_ = false, source_ended_ = false, input_ended_ = false;
 };
 
+// ", name dtype[shape]" for each further feature of the batch.
+std::string more_shapes(const data::Batch& batch) {
+  std::string out;
+  for (const data::NamedFeature& f : batch.more)
+    out += ", " + f.name + " " + std::string(dtype_name(f.values.dtype())) + shape_str(f.values.shape());
+  return out;
+}
+
 // What every rank of a data-parallel job must agree on before training (agree_on_settings).
 std::vector<JobSetting> job_settings(const RunConfig& config, const ParsedRunConfig& parsed,
                                      const EstimatorOptions& options, const Graph& train_graph,
@@ -263,7 +270,7 @@ std::vector<JobSetting> job_settings(const RunConfig& config, const ParsedRunCon
   return {{"kiln version", KILN_VERSION},
           {"the training graph (model_fn's model)", graph},
           {"max_steps", std::to_string(max_steps)},
-          {"the batch (features, labels)", shape(batch.features) + ", " + shape(batch.labels)},
+          {"the batch (features, labels)", shape(batch.features) + ", " + shape(batch.labels) + more_shapes(batch)},
           {"accelerate_train_mode", accel ? accel->to_string() : "off"},
           {"iterations_per_loop", std::to_string(config.iterations_per_loop)},
           {"all_reduce_bucket_bytes", std::to_string(config.all_reduce_bucket_bytes)},

@@ -123,6 +123,18 @@ void check_has_examples(const data::Batch& batch, const std::string& where) {
   if (batch.features.shape().empty() || batch.features.shape()[0] == 0)
     KILN_THROW(DataError) << "[input_fn] " << where << " holds no examples (features "
                           << shape_str(batch.features.shape()) << "): every batch needs at least one";
+  for (const data::NamedFeature& f : batch.more)
+    if (f.values.shape().empty() || f.values.shape()[0] != batch.features.shape()[0])
+      KILN_THROW(DataError) << "[input_fn] " << where << ": feature '" << f.name << "' has shape "
+                            << shape_str(f.values.shape()) << " but the first feature "
+                            << shape_str(batch.features.shape()) << ": every feature needs one row per example";
+}
+
+void feed_batch(data::Batch& batch, Feeds& feeds) {
+  feeds["features"] = std::move(batch.features);
+  if (batch.labels.empty()) feeds.erase("labels");
+  else feeds["labels"] = std::move(batch.labels);
+  for (data::NamedFeature& f : batch.more) feeds[data::more_feature_name(f.name)] = std::move(f.values);
 }
 
 void check_batch(const BuiltGraph& b, const data::Batch& batch, const std::string& where) {
@@ -130,6 +142,8 @@ void check_batch(const BuiltGraph& b, const data::Batch& batch, const std::strin
   for (const auto& [name, bound] : b.index_bounds) {
     if (name == "features") check_indices(name, batch.features, bound, where);
     else if (name == "labels" && !batch.labels.empty()) check_indices(name, batch.labels, bound, where);
+    for (const data::NamedFeature& f : batch.more)
+      if (name == data::more_feature_name(f.name)) check_indices(name, f.values, bound, where);
   }
 }
 
@@ -142,6 +156,8 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Para
                     std::string(precision_policy_name(backend.compile.policy)) + (guarded ? " guarded" : "") +
                     // a graph one rank built alone is not the one every rank builds together
                     (backend.compile.share_in_job ? " shared" : "");
+  for (const data::NamedFeature& f : batch.more)
+    key += " " + f.name + ":" + std::string(dtype_name(f.values.dtype())) + shape_str(f.values.shape());
   for (const auto& f : fetches) key += " " + f;
   auto it = s.graphs.find(key);
   if (it != s.graphs.end()) return it->second;
@@ -152,6 +168,9 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Para
   Graph& g = *b.graph;
   const Tensor x = placeholder(g, "features", batch.features.dtype(), batch.features.shape());
   const Tensor y = has_labels ? placeholder(g, "labels", batch.labels.dtype(), batch.labels.shape()) : Tensor();
+  // Further features: model_fn finds them by name (the Python front end does).
+  for (const data::NamedFeature& f : batch.more)
+    placeholder(g, data::more_feature_name(f.name), f.values.dtype(), f.values.shape());
   KILN_CHECK(!guarded || mode == ModeKeys::train) << "only a training graph has guarded updates";
   if (guarded) placeholder(g, kLossScaleName, DType::f32, {});
   if (mode != ModeKeys::predict && !has_labels)

@@ -80,8 +80,7 @@ void check_fits(const Graph& g, const Variables& vars) {
 
 Feeds feeds_of(data::Batch& b) {
   Feeds f;
-  f["features"] = std::move(b.features);
-  if (!b.labels.empty()) f["labels"] = std::move(b.labels);
+  feed_batch(b, f);
   return f;
 }
 }  // namespace

@@ -36,8 +36,12 @@ void apply_warm_start(const Graph& g, const std::vector<WarmStart>& items, Varia
 // the example and the value when a value of the batch is outside the range
 // b.index_bounds gives it.
 void check_batch(const BuiltGraph& b, const data::Batch& batch, const std::string& where);
-// The first part of check_batch, for a batch no graph is built for yet.
+// The first part of check_batch, for a batch no graph is built for yet: DataError also
+// when a further feature's rows differ from the features'.
 void check_has_examples(const data::Batch& batch, const std::string& where);
+// Moves the batch's arrays into `feeds` under their placeholders' names ("features",
+// "labels" when there are labels, more_feature_name() of each further feature).
+void feed_batch(data::Batch& batch, Feeds& feeds);
 
 struct Estimator::State {
   Variables vars;

@@ -1,11 +1,12 @@
 """A training script run by tests/python/test_data_parallel.py, with and without
 `mpirun -np 2` (not a test itself: pytest collects only test_*.py).
 
-usage: data_parallel_script.py train OUT_JSON MODEL_DIR BACKEND
+usage: data_parallel_script.py train|train-dict OUT_JSON MODEL_DIR BACKEND
        data_parallel_script.py dropout OUT_PREFIX
        data_parallel_script.py raise-in-training | raise-before-training | exit-before-training | other-steps
 `train`: an MLP on a fixed synthetic problem, 30 steps at the global batch 64; rank 0 writes
-every step's loss and the run's statistics to OUT_JSON. `dropout`: the same MLP with dropout
+every step's loss and the run's statistics to OUT_JSON; `train-dict` the same with the
+features as a dict of two arrays (columns 0-15 and 16-31). `dropout`: the same MLP with dropout
 (rate 0.5) on its first layer, 3 steps; every rank writes its dropout masks, by step, to
 OUT_PREFIX-<rank>.json. The raise modes raise on rank 1 only,
 during the step loop (a hook, at step 3) or before train() (while rank 0 waits in it); the
@@ -28,6 +29,8 @@ def problem(n=1024):
 
 
 def model_fn(features, labels, mode, params):
+    if isinstance(features, dict):
+        features = kiln.concat([features["a"], features["b"]], axis=1)
     h = kiln.layers.dense(features, 64, activation=kiln.nn.relu)
     h = kiln.layers.dense(h, 64, activation=kiln.nn.relu)
     logits = kiln.layers.dense(h, CLASSES, name="logits")
@@ -84,8 +87,10 @@ def main():
     x, y = problem()
     if mode == "dropout":
         return dropout_masks(sys.argv[2], x, y)
-    model_dir = sys.argv[3] if mode == "train" else None
-    backend = sys.argv[4] if mode == "train" else "interp"
+    training = mode in ("train", "train-dict")
+    model_dir = sys.argv[3] if training else None
+    backend = sys.argv[4] if training else "interp"
+    features = {"a": x[:, :16], "b": x[:, 16:]} if mode == "train-dict" else x
     config = kiln.RunConfig(model_dir=model_dir, random_seed=3, log_step_count_steps=10, save_checkpoints_steps=10)
     est = kiln.Estimator(model_fn, config=config, backend=backend)
     if mode == "raise-before-training" and kiln.distributed.rank() == 1:
@@ -94,7 +99,7 @@ def main():
         sys.exit(3)  # no exception reaches the excepthook: kiln's exit handler ends the job
     hook = Losses(raise_at=3 if mode == "raise-in-training" else None)
     steps = STEPS + 10 if mode == "other-steps" and kiln.distributed.rank() == 1 else STEPS
-    est.train(lambda: kiln.data.Dataset.from_tensor_slices((x, y)).shuffle(len(x), seed=5).repeat().batch(
+    est.train(lambda: kiln.data.Dataset.from_tensor_slices((features, y)).shuffle(len(x), seed=5).repeat().batch(
         BATCH, drop_remainder=True), max_steps=steps, hooks=[hook])
     if kiln.distributed.rank() == 0:
         with open(sys.argv[2], "w") as f:

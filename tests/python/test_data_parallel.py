@@ -66,6 +66,19 @@ def test_two_ranks_train_as_one(tmp_path, backend):
         "model.ckpt-%d.index" % s for s in (10, 20, 30)]
 
 
+def test_two_ranks_split_every_feature_of_a_dict(tmp_path):
+    """Features as a dict of two arrays: each rank takes its rows of both, and the job trains
+    as one rank does on the same features as one array."""
+    p1, _ = run(["train", str(tmp_path / "1.json"), str(tmp_path / "m1"), "cpu"], 1)
+    p2, _ = run(["train-dict", str(tmp_path / "2.json"), str(tmp_path / "m2"), "cpu"], 2)
+    for p in (p1, p2):
+        assert p.returncode == 0, "exit %d\nstdout:\n%s\nstderr:\n%s" % (p.returncode, p.stdout, p.stderr)
+    one, two = (json.loads((tmp_path / f).read_text())["losses"] for f in ("1.json", "2.json"))
+    assert sorted(one, key=int) == sorted(two, key=int) == [str(s) for s in range(1, 31)]
+    for s in map(str, range(1, STRICT_STEPS + 1)):
+        assert abs(one[s] - two[s]) <= REL_TOL * max(abs(one[s]), abs(two[s])), (s, one[s], two[s])
+
+
 def test_dropout_draws_differ_per_rank_and_step(tmp_path):
     """Each rank of a job draws its own dropout masks (the rank is a key of the generator),
     new each step, at the rate asked for."""

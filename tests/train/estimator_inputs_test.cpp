@@ -1,11 +1,15 @@
 // What the Estimator checks of every batch before it feeds it: class ids and token ids
 // inside the model's range (an id of 100 for 10 classes would train with a loss of 0),
-// and at least one example.
+// and at least one example; and further features (Batch::more) fed to their own
+// placeholders, each with the batch's rows.
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "kiln/estimator.h"
 #include "kiln/hooks.h"
 #include "kiln/models.h"
+#include "kiln/optimizer.h"
 #include "support/run_kiln.h"
 #include "support/train_inputs.h"
 
@@ -60,6 +64,59 @@ TEST(EmptyBatches, AreADataErrorNotANanLoss) {
   };
   const std::string e = error_of([&] { est.train([] { return std::make_unique<Empty>(); }, 3); });
   EXPECT_TRUE(contains(e, "[input_fn] the batch of global step 0 holds no examples (features [0,8])")) << e;
+}
+
+// Batches of blobs(64, 3) in order, with a further feature "shift" (f32 [B, 2], added to
+// the logits) of `shift_rows` rows (the batch's own when 0).
+struct WithShift : data::BatchSource {
+  explicit WithShift(int64_t shift_rows) : rows(shift_rows) {}
+  bool next(data::Batch& b) override {
+    const auto ds = testkit::blobs(64, 3);
+    b.features = Array(DType::f32, {16, ds->feature_dim()});
+    std::memcpy(b.features.bytes(), ds->features.bytes(), b.features.nbytes());
+    b.labels = Array(DType::i32, {16});
+    std::memcpy(b.labels.bytes(), ds->labels.bytes(), b.labels.nbytes());
+    Array shift(DType::f32, {rows ? rows : 16, 2});
+    for (int64_t i = 0; i < shift.numel(); ++i) shift.set(i, i % 2 ? -40.0 : 40.0);  // always class 0
+    b.more = {{"shift", std::move(shift)}};
+    return true;
+  }
+  int64_t rows;
+};
+
+EstimatorSpec shifted_logits(const Tensor& x, const Tensor& y, ModeKeys mode, const Params&) {
+  const Tensor shift(&x.graph(), x.graph().lookup(data::more_feature_name("shift"), "shifted_logits"));
+  const Tensor logits = mlp_model({16}, 2, 7)(x) + shift;
+  EstimatorSpec spec;
+  spec.predictions["logits"] = logits;
+  spec.loss = reduce_mean(sparse_softmax_cross_entropy(logits, y));
+  if (mode == ModeKeys::train) spec.train_op = make_sgd(0.1)->minimize(spec.loss);
+  return spec;
+}
+
+TEST(FurtherFeatures, FeedTheirOwnPlaceholders) {
+  for (const char* backend : {"interp", "cpu"}) {
+    EstimatorOptions o;
+    o.backend = parse_backend(backend);
+    Estimator est(shifted_logits, RunConfig{}, Params{}, o);
+    const TrainStats st = est.train([] { return std::make_unique<WithShift>(0); }, 2);
+    // A shift of +-40 decides every example: the loss is ~40 for class 1, ~0 for class 0.
+    const double class1 = [] {
+      const auto ds = testkit::blobs(64, 3);
+      int n = 0;
+      for (int64_t i = 0; i < 16; ++i) n += static_cast<int>(ds->labels.get_int(i)) == 1;
+      return n / 16.0;
+    }();
+    EXPECT_NEAR(st.final_loss, 80.0 * class1, 8.0) << backend;
+  }
+}
+
+TEST(FurtherFeatures, WithOtherRowsAreADataError) {
+  Estimator est(shifted_logits, RunConfig{}, Params{}, testkit::interp());
+  const std::string e = error_of([&] { est.train([] { return std::make_unique<WithShift>(3); }, 1); });
+  EXPECT_TRUE(contains(e, "[input_fn] the batch of global step 0: feature 'shift' has shape [3,2] but the first "
+                          "feature [16,8]: every feature needs one row per example"))
+      << e;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ void bind_data(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("features", &SliceSpec::features)
       .def_readwrite("labels", &SliceSpec::labels)
+      .def_readwrite("more", &SliceSpec::more)
       .def_readwrite("order", &SliceSpec::order)
       .def_readwrite("prefetch", &SliceSpec::prefetch);
   py::class_<SliceOrder>(m, "SliceOrder")
@@ -29,15 +30,19 @@ void bind_data(py::module_& m) {
       .def_readwrite("epochs", &SliceOrder::epochs)
       .def_readwrite("repeat_before_batch", &SliceOrder::repeat_before_batch);
 
-  // The batches a SliceSpec yields (after skipping `skip`), at most `limit`: what
-  // training would see, for tests and for users checking their pipeline.
+  // The batches a SliceSpec yields (after skipping `skip`), at most `limit`, each
+  // (features, labels, [(name, further feature)]): what training would see, for tests and for users checking their pipeline.
   m.def("slice_batches", [](const SliceSpec& spec, int64_t limit, int64_t skip) {
     SliceSource source(spec);
     source.skip(skip);
     py::list out;
     data::Batch b;
-    for (int64_t i = 0; i < limit && source.next(b); ++i)
-      out.append(py::make_tuple(to_numpy(b.features), b.labels.empty() ? py::object(py::none()) : py::object(to_numpy(b.labels))));
+    for (int64_t i = 0; i < limit && source.next(b); ++i) {
+      py::list more;
+      for (const data::NamedFeature& f : b.more) more.append(py::make_tuple(f.name, to_numpy(f.values)));
+      out.append(py::make_tuple(to_numpy(b.features), b.labels.empty() ? py::object(py::none()) : py::object(to_numpy(b.labels)),
+                                more));
+    }
     return out;
   });
 

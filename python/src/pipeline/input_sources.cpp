@@ -12,34 +12,43 @@ namespace py = pybind11;
 namespace kiln::python {
 
 struct HeldArrays {
-  py::object features, labels;
+  std::vector<py::object> arrays;
   ~HeldArrays() {
     py::gil_scoped_acquire gil;
-    features = py::object();
-    labels = py::object();
+    arrays.clear();
   }
 };
 
 namespace {
-Shape row_shape(const py::array& a) { return Shape(a.shape() + 1, a.shape() + a.ndim()); }
+SliceSource::Column column_of(const py::array& a, const std::string& what, HeldArrays& held) {
+  held.arrays.push_back(a);
+  SliceSource::Column c;
+  c.dtype = dtype_of(a, what.c_str());
+  c.data = static_cast<const std::byte*>(a.data());
+  c.row = Shape(a.shape() + 1, a.shape() + a.ndim());
+  c.row_bytes = static_cast<size_t>(numel(c.row)) * dtype_size(c.dtype);
+  return c;
+}
 }  // namespace
+
+void SliceSource::Column::gather(const std::vector<int64_t>& rows, Array& out) const {
+  Shape shape{static_cast<int64_t>(rows.size())};
+  shape.insert(shape.end(), row.begin(), row.end());
+  if (out.empty() || out.dtype() != dtype || out.shape() != shape) out = Array::uninitialized(dtype, shape);
+  std::byte* to = out.bytes();
+  for (size_t i = 0; i < rows.size(); ++i) std::memcpy(to + i * row_bytes, data + rows[i] * row_bytes, row_bytes);
+}
 
 SliceSource::SliceSource(const SliceSpec& spec) : spec_(spec.order) {
   held_ = std::make_shared<HeldArrays>();
-  held_->features = spec.features;
-  held_->labels = spec.labels;
-  const py::array& f = spec.features;
-  feature_dtype_ = dtype_of(f, "features");
-  features_ = static_cast<const std::byte*>(f.data());
-  feature_row_ = row_shape(f);
-  feature_row_bytes_ = static_cast<size_t>(numel(feature_row_)) * dtype_size(feature_dtype_);
-  n_ = f.shape(0);
-  if (!spec.labels.is_none()) {
-    const py::array l = spec.labels.cast<py::array>();
-    label_dtype_ = dtype_of(l, "labels");
-    labels_ = static_cast<const std::byte*>(l.data());
-    label_row_ = row_shape(l);
-    label_row_bytes_ = static_cast<size_t>(numel(label_row_)) * dtype_size(label_dtype_);
+  features_ = column_of(spec.features, "features", *held_);
+  n_ = spec.features.shape(0);
+  if (!spec.labels.is_none()) labels_ = column_of(spec.labels.cast<py::array>(), "labels", *held_);
+  for (const auto& [name, a] : spec.more) {
+    if (a.ndim() == 0 || a.shape(0) != n_)
+      throw py::value_error("[Dataset] feature '" + name + "' has " + std::to_string(a.ndim() ? a.shape(0) : 0) +
+                            " rows but the first feature " + std::to_string(n_) + ": every feature needs one row per example");
+    more_.emplace_back(name, column_of(a, "feature '" + name + "'", *held_));
   }
   order_.resize(static_cast<size_t>(n_));
   std::iota(order_.begin(), order_.end(), int64_t{0});
@@ -60,12 +69,6 @@ bool SliceSource::advance_epoch() {
   return true;
 }
 
-void SliceSource::gather(int64_t row, int64_t at, data::Batch& out) const {
-  std::memcpy(out.features.bytes() + at * feature_row_bytes_, features_ + row * feature_row_bytes_, feature_row_bytes_);
-  if (labels_)
-    std::memcpy(out.labels.bytes() + at * label_row_bytes_, labels_ + row * label_row_bytes_, label_row_bytes_);
-}
-
 bool SliceSource::next(data::Batch& out) {
   if (ended_) return false;
   const int64_t b = spec_.batch_size;
@@ -83,20 +86,14 @@ bool SliceSource::next(data::Batch& out) {
     const int64_t take = std::min(b, n_ - pos_);
     for (int64_t i = 0; i < take; ++i) rows.push_back(order_[static_cast<size_t>(pos_++)]);
   }
-  const int64_t size = static_cast<int64_t>(rows.size());
-  Shape fs{size};
-  fs.insert(fs.end(), feature_row_.begin(), feature_row_.end());
-  if (out.features.empty() || out.features.dtype() != feature_dtype_ || out.features.shape() != fs)
-    out.features = Array::uninitialized(feature_dtype_, fs);
-  if (labels_) {
-    Shape ls{size};
-    ls.insert(ls.end(), label_row_.begin(), label_row_.end());
-    if (out.labels.empty() || out.labels.dtype() != label_dtype_ || out.labels.shape() != ls)
-      out.labels = Array::uninitialized(label_dtype_, ls);
-  } else {
-    out.labels = Array();
+  features_.gather(rows, out.features);
+  if (labels_.data) labels_.gather(rows, out.labels);
+  else out.labels = Array();
+  out.more.resize(more_.size());
+  for (size_t k = 0; k < more_.size(); ++k) {
+    out.more[k].name = more_[k].first;
+    more_[k].second.gather(rows, out.more[k].values);
   }
-  for (int64_t i = 0; i < size; ++i) gather(rows[static_cast<size_t>(i)], i, out);
   return true;
 }
 
@@ -135,9 +132,17 @@ bool IterableSource::next(data::Batch& out) {
   py::gil_scoped_acquire gil;
   const py::object item = next_batch_();
   if (item.is_none()) return false;
-  const py::tuple pair = item.cast<py::tuple>();
-  out.features = to_array(pair[0].cast<py::array>(), "features");
-  out.labels = pair[1].is_none() ? Array() : to_array(pair[1].cast<py::array>(), "labels");
+  // (features, labels[, [(name, array), ...] further features])
+  const py::tuple parts = item.cast<py::tuple>();
+  out.features = to_array(parts[0].cast<py::array>(), "features");
+  out.labels = parts[1].is_none() ? Array() : to_array(parts[1].cast<py::array>(), "labels");
+  out.more.clear();
+  if (parts.size() > 2)
+    for (const py::handle entry : parts[2]) {
+      const py::tuple named = entry.cast<py::tuple>();
+      const std::string name = named[0].cast<std::string>();
+      out.more.push_back({name, to_array(named[1].cast<py::array>(), ("feature '" + name + "'").c_str())});
+    }
   return true;
 }
 

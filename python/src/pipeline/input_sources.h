@@ -14,6 +14,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/data.h"
@@ -34,6 +36,8 @@ struct SliceOrder {
 struct SliceSpec {
   pybind11::array features;
   pybind11::object labels;  // a numpy array, or None
+  // Further features by name (a dict of several; `features` is the first), as many rows each.
+  std::vector<std::pair<std::string, pybind11::array>> more;
   SliceOrder order;
   int prefetch = 0;  // batches kept ready by a background thread; 0: none
 };
@@ -48,15 +52,20 @@ class SliceSource : public data::BatchSource {
   bool next(data::Batch& out) override;
   void skip(int64_t batches) override;
 
+  // One array read in place: its rows, and how to copy one.
+  struct Column {
+    const std::byte* data = nullptr;
+    DType dtype = DType::f32;
+    Shape row;
+    size_t row_bytes = 0;
+    void gather(const std::vector<int64_t>& rows, Array& out) const;  // reuses out when it fits
+  };
+
  private:
   bool advance_epoch();
-  void gather(int64_t row, int64_t at, data::Batch& out) const;
   std::shared_ptr<HeldArrays> held_;
-  const std::byte* features_ = nullptr;
-  const std::byte* labels_ = nullptr;
-  DType feature_dtype_ = DType::f32, label_dtype_ = DType::i32;
-  Shape feature_row_, label_row_;
-  size_t feature_row_bytes_ = 0, label_row_bytes_ = 0;
+  Column features_, labels_;  // labels_.data null: none
+  std::vector<std::pair<std::string, Column>> more_;
   int64_t n_ = 0;
   SliceOrder spec_;
   std::vector<int64_t> order_;
