@@ -1,5 +1,8 @@
-// The embedding lookup and its gradient. Rows are copied or summed as float32 (summed in
-// double, like every reduction) and rounded once to the node's type.
+// The embedding lookup and its gradient. Rows are copied, or summed as float32 in index
+// order (as TensorFlow's unsorted_segment_sum and the compiled loop, codegen_scatter.cpp,
+// add them: the same bits), and rounded once to the node's type.
+#include <cstring>
+
 #include "backend/interp/kernels.h"
 
 namespace kiln::interp {
@@ -32,13 +35,18 @@ Array interp_scatter_add(const Node& n, Inputs in) {
   const Array& idx = *in[1];
   const int64_t rows = n.shape[0], d = row_size(n.shape, 1);
   const FloatIn u(*in[0]);
-  std::vector<double> sum(static_cast<size_t>(rows * d), 0.0);
+  std::vector<float> sum(static_cast<size_t>(rows * d), 0.0f);
   for (int64_t i = 0; i < idx.numel(); ++i) {
     const auto k = static_cast<int64_t>(idx.get(i));
     if (k < 0 || k >= rows) continue;  // dropped, as tf.math.unsorted_segment_sum does
-    for (int64_t j = 0; j < d; ++j) sum[static_cast<size_t>(k * d + j)] += u[i * d + j];
+    float* o = sum.data() + k * d;
+    for (int64_t j = 0; j < d; ++j) o[j] += u[i * d + j];
   }
   Array out(n.dtype, n.shape);
+  if (n.dtype == DType::f32) {
+    std::memcpy(out.bytes(), sum.data(), sum.size() * sizeof(float));
+    return out;
+  }
   for (int64_t i = 0; i < rows * d; ++i) out.set(i, sum[static_cast<size_t>(i)]);
   return out;
 }

@@ -11,6 +11,7 @@
 #include "backend/cpu/codegen/codegen_library.h"
 #include "backend/cpu/codegen/codegen_pool.h"
 #include "backend/cpu/codegen/codegen_reduce.h"
+#include "backend/cpu/codegen/codegen_scatter.h"
 #include "kiln/error.h"
 
 namespace kiln::cpu {
@@ -65,7 +66,7 @@ std::string elementwise_kernel(const Schedule& s, const Step& st, const std::str
     return k.str();
   }
   k << "#pragma omp parallel for if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
-  k << "  for (int64_t r = 0; r < " << count / width << "; ++r) {\n";
+  k << "  for (int64_t r = 0; r < " << count / width << "; ++r) {\n" << em->row_statements();
   // One inner loop per piece of the row between pad edges (ExprEmitter::note_row_break):
   // with constant bounds on j, the compiler folds each pad's test and clamp, so a sum of
   // pads (a slice's gradient) becomes plain copies.
@@ -140,6 +141,7 @@ GeneratedSource generate_source(const Schedule& s) {
     switch (st.kind) {
       case StepKind::elementwise: kernel = elementwise_kernel(s, st, name); break;
       case StepKind::reduce: kernel = reduce_kernel(s, st, name); break;
+      case StepKind::scatter: kernel = scatter_kernel(s, st, name); break;
       case StepKind::pool:
         kernel = pool_kernel(s, st, name);
         out.pool = true;

@@ -15,6 +15,7 @@ const char* kind_name(StepKind k) {
     case StepKind::reduce: return "reduce";
     case StepKind::pool: return "pool";
     case StepKind::library: return "oneDNN";
+    case StepKind::scatter: return "scatter";
     case StepKind::fallback: return "interp";
   }
   return "?";

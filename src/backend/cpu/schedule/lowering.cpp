@@ -22,8 +22,7 @@ constexpr Lowering lowering_by(OpFamily family, bool fusible) {
     case OpFamily::Conv2DBackwardInput:
     case OpFamily::Conv2DBackwardFilter: return Lowering::library;
     case OpFamily::Assign: return Lowering::update;
-    // A scatter sums rows in index order: the interpreter's kernel, run in place.
-    case OpFamily::ScatterAdd: return Lowering::fallback;
+    case OpFamily::ScatterAdd: return Lowering::scatter;
     // The runtime's MPI call on the step's buffer (src/backend/interp/all_reduce.cpp).
     case OpFamily::Collective: return Lowering::fallback;
     case OpFamily::Concat:

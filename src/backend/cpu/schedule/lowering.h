@@ -16,6 +16,8 @@ enum class Lowering : uint8_t {
   reduce,    // a reduction kernel whose input expression is fused into it
   pool,      // a generated loop nest over NCHW planes (codegen_pool.cpp)
   library,   // a oneDNN call through the Runtime: matmul, convolution
+  scatter,   // scatter_add: a generated loop over float32 rows (codegen_scatter.cpp); other
+             // dtypes run the interpreter's kernel
   fallback,  // the interpreter's kernel, called from the compiled step
   update,    // assign: no code; the new value is written in place or copied after the step
 };

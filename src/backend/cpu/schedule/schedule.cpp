@@ -20,8 +20,9 @@
 namespace kiln::cpu {
 namespace {
 
-StepKind step_kind(Lowering how) {
+StepKind step_kind(Lowering how, const Node& node) {
   switch (how) {
+    case Lowering::scatter: return node.dtype == DType::f32 ? StepKind::scatter : StepKind::fallback;
     case Lowering::loop: return StepKind::elementwise;
     case Lowering::reduce: return StepKind::reduce;
     case Lowering::pool: return StepKind::pool;
@@ -49,7 +50,7 @@ void add_buffers_and_steps(Schedule& s, const std::vector<bool>& buffered) {
                                                        : BufferKind::arena;
     s.buffer_of[i] = static_cast<int>(s.buffers.size());
     s.buffers.push_back({id, kind, static_cast<int64_t>(numel(node.shape) * dtype_size(node.dtype))});
-    if (kind == BufferKind::arena) s.steps.push_back({step_kind(lowering_of(node.op)), {id}, {}});
+    if (kind == BufferKind::arena) s.steps.push_back({step_kind(lowering_of(node.op), node), {id}, {}});
   }
   for (Step& st : s.steps) st.reads = leaves_of(s, st.node());
 }
@@ -65,7 +66,8 @@ bool Schedule::in_place(ValueId assign) const {
 int Schedule::kernel_count() const {
   int k = 0;
   for (const Step& s : steps)
-    k += s.kind == StepKind::elementwise || s.kind == StepKind::reduce || s.kind == StepKind::pool;
+    k += s.kind == StepKind::elementwise || s.kind == StepKind::reduce || s.kind == StepKind::pool ||
+         s.kind == StepKind::scatter;
   return k;
 }
 

@@ -15,6 +15,7 @@ enum class StepKind {
   reduce,       // a reduction whose input expression is fused into it
   pool,         // a generated loop nest over NCHW planes: pooling and its gradients
   library,      // oneDNN: matmul, convolution and its gradients
+  scatter,      // a generated scatter_add over float32 rows
   fallback,     // the interpreter's kernel, called from the compiled step
 };
 
