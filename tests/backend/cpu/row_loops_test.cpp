@@ -4,13 +4,20 @@
 // coordinate the row loop rewrites must read exactly what the interpreter reads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
+#include "backend/cpu/build/toolchain.h"
 #include "backend/cpu/codegen/codegen.h"
 #include "kiln/ops.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"
 #include "support/generated_code.h"
+#include "support/temp_files.h"
 #include "support/test_arrays.h"
 
 namespace kiln {
@@ -130,6 +137,53 @@ TEST(RowLoops, AGatherReadsItsIndexOncePerRow) {
   Array idx(DType::i32, {64});
   for (int64_t i = 0; i < 64; ++i) idx.set(i, static_cast<double>((i * 7) % 53) - 1);  // -1 and 50..51: zero rows
   Feeds feeds{{"table", counting({50, 16}, 0.5f)}, {"ids", idx}};
+  testkit::expect_same(testkit::run_both(g, feeds, {}, PrecisionPolicy::original),
+                       [](const std::string&) { return testkit::Tolerance{0, 0}; });
+}
+
+// A gather in a loop that also calls exp (a GRU gate: sigmoid of a row of the input
+// weights plus the state's product): the index, its range test and the row's offset are
+// computed once per row, before the inner loop, and the inner loop vectorizes (with the
+// test inside it, it did not: the step ran scalar).
+TEST(RowLoops, AGatherBesideExpIsTestedPerRowAndVectorizes) {
+  Graph g;
+  const Tensor table = placeholder(g, "table", DType::f32, {50, 40});
+  const Tensor ids = placeholder(g, "ids", DType::i32, {64});
+  const Tensor h = placeholder(g, "h", DType::f32, {64, 40});
+  g.add_output("y", sigmoid(gather(table, ids) + h).id());
+  const std::string src = source_of(g);
+  const size_t rows = src.find("for (int64_t r = 0;");
+  ASSERT_NE(rows, std::string::npos) << src;
+  const size_t inner = src.find("#pragma omp simd", rows);
+  EXPECT_LT(src.find("[r]);", rows), inner) << src;
+  EXPECT_LT(src.find("const bool h", rows), inner) << src;
+  EXPECT_NE(src.find("km::exp(", inner), std::string::npos) << src;
+
+  const auto dir = ::testkit::fresh_dir("row-loops-vec");
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "step.cpp", info = dir / "vec.txt";
+  std::ofstream(file) << src;
+  const cpu::Toolchain& tc = cpu::host_toolchain();
+  std::string cmd = tc.cxx;
+  for (const std::string& f : tc.flags) cmd += " " + f;
+  cmd += " -c -fopt-info-vec-optimized=" + info.string() + " -o " + (dir / "step.o").string() + " " + file.string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string report = ::testkit::read_file(info);
+  // The inner loop: GCC names it by its `for` line (after the pragma) or its first statement.
+  const int pragma = 1 + static_cast<int>(std::count(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(inner), '\n'));
+  bool vectorized = false;
+  std::istringstream lines(report);
+  for (std::string l; std::getline(lines, l);)
+    for (int at : {pragma + 1, pragma + 2})
+      vectorized |= l.find("step.cpp:" + std::to_string(at) + ":") != std::string::npos &&
+                    l.find("loop vectorized") != std::string::npos;
+  EXPECT_TRUE(vectorized) << "the inner loop (after line " << pragma << ") is not vectorized; the compiler said:\n"
+                          << report << src;
+  std::filesystem::remove_all(dir);
+
+  Array idx(DType::i32, {64});
+  for (int64_t i = 0; i < 64; ++i) idx.set(i, static_cast<double>((i * 7) % 53) - 1);  // -1 and 50..51: zero rows
+  Feeds feeds{{"table", counting({50, 40}, 0.01f)}, {"ids", idx}, {"h", counting({64, 40}, 0.02f)}};
   testkit::expect_same(testkit::run_both(g, feeds, {}, PrecisionPolicy::original),
                        [](const std::string&) { return testkit::Tolerance{0, 0}; });
 }

@@ -183,9 +183,15 @@ std::string ExprEmitter::broadcast_index(const std::string& idx, const Shape& fr
   return name;
 }
 
+std::string ExprEmitter::declare_row_local(const std::string& type, const std::string& expr) {
+  const std::string name = fresh("h");
+  (row_width_ > 0 ? row_body_ : *body_) << "      const " << type << " " << name << " = " << expr << ";\n";
+  return name;
+}
+
 std::string ExprEmitter::declare_index(const std::string& expr) {
   const std::string name = fresh("i");
-  body_ << "      const int64_t " << name << " = " << expr << ";\n";
+  *body_ << "      const int64_t " << name << " = " << expr << ";\n";
   return name;
 }
 
@@ -220,13 +226,31 @@ std::string ExprEmitter::load(ValueId v, const std::string& idx) {
 }
 
 std::string ExprEmitter::value(ValueId v, const std::string& idx, bool root) {
+  if (row_width_ > 0 && idx == "r" && !in_row_ && !root) return row_value(v);
   const auto key = std::make_pair(v, idx);
   if (auto it = known_.find(key); it != known_.end()) return it->second;
   const Node& n = s_.graph.node(v);
   std::string e = (!root && s_.has_buffer(v)) ? load(v, idx) : compute(*this, n, idx);
   const std::string name = fresh("t");
-  body_ << "      const " << value_type(n.dtype) << " " << name << " = " << e << ";\n";
+  *body_ << "      const " << value_type(n.dtype) << " " << name << " = " << e << ";\n";
   return known_[key] = name;
+}
+
+// Value v at the row index "r", emitted into row_body_. Besides doing the work once per
+// row, this is what lets the inner loop vectorize: the compiler does not hoist a load it
+// cannot prove unaliased (the pointers reach the OpenMP body through a struct), and a
+// gather whose row comes from such a load has a base it calls "not affine".
+std::string ExprEmitter::row_value(ValueId v) {
+  std::ostringstream* inner = body_;
+  body_ = &row_body_;
+  in_row_ = true;
+  std::swap(known_, row_known_);
+  const std::string name = value(v, "r");
+  std::swap(known_, row_known_);
+  known_.insert(row_known_.begin(), row_known_.end());  // row locals are in the inner loop's scope
+  in_row_ = false;
+  body_ = inner;
+  return name;
 }
 
 }  // namespace kiln::cpu

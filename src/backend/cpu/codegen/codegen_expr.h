@@ -14,13 +14,17 @@ namespace kiln::cpu {
 
 class ExprEmitter {
  public:
-  ExprEmitter(const Schedule& s, std::ostringstream& body) : s_(s), body_(body) {}
+  ExprEmitter(const Schedule& s, std::ostringstream& body) : s_(s), body_(&body) {}
 
   const Graph& graph() const { return s_.graph; }
 
   // The name of a C++ local holding value v at linear index `idx` (an expression in v's
   // shape). `root` computes v itself even if it has a buffer (it is the group's output).
+  // In a row loop, a value at the row's own index "r" (a gather's index) is computed once
+  // per row, in row_statements(), before the inner loop.
   std::string value(ValueId v, const std::string& idx, bool root = false);
+  // The statements a row loop runs before its inner loops (values at index "r").
+  std::string row_statements() const { return row_body_.str(); }
 
   // The index in shape `to` that broadcasting reads for index `idx` of shape `from`
   // (a new local when it takes arithmetic).
@@ -47,6 +51,9 @@ class ExprEmitter {
 
   // Declares a local `const int64_t` holding `expr`; returns its name.
   std::string declare_index(const std::string& expr);
+  // Declares a local `const <type>` holding `expr`, a function of the row alone: in a row
+  // loop once per row (row_statements()), else in the loop body. Returns its name.
+  std::string declare_row_local(const std::string& type, const std::string& expr);
   // In a row loop: declares the index row_part + j, where row_part (free of j) is a
   // multiple of the row width; coordinates of it are then written as for i itself.
   std::string declare_aligned_index(const std::string& row_part);
@@ -74,7 +81,10 @@ class ExprEmitter {
   std::string load(ValueId v, const std::string& idx);
 
   const Schedule& s_;
-  std::ostringstream& body_;
+  std::string row_value(ValueId v);
+  std::ostringstream* body_;  // the inner loop's statements, or row_body_ while emitting those
+  std::ostringstream row_body_;
+  bool in_row_ = false;
   int counter_ = 0;
   int64_t row_width_ = 0;  // 0: one flat loop over i
   mutable int coordinates_ = 0;
@@ -90,8 +100,9 @@ class ExprEmitter {
   std::vector<int> declared_;
   std::vector<int> widened_;  // 16-bit buffers copied to float32 arrays before the loop
   static constexpr int64_t kWidenLimit = 4096;  // elements (16 KiB on the stack)
-  // Values already computed in this loop body, by (value, index expression).
-  std::map<std::pair<ValueId, std::string>, std::string> known_;
+  // Values already computed in this loop body, by (value, index expression); row_known_:
+  // those of row_body_ alone (the inner loop's locals are out of its scope).
+  std::map<std::pair<ValueId, std::string>, std::string> known_, row_known_;
 };
 
 // Work below this many elements runs on one thread: forking costs more than it saves.

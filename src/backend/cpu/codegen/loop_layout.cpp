@@ -98,7 +98,9 @@ std::string loop_one_hot(LoopOp& op) {
 // Element (i, j) of the output is element j of row indices[i] of params; an index out of
 // range reads a clamped row (never out of bounds) and yields zero. i and j are the
 // coordinates of the loop's index (in a row loop as wide as a row: r and j, so that the
-// index is read once per row and the row's elements are contiguous loads).
+// index, its range test and the row's offset are computed once per row, before the inner
+// loop, and the row's elements are contiguous loads: with the test inside, a loop that
+// also calls exp did not vectorize).
 std::string loop_gather(LoopOp& op) {
   const Shape& ps = op.input(0).shape;
   const std::string zero = "static_cast<" + op.value_type() + ">(0)";
@@ -108,9 +110,14 @@ std::string loop_gather(LoopOp& op) {
   const std::string i = op.em.coordinate(op.idx, d, count / d, count, true);
   const std::string j = op.em.coordinate(op.idx, 1, d, count, false);
   const std::string k = "static_cast<int64_t>(" + op.in_at(1, i) + ")";
-  const std::string row = "km::min<int64_t>(km::max<int64_t>(" + k + ", 0), " + last + ")";
-  const std::string v = op.in_at(0, "(" + row + " * " + D + " + " + j + ")");
-  return "((" + k + " >= 0 && " + k + " <= " + last + ") ? " + v + " : " + zero + ")";
+  std::string hit = "(" + k + " >= 0 && " + k + " <= " + last + ")";
+  std::string base = "km::min<int64_t>(km::max<int64_t>(" + k + ", 0), " + last + ") * " + D;
+  if (i == "r" && op.em.row_width() > 0) {
+    hit = op.em.declare_row_local("bool", hit);
+    base = op.em.declare_row_local("int64_t", base);
+  }
+  const std::string v = op.in_at(0, "(" + base + " + " + j + ")");
+  return "(" + hit + " ? " + v + " : " + zero + ")";
 }
 
 }  // namespace kiln::cpu
