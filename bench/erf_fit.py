@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Where the coefficients of the generated code's float erf come from (prelude.cpp).
+"""Where the coefficients of kiln's float erf and tanh come from (kiln/float_math.h).
 
     /usr/bin/python3 bench/erf_fit.py      (needs numpy: python3-numpy)
 
 erf(x) = x P(x^2) for |x| < 1 and 1 - e^(-x^2) Q(1/x) for 1 <= x < 4, P and Q least-squares
-polynomial fits in double on dense grids, printed as float literals, highest power first.
-The fit is checked by tests/backend/cpu/prelude_math_test.cpp (within 3 ulps of glibc).
+polynomial fits in double on dense grids, printed as float literals, highest power first;
+tanh(x) = x + x^3 T(x^2) for |x| < 0.625 likewise. The fits are checked by
+tests/backend/cpu/prelude_math_test.cpp (erf within 3 ulps of glibc, tanh within 2).
 """
 import math
 
@@ -23,6 +24,9 @@ def main():
     q = np.polyfit(1.0 / large, [math.erfc(x) * math.exp(x * x) for x in large], 7)
     print("P (x^2, |x| < 1):", literals(p))
     print("Q (1/x, 1 <= x < 4):", literals(q))
+    near = np.linspace(1e-4, 0.625, 40001)
+    t = np.polyfit(near**2, (np.tanh(near) - near) / near**3, 4)
+    print("T (x^2, |x| < 0.625):", literals(t))
 
 
 if __name__ == "__main__":

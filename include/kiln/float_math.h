@@ -1,13 +1,13 @@
-// Kernel maths that must give the same bits wherever kiln computes them: float exp and erf,
-// and the float16 and bfloat16 conversions. One source for three users: the interpreter
+// Kernel maths that must give the same bits wherever kiln computes them: float exp, erf and
+// tanh, and the float16 and bfloat16 conversions. One source for three users: the interpreter
 // (backend/interp), kiln/dtype.h (Array's conversions, the portable loops of the float16
 // route), and generated code, whose prelude the build makes from this very text
 // (kFloatMathText, as it does with src/ir/philox.h). So it is freestanding: no include and
 // its own type names.
-// The exp and erf vectorize where libm's scalar calls do not (GELU and softmax loops spent
-// most of their time in them); every user compiles them without fused multiply-adds.
-// Against glibc over every 97th float: exp within 1 ulp (subnormal results included), erf
-// within 3 ulps; NaN in, NaN out (tests/backend/cpu/prelude_math_test.cpp).
+// They vectorize where libm's scalar calls do not (GELU, softmax and RNN loops spent most of
+// their time in them); every user compiles them without fused multiply-adds. Against glibc
+// over every 97th float: exp within 1 ulp (subnormal results included), erf within 3 ulps,
+// tanh within 2; NaN in, NaN out (tests/backend/cpu/prelude_math_test.cpp).
 #ifndef KILN_FLOAT_MATH_H
 #define KILN_FLOAT_MATH_H
 
@@ -66,6 +66,22 @@ inline float erf_f32(float x) {
   const float large = 1.0f - q * exp_f32(-(b * b));
   const float e = a < 1.0f ? s : (a >= 4.0f ? 1.0f : large);
   return x < 0 ? -e : e;
+}
+
+// |x| < 0.625: x + x^3 P(x^2) (P a least-squares fit, bench/erf_fit.py); beyond:
+// 1 - 2 / (e^(2|x|) + 1), with |x| capped at 9.5 where tanh is 1 in float. A zero keeps its sign.
+inline float tanh_f32(float x) {
+  const float a = x < 0 ? -x : x;
+  const float z = x * x;
+  float s = -6.221758202e-03f;
+  s = s * z + 2.108586393e-02f;
+  s = s * z - 5.387026444e-02f;
+  s = s * z + 1.333290190e-01f;
+  s = s * z - 3.333333135e-01f;
+  const float small = a == 0.0f ? x : x + x * (z * s);
+  const float b = a > 9.5f ? 9.5f : a;
+  const float large = 1.0f - 2.0f / (exp_f32(b + b) + 1.0f);
+  return a < 0.625f ? small : (x < 0 ? -large : large);
 }
 
 // IEEE binary16, round to nearest even; NaN stays NaN (quiet), overflow goes to infinity.

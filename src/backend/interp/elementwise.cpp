@@ -113,7 +113,7 @@ Array interp_sqrt(const Node& n, Inputs in) { return unary_float(n, *in[0], [](f
 Array interp_rsqrt(const Node& n, Inputs in) {
   return unary_float(n, *in[0], [](float x) { return 1.0f / std::sqrt(x); });
 }
-Array interp_tanh(const Node& n, Inputs in) { return unary_float(n, *in[0], [](float x) { return std::tanh(x); }); }
+Array interp_tanh(const Node& n, Inputs in) { return unary_float(n, *in[0], kiln_math::tanh_f32); }
 Array interp_sigmoid(const Node& n, Inputs in) {
   return unary_float(n, *in[0], [](float x) { return 1.0f / (1.0f + kiln_math::exp_f32(-x)); });
 }

@@ -1,9 +1,10 @@
-// The generated code's own float exp and erf (kiln/float_math.h, embedded in the prelude):
-// within 1 and 3 ulps of glibc's expf and erff over every 97th float (subnormal results,
-// overflow, infinities, NaN and signed zeros included), the same bits in vector loops built
+// The generated code's own float exp, erf and tanh (kiln/float_math.h, embedded in the
+// prelude): within 1, 3 and 2 ulps of glibc's expf, erff and tanhf over every 97th float
+// (subnormal results, overflow, infinities, NaN and signed zeros included), the same bits
+// in vector loops built
 // with the toolchain's flags as the interpreter gets from the same header built with the
 // library's, and vectorized, which is why they exist (libm's are scalar calls that kept
-// GELU and softmax loops scalar).
+// GELU, softmax and RNN loops scalar).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,45 +44,55 @@ __attribute__((noinline)) void erf_loop(const float* x, float* y) {
 #pragma omp simd
   for (int i = 0; i < kBatch; ++i) y[i] = km::erf(x[i]);  // KILN-ERF-LOOP
 }
+__attribute__((noinline)) void tanh_loop(const float* x, float* y) {
+#pragma omp simd
+  for (int i = 0; i < kBatch; ++i) y[i] = km::tanh(x[i]);  // KILN-TANH-LOOP
+}
+struct Fn {
+  const char* name;
+  void (*loop)(const float*, float*);
+  float (*libm)(float);
+  double worst;
+  float at;
+  unsigned long long hash;
+};
 }  // namespace
 int main() {
-  static float x[kBatch], e[kBatch], f[kBatch];
-  double worst_exp = 0, worst_erf = 0;
-  float at_exp = 0, at_erf = 0;
-  unsigned long long u = 0, hash_exp = 1469598103934665603ull, hash_erf = hash_exp;
-  while (u < (1ull << 32)) {
-    for (int i = 0; i < kBatch; ++i, u += 97) x[i] = from_bits(static_cast<unsigned>(u));
-    exp_loop(x, e);
-    erf_loop(x, f);
-    for (int i = 0; i < kBatch; ++i) {
-      const double de = ulps(e[i], __builtin_expf(x[i])), df = ulps(f[i], __builtin_erff(x[i]));
-      if (de > worst_exp) { worst_exp = de; at_exp = x[i]; }
-      if (df > worst_erf) { worst_erf = df; at_erf = x[i]; }
-      unsigned be, bf;
-      std::memcpy(&be, &e[i], 4);
-      std::memcpy(&bf, &f[i], 4);
-      hash_exp = (hash_exp ^ be) * 1099511628211ull;
-      hash_erf = (hash_erf ^ bf) * 1099511628211ull;
+  Fn fns[] = {{"exp", exp_loop, [](float v) { return __builtin_expf(v); }, 0, 0, 1469598103934665603ull},
+              {"erf", erf_loop, [](float v) { return __builtin_erff(v); }, 0, 0, 1469598103934665603ull},
+              {"tanh", tanh_loop, [](float v) { return __builtin_tanhf(v); }, 0, 0, 1469598103934665603ull}};
+  static float x[kBatch], y[kBatch];
+  for (Fn& fn : fns) {
+    for (unsigned long long u = 0; u < (1ull << 32);) {
+      for (int i = 0; i < kBatch; ++i, u += 97) x[i] = from_bits(static_cast<unsigned>(u));
+      fn.loop(x, y);
+      for (int i = 0; i < kBatch; ++i) {
+        const double d = ulps(y[i], fn.libm(x[i]));
+        if (d > fn.worst) { fn.worst = d; fn.at = x[i]; }
+        unsigned b;
+        std::memcpy(&b, &y[i], 4);
+        fn.hash = (fn.hash ^ b) * 1099511628211ull;
+      }
     }
+    std::printf("%s %.3f %.9g\n", fn.name, fn.worst, fn.at);
   }
-  std::printf("exp %.3f %.9g\nerf %.3f %.9g\nbits %llx %llx\n", worst_exp, at_exp, worst_erf, at_erf, hash_exp, hash_erf);
+  std::printf("bits %llx %llx %llx\n", fns[0].hash, fns[1].hash, fns[2].hash);
   // Values whose results are exact: zeros, infinities, NaN, overflow, underflow to zero,
-  // exp of a tiny x (1) and erf's saturated tails (1).
-  const float exact_exp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.7229f, 1000.0f, -104.5f, -1000.0f, 1e-30f, -1e-10f};
-  const float exact_erf[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3.95f, -3.95f, 10.0f, -1000.0f};
-  for (int which = 0; which < 2; ++which) {
-    const float* v = which == 0 ? exact_exp : exact_erf;
-    const int n = which == 0 ? 11 : 9;
-    for (int i = 0; i < n; ++i) {
-      x[0] = v[i];
-      if (which == 0) exp_loop(x, e); else erf_loop(x, e);
-      const float want = which == 0 ? __builtin_expf(v[i]) : __builtin_erff(v[i]);
+  // exp of a tiny x (1), erf's and tanh's saturated tails (1), tanh of a tiny x (x).
+  const float exact[3][11] = {{0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.7229f, 1000.0f, -104.5f, -1000.0f, 1e-30f, -1e-10f},
+                              {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3.95f, -3.95f, 10.0f, -1000.0f},
+                              {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 9.5f, -20.0f, 1000.0f, 1e-30f, -1e-40f}};
+  const int count[3] = {11, 9, 10};
+  for (int which = 0; which < 3; ++which)
+    for (int i = 0; i < count[which]; ++i) {
+      x[0] = exact[which][i];
+      fns[which].loop(x, y);
+      const float want = fns[which].libm(x[0]);
       unsigned a, b;
-      std::memcpy(&a, &e[0], 4);
+      std::memcpy(&a, &y[0], 4);
       std::memcpy(&b, &want, 4);
-      std::printf("special %s(%.9g) %x libm %x\n", which == 0 ? "exp" : "erf", v[i], a, b);
+      std::printf("special %s(%.9g) %x libm %x\n", fns[which].name, x[0], a, b);
     }
-  }
 }
 )";
 
@@ -124,39 +135,39 @@ int line_of(const std::string& text, const std::string& marker) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
 }
 
-TEST(PreludeMath, ExpAndErfStayWithinAFewUlpsOfLibm) {
+TEST(PreludeMath, ExpErfAndTanhStayWithinAFewUlpsOfLibm) {
   const Built& b = built();
   std::istringstream in(b.output);
-  std::string name, at;
-  double worst_exp = -1, worst_erf = -1;
-  in >> name >> worst_exp >> at;
-  EXPECT_EQ(name, "exp") << b.output;
-  EXPECT_LE(worst_exp, 1.0) << "exp is " << worst_exp << " ulps from libm at " << at;
-  in >> name >> worst_erf >> at;
-  EXPECT_EQ(name, "erf") << b.output;
-  EXPECT_LE(worst_erf, 3.0) << "erf is " << worst_erf << " ulps from libm at " << at;
-  EXPECT_GE(worst_exp, 0.0);
-  EXPECT_GE(worst_erf, 0.0);
+  for (const auto& [fn, bound] : {std::pair<std::string, double>{"exp", 1.0}, {"erf", 3.0}, {"tanh", 2.0}}) {
+    std::string name, at;
+    double worst = -1;
+    in >> name >> worst >> at;
+    EXPECT_EQ(name, fn) << b.output;
+    EXPECT_GE(worst, 0.0) << b.output;
+    EXPECT_LE(worst, bound) << fn << " is " << worst << " ulps from libm at " << at;
+  }
 }
 
 TEST(PreludeMath, TheInterpreterComputesTheSameBits) {
   // The same sweep and hash as the program's, over the interpreter's functions.
-  unsigned long long hash_exp = 1469598103934665603ull, hash_erf = hash_exp;
+  float (*const fns[3])(float) = {kiln_math::exp_f32, kiln_math::erf_f32, kiln_math::tanh_f32};
+  unsigned long long hash[3];
   // The program runs whole batches of 4096 while a batch starts below 2^32 (wrapping at the end).
   const uint64_t batch = 4096 * 97, values = ((uint64_t{1} << 32) + batch - 1) / batch * 4096;
-  for (uint64_t k = 0; k < values; ++k) {
-    float x;
-    const auto bits = static_cast<uint32_t>(k * 97);
-    std::memcpy(&x, &bits, 4);
-    const float e = kiln_math::exp_f32(x), f = kiln_math::erf_f32(x);
-    uint32_t be, bf;
-    std::memcpy(&be, &e, 4);
-    std::memcpy(&bf, &f, 4);
-    hash_exp = (hash_exp ^ be) * 1099511628211ull;
-    hash_erf = (hash_erf ^ bf) * 1099511628211ull;
+  for (int f = 0; f < 3; ++f) {
+    hash[f] = 1469598103934665603ull;
+    for (uint64_t k = 0; k < values; ++k) {
+      float x;
+      const auto bits = static_cast<uint32_t>(k * 97);
+      std::memcpy(&x, &bits, 4);
+      const float y = fns[f](x);
+      uint32_t b;
+      std::memcpy(&b, &y, 4);
+      hash[f] = (hash[f] ^ b) * 1099511628211ull;
+    }
   }
-  char want[64];
-  std::snprintf(want, sizeof want, "bits %llx %llx\n", hash_exp, hash_erf);
+  char want[96];
+  std::snprintf(want, sizeof want, "bits %llx %llx %llx\n", hash[0], hash[1], hash[2]);
   EXPECT_NE(built().output.find(want), std::string::npos) << "interpreter: " << want << "prelude:\n" << built().output;
 }
 
@@ -180,12 +191,12 @@ TEST(PreludeMath, SpecialValuesComeOutAsLibmGivesThem) {
     }
     EXPECT_EQ(got, want) << line;
   }
-  EXPECT_EQ(seen, 20) << built().output;
+  EXPECT_EQ(seen, 30) << built().output;
 }
 
 TEST(PreludeMath, LoopsUsingThemVectorize) {
   const Built& b = built();
-  for (const char* marker : {"KILN-EXP-LOOP", "KILN-ERF-LOOP"}) {
+  for (const char* marker : {"KILN-EXP-LOOP", "KILN-ERF-LOOP", "KILN-TANH-LOOP"}) {
     const std::string where = "math.cpp:" + std::to_string(line_of(b.source, marker)) + ":";
     bool vectorized = false;
     std::istringstream in(b.vec_info);

@@ -41,21 +41,22 @@ namespace km {
   inline double fn(double x, double y) { return __builtin_##fn(x, y); } \
   template <class T, class U> \
   inline double fn(T x, U y) { return __builtin_##fn(static_cast<double>(x), static_cast<double>(y)); }
-// exp and erf in float are kiln's own (below), the rest libm's.
+// exp, erf and tanh in float are kiln's own (below), the rest libm's.
 #define KILN_MATH1_WIDE(fn) \
   inline double fn(double x) { return __builtin_##fn(x); } \
   template <class T> \
   inline double fn(T x) { return __builtin_##fn(static_cast<double>(x)); }
-KILN_MATH1(log) KILN_MATH1(sqrt) KILN_MATH1(tanh) KILN_MATH1(cos) KILN_MATH1(fabs) KILN_MATH1(trunc)
-KILN_MATH1_WIDE(exp) KILN_MATH1_WIDE(erf)
+KILN_MATH1(log) KILN_MATH1(sqrt) KILN_MATH1(cos) KILN_MATH1(fabs) KILN_MATH1(trunc)
+KILN_MATH1_WIDE(exp) KILN_MATH1_WIDE(erf) KILN_MATH1_WIDE(tanh)
 KILN_MATH2(pow) KILN_MATH2(fmax) KILN_MATH2(fmin)
 #undef KILN_MATH1
 #undef KILN_MATH1_WIDE
 #undef KILN_MATH2
 
-// float exp and erf without a call, so that loops using them vectorize (kiln/float_math.h).
+// float exp, erf and tanh without a call, so that loops using them vectorize (kiln/float_math.h).
 inline float exp(float x) { return kiln_math::exp_f32(x); }
 inline float erf(float x) { return kiln_math::erf_f32(x); }
+inline float tanh(float x) { return kiln_math::tanh_f32(x); }
 template <class T>
 constexpr const T& min(const T& a, const T& b) { return b < a ? b : a; }
 template <class T>
