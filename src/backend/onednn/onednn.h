@@ -2,6 +2,7 @@
 // the conversion of oneDNN failures into kiln::SystemError.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "ir/conv_geometry.h"
 
@@ -68,5 +69,10 @@ ConvLayouts preferred_layouts(ConvPass pass, bool bf16, const ConvGeom& g);
 // it). A first layer's few channels, padded up to a block, are not counted: no kiln
 // buffer holds padding, so those are reordered whatever the plan.
 int64_t blocked_activation_reorders();
+
+// The oneDNN implementation a pass runs for a geometry (impl_info_str, e.g.
+// "jit:avx512_core"), with " on blocked layouts" when its activations are not plain NCHW:
+// for tests and profiles. (A depthwise pass that kiln's own loops take still names oneDNN's.)
+std::string conv_kernel(ConvPass pass, bool bf16, const ConvGeom& g);
 
 }  // namespace kiln::onednn
