@@ -31,7 +31,8 @@ void bind_data(py::module_& m) {
       .def_readwrite("repeat_before_batch", &SliceOrder::repeat_before_batch);
 
   // The batches a SliceSpec yields (after skipping `skip`), at most `limit`, each
-  // (features, labels, [(name, further feature)]): what training would see, for tests and for users checking their pipeline.
+  // (features, labels, [(name, further feature)]): what training would see, for tests
+  // and for users checking their pipeline.
   m.def("slice_batches", [](const SliceSpec& spec, int64_t limit, int64_t skip) {
     SliceSource source(spec);
     source.skip(skip);
