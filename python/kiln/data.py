@@ -102,6 +102,28 @@ def _more_arrays(more, rows, what):
     return tuple(out)
 
 
+def _component_slices(components):
+    """from_tensor_slices of a tuple of other than two arrays ((x, ids, y), say): an element
+    pipeline of tuples, for a map that makes (features, labels) of them, as tf.data's."""
+    what = "[Dataset.from_tensor_slices]"
+    if not components:
+        raise ValueError("%s the tuple is empty; give (features, labels), features, or a tuple of arrays" % what)
+    arrays = []
+    for k, c in enumerate(components):
+        if isinstance(c, dict):
+            unsupported("%s a dict inside a tuple of %d" % (what, len(components)),
+                        "give (features_dict, labels), or arrays in the tuple")
+        arrays.append(_as_input_array(c, "%s component %d" % (what, k)))
+    n = arrays[0].shape[0]
+    for k, a in enumerate(arrays):
+        if a.shape[0] != n:
+            raise ValueError("%s component %d has %d rows (shape %s) but component 0 has %d: every component needs "
+                             "one row per example" % (what, k, a.shape[0], a.shape, n))
+    examples = [tuple(a[i] for a in arrays) for i in range(n)]
+    types = tuple(as_dtype(a.dtype) for a in arrays)
+    return GeneratorDataset(lambda: iter(examples), types, _generator_dataset._shapes_like(types, None), ())
+
+
 class Dataset:
     """A pipeline over in-memory numpy arrays, run by kiln in C++. Methods return new
     datasets, as tf.data's do."""
@@ -125,8 +147,7 @@ class Dataset:
             return GeneratorDataset(lambda: iter(items), as_dtype("string"), (), ())
         if isinstance(tensors, tuple):
             if len(tensors) != 2:
-                raise ValueError("[Dataset.from_tensor_slices] expected (features, labels), got a tuple of %d"
-                                 % len(tensors))
+                return _component_slices(tensors)
             features, labels = tensors
         else:
             features, labels = tensors, None

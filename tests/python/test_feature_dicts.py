@@ -2,7 +2,8 @@
 'ids': ...}): every kind of input (from_tensor_slices, a Python iterable, from_generator,
 map, an iterator's get_next) feeds model_fn the same dict, each entry its own placeholder
 ("features/<key>" after the first), in training, evaluation and prediction, on the
-interpreter and compiled. Split features train exactly as the same features in one array."""
+interpreter and compiled. Split features train exactly as the same features in one array.
+A tuple of three arrays mapped to (features, labels) gives the same batches too."""
 import numpy as np
 import pytest
 
@@ -128,6 +129,8 @@ def test_every_kind_of_input_gives_the_same_batches():
         "map": lambda: kiln.data.Dataset.from_tensor_slices(({"x": x, "ids": ids}, y)).map(
             lambda f, label: ({"a": f["x"][:3], "b": f["x"][3:], "ids": f["ids"]}, label)).batch(32),
         "iterator": via_iterator,
+        "three_components": lambda: kiln.data.Dataset.from_tensor_slices((x, ids, y)).map(
+            lambda f, i, label: ({"a": f[:3], "b": f[3:], "ids": i}, label)).batch(32),
     }
     reference = None
     for name, input_fn in inputs.items():
@@ -176,6 +179,8 @@ def test_bad_feature_dicts_are_clear_errors():
         kiln.data.Dataset.from_tensor_slices(({}, y))
     with pytest.raises(NotImplementedError, match="labels as a dict of 2 entries"):
         kiln.data.Dataset.from_tensor_slices((x, {"y": y, "z": y}))
+    with pytest.raises(ValueError, match=r"component 2 has 5 rows .* component 0 has 64"):
+        kiln.data.Dataset.from_tensor_slices((x, ids, y[:5]))
 
     def changing():
         yield parts(x[:32], ids[:32]), y[:32]
