@@ -64,7 +64,7 @@ Arg arg(int id, const dnnl::memory::desc& stored, const dnnl::memory::desc& chos
 // to the ops around the convolution. The output channels are blocked in every pass; the
 // input channels only matter to backward_input, which writes them (a first layer's forward
 // and filter gradient read a few-channel input in plain NCHW). (The pass itself may still
-// run blocked: see make.)
+// run blocked: see pass_pds.)
 bool wants_blocked(ConvPass pass, const ConvGeom& g) {
   if (g.o < 16) return false;
   return pass != ConvPass::backward_input || g.c >= 16;
@@ -129,7 +129,8 @@ const char* impl_of(ConvPass pass, const Pds& p) {
 }
 
 // The pass on kiln's plain few-channel activations, or, where oneDNN has only im2col + gemm
-// for those and a direct (jit) kernel on blocked ones, on blocked copies: a first layer's
+// for those and a direct kernel (jit, or oneDNN 3's brgconv; not gemm, not a reference
+// loop) on blocked ones, on blocked copies: a first layer's
 // forward and filter gradient (1 input channel, 10 output channels: 3x and 6x faster on
 // AVX-512 including the reorders) and the input gradient of a layer with 10 input
 // channels. Depthwise passes keep their own fallback (takes_loops).
@@ -139,7 +140,7 @@ Pds pass_pds(ConvPass pass, bool bf16, const ConvGeom& g, int bias, bool relu) {
   if (stored_blocked || depthwise(g) || std::string(impl_of(pass, p)).find("gemm") == std::string::npos) return p;
   Pds blocked = pds(pass, bf16, g, bias, relu, true);
   const std::string impl = impl_of(pass, blocked);
-  const bool direct = impl.find("jit") != std::string::npos && impl.find("gemm") == std::string::npos;
+  const bool direct = impl.find("gemm") == std::string::npos && impl.find("ref") == std::string::npos;
   return direct ? blocked : p;
 }
 
