@@ -6,7 +6,9 @@
 //   auto eval = est.evaluate(test_input_fn);   // eval.metrics["accuracy"]
 //
 // Graphs have static shapes: a graph is built for the shape of the first batch (and one
-// more for each other batch size met in evaluate/predict). Placeholders are named
+// more for each other batch size met in evaluate/predict; an evaluation's or prediction's
+// last, smaller batch runs on the interpreter instead where that is estimated cheaper than
+// compiling a graph for it, with the same results). Placeholders are named
 // "features" and "labels", and data::more_feature_name(k) for each further feature a
 // batch carries (Batch::more; model_fn finds them with Graph::find); model_fn must not
 // create other placeholders.
@@ -222,6 +224,9 @@ struct CompileSummary {
   int interpreter_fallbacks = 0;  // of `graphs`, run on the interpreter because compiling failed
   int received = 0;  // of `graphs`, objects rank 0 compiled or loaded and sent (CompileOptions::share_in_job)
   int remote_hits = 0;  // of `cache_hits`, served by the remote tier
+  // Not in `graphs`: graphs of an evaluation's or prediction's last, smaller batch run on
+  // the interpreter because that costs less than compiling them (interpreter_cost.h).
+  int interpreted = 0;
   // Graphs this process's host compiler built: neither a cache hit, nor received, nor a fallback.
   int compiled() const { return graphs - cache_hits - received - interpreter_fallbacks; }
   double passes_seconds = 0, codegen_seconds = 0, compile_seconds = 0, load_seconds = 0;

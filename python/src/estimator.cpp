@@ -262,6 +262,7 @@ void bind_estimator(py::module_& m) {
         d["cache_hits"] = c.cache_hits;
         d["cache_misses"] = c.cache_misses;
         d["cache_errors"] = c.cache_errors;
+        d["interpreted"] = c.interpreted;
         d["compile_seconds"] = c.compile_seconds;
         return d;
       });

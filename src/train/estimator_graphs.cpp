@@ -1,6 +1,7 @@
 // Building the Estimator's graphs from the user's model_fn.
 #include <chrono>
 
+#include "backend/interpreter_cost.h"
 #include "kiln/compiler.h"
 #include "kiln/error.h"
 #include "kiln/optimizer.h"
@@ -149,7 +150,7 @@ void check_batch(const BuiltGraph& b, const data::Batch& batch, const std::strin
 
 BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Params& params,
                         const BackendOptions& backend, ModeKeys mode, const data::Batch& batch,
-                        const std::vector<std::string>& fetches, bool guarded) {
+                        const std::vector<std::string>& fetches, bool guarded, double interpret_under) {
   const bool has_labels = !batch.labels.empty();
   std::string key = std::string(mode_name(mode)) + " " + shape_str(batch.features.shape()) + " " +
                     (has_labels ? shape_str(batch.labels.shape()) : "-") + " " +
@@ -159,6 +160,7 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Para
   for (const data::NamedFeature& f : batch.more)
     key += " " + f.name + ":" + std::string(dtype_name(f.values.dtype())) + shape_str(f.values.shape());
   for (const auto& f : fetches) key += " " + f;
+  if (interpret_under > 0) key += " tail";
   auto it = s.graphs.find(key);
   if (it != s.graphs.end()) return it->second;
 
@@ -188,11 +190,15 @@ BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Para
   b.index_bounds = index_bounds(g);
   CompileReport report;
   BackendOptions with_report = backend;
+  const bool interpreted =
+      interpret_under > 0 && backend.backend == Backend::cpu && interpreter_seconds(g) < interpret_under;
+  if (interpreted) with_report.backend = Backend::interp;
   with_report.report = &report;
   with_report.compile.name = std::string(mode_name(mode)) + "-" + std::string(precision_policy_name(backend.compile.policy)) +
                              (guarded ? "-guarded" : "");
   b.exec = make_executable(g, with_report);
-  if (backend.backend == Backend::cpu) {
+  if (interpreted) ++s.compile.interpreted;
+  if (with_report.backend == Backend::cpu) {
     CompileSummary& c = s.compile;
     ++c.graphs;
     c.interpreter_fallbacks += !report.fallback.empty();

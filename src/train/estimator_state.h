@@ -59,10 +59,13 @@ struct Estimator::State {
 // that lacks what the mode needs. `guarded` (train mode): the graph gets the loss-scale
 // placeholder (kLossScaleName, fed every step) before model_fn runs, so minimize() builds
 // scaled, guarded updates, and outputs kGradsFiniteName; ConfigError if the train_op did
-// not come from Optimizer::minimize.
+// not come from Optimizer::minimize. interpret_under > 0 (a batch met once, the last of an
+// evaluation): the cpu backend's graph runs on the interpreter instead when its estimated
+// interpreter time (interpreter_seconds) is below that many seconds; such graphs are kept
+// apart from the ones compiled for the same shape.
 BuiltGraph& build_graph(Estimator::State& s, const ModelFn& model_fn, const Params& params,
                         const BackendOptions& backend, ModeKeys mode, const data::Batch& batch,
-                        const std::vector<std::string>& fetches, bool guarded = false);
+                        const std::vector<std::string>& fetches, bool guarded = false, double interpret_under = 0);
 
 // accelerate_train_mode: the one TellMeStepOrLossHook of the mode's split among `hooks`;
 // ConfigError saying which hook to add, and how, when there is none, two, or one of the
