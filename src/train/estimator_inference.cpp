@@ -79,9 +79,10 @@ void check_fits(const Graph& g, const Variables& vars) {
 }
 
 // An evaluation's or prediction's last batch, smaller than the first, runs once: its
-// graph goes to the interpreter when that is estimated below this, else it is compiled
-// (the character RNN's tail of 119 texts: ~0.1 s interpreted, ~3 s to compile).
-constexpr double kTailInterpreterSeconds = 0.25;
+// graph goes to the interpreter when that is estimated below this, else it is compiled.
+// Compiling a graph costs a second or more; the estimate errs high (the character RNN's
+// tail of 119 texts: estimated 0.27 s, the whole evaluation 2.0 -> 1.1 s interpreted).
+constexpr double kTailInterpreterSeconds = 0.5;
 
 // The interpreter budget for a batch of `rows` after a first one of `first` rows.
 double tail_budget(int64_t rows, int64_t first) { return rows < first ? kTailInterpreterSeconds : 0; }
