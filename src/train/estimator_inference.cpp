@@ -87,11 +87,6 @@ constexpr double kTailInterpreterSeconds = 0.5;
 // The interpreter budget for a batch of `rows` after a first one of `first` rows.
 double tail_budget(int64_t rows, int64_t first) { return rows < first ? kTailInterpreterSeconds : 0; }
 
-Feeds feeds_of(data::Batch& b) {
-  Feeds f;
-  feed_batch(b, f);
-  return f;
-}
 }  // namespace
 
 namespace {
@@ -163,7 +158,8 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std
         *options_.log << "evaluate: " << b.warm_start.size() << " variable" << (b.warm_start.size() == 1 ? "" : "s")
                       << " taken from '" << b.warm_start.front().checkpoint << "' for this evaluation\n";
     }
-    Feeds feeds = feeds_of(batch);
+    Feeds feeds;
+    feed_batch(batch, feeds);
     Fetches out = b.exec->run(feeds, overridden ? *overridden : vars);
     loss_sum += out.at(kSpecLoss).item() * static_cast<double>(rows);
     for (const auto& m : b.metric_names) {
@@ -198,7 +194,8 @@ std::map<std::string, Array> Estimator::predict(const InputFn& input_fn, const s
                                 tail_budget(rows, first_rows));
     check_fits(*b.graph, vars);
     check_batch(b, batch, "batch " + std::to_string(n) + " of the prediction input");
-    Feeds feeds = feeds_of(batch);
+    Feeds feeds;
+    feed_batch(batch, feeds);
     Fetches out = b.exec->run(feeds, vars);
     for (const auto& p : b.prediction_names) parts[p].push_back(std::move(out.at("prediction/" + p)));
   }
