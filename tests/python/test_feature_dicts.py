@@ -194,3 +194,16 @@ def test_bad_feature_dicts_are_clear_errors():
         yield {"a": x[:32, :3], "b": x[:31, 3:]}, y[:32]
     with pytest.raises(kiln.DataError, match=r"features\['b'\] has 31 rows"):
         estimator()[0].train(ragged, max_steps=1)
+
+
+def test_compile_summary_counts_a_tail_run_on_the_interpreter():
+    """compile_summary()['interpreted']: the last, smaller batch of an evaluation of a small
+    model runs on the interpreter instead of compiling a graph for it."""
+    x, ids, y = problem(100)
+    est, _ = estimator("cpu")
+    est.train(lambda: kiln.data.Dataset.from_tensor_slices((parts(x, ids), y)).repeat().batch(32), max_steps=2)
+    before = est._core.compile_summary()
+    est.evaluate(lambda: kiln.data.Dataset.from_tensor_slices((parts(x, ids), y)).batch(32))  # 32, 32, 32, 4
+    after = est._core.compile_summary()
+    assert after["interpreted"] == before["interpreted"] + 1
+    assert after["graphs"] == before["graphs"] + 1
