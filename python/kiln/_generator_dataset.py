@@ -210,24 +210,24 @@ class GeneratorDataset:
         (kiln/_map_function.py). num_parallel_calls=N maps on N threads, at most one per
         core (and at most a threadpool.PrivateThreadPool's threads), in order, with the
         draws of a sequential map (also with deterministic=False: kiln's order costs
-        nothing). AUTOTUNE maps on one: measured on the JPEG pipeline of
-        bench/pipeline_vs_tfdata.py (2 cores), two threads gave 850-950 images/s against
-        1050-1130 for one, the Python between the C++ calls holding the GIL."""
+        nothing); AUTOTUNE: one per core when the function runs in the C++ element loop,
+        one when it runs in Python (kiln/_map_loops.py)."""
         if not callable(map_func):
             raise TypeError("[Dataset.map] %r is not callable; pass a function of the element" % (map_func,))
-        if num_parallel_calls in (None, -1):
-            parallel = 1
+        autotune = num_parallel_calls == -1
+        if num_parallel_calls is None or autotune:
+            parallel = len(os.sched_getaffinity(0)) if autotune else 1
         elif isinstance(num_parallel_calls, bool) or not isinstance(num_parallel_calls, numbers.Integral) \
                 or num_parallel_calls < 1:
             raise ValueError("[Dataset.map] num_parallel_calls %r must be an integer >= 1 or AUTOTUNE"
                              % (num_parallel_calls,))
         else:
             parallel = int(num_parallel_calls)
-        return self._with(("map", map_func, seed, parallel))
+        return self._with(("map", map_func, seed, parallel, autotune))
 
     def _cap_threads(self, threads):
         """A copy whose maps run on at most `threads` threads (threadpool.override_threadpool)."""
-        ops = [("map", op[1], op[2], min(op[3], threads)) if op[0] == "map" else op for op in self._ops]
+        ops = [op[:3] + (min(op[3], threads),) + op[4:] if op[0] == "map" else op for op in self._ops]
         d = GeneratorDataset(self._generator, self._types, self._shapes, self._args, ops)
         d._form = self._form
         return d
@@ -301,7 +301,13 @@ class GeneratorDataset:
     def elements(self, default_seed=0):
         """The pipeline's output, element by element (batches once batched), as numpy."""
         stream = self._source
-        for op in self._ops:
+        ops = list(self._ops)
+        while ops:
+            op = ops.pop(0)
+            if op[0] == "map" and ops and ops[0][0] == "batch" and ops[0][3] is None:
+                from ._map_loops import map_stage
+                stream = map_stage(stream, op, default_seed, batch=ops.pop(0)[1:3])  # batched where mapped
+                continue
             stream = _STAGES[op[0]](stream, op, default_seed)
         return stream()
 
@@ -400,19 +406,21 @@ def _pad(elements, shapes, values):
     return _map_structure(leaf, elements[0], *elements[1:], *extra)
 
 
+def batches(elements, size, drop, pad=None):
+    """elements in batches of size (the last smaller unless drop), stacked (or padded)."""
+    batch = []
+    for element in elements:
+        batch.append(element)
+        if len(batch) == size:
+            yield _stack(batch, pad)
+            batch = []
+    if batch and not drop:
+        yield _stack(batch, pad)
+
+
 def _batch(src, op, default_seed):
     _, size, drop, pad = op
-
-    def stream():
-        batch = []
-        for element in src():
-            batch.append(element)
-            if len(batch) == size:
-                yield _stack(batch, pad)
-                batch = []
-        if batch and not drop:
-            yield _stack(batch, pad)
-    return stream
+    return lambda: batches(src(), size, drop, pad)
 
 
 def _repeat(src, op, default_seed):
@@ -518,7 +526,7 @@ def _shard(src, op, default_seed):
 
 
 def _map(src, op, default_seed):
-    from ._map_function import map_stage
+    from ._map_loops import map_stage
     return map_stage(src, op, default_seed)
 
 

@@ -10,7 +10,9 @@ the recorded host ops run first and their numeric results feed the graph. An ele
 whose graph inputs have other shapes (another image size, another number of steps) is
 traced again; traces are kept per shape. Image host ops keep their results on the host
 (HostValue) until a graph op takes them, so a decoded image of any size resized or cropped
-on the host to a fixed size needs one trace only.
+on the host to a fixed size needs one trace only. When every recorded host op has a C++
+form (_Trace.plan), later elements run in C++ from start to end, on threads of their own
+(kiln/_map_loops.py).
 
 The graph runs on kiln's interpreter for the first elements, and compiled by kiln's CPU
 backend (on a thread of its own, through the compile cache when KILN_CACHE_DIR is set)
@@ -19,12 +21,12 @@ compiler, long ones run compiled. `backend` below ("tiered", "interp", "cpu") ov
 that, for tests.
 
 Random ops in the function (tf.random_uniform, random_flip_left_right, ...) draw from
-kiln's counter-based generator keyed by the dataset's seed and the element's position in
-the stream, so a pipeline is reproducible from its seed.
+kiln's counter-based generator (Philox) keyed by the dataset's seed and the element's
+position in the stream, so a pipeline is reproducible from its seed; the graph's random
+ops and the host ops' (HostGenerator) alike.
 """
 import itertools
 import numbers
-import os
 import threading
 
 import numpy as np
@@ -161,22 +163,43 @@ def active_trace():
 
 
 class Random:
-    """The argument a random host op's compute gets in place of this marker: a numpy
-    Generator keyed by the dataset's seed, the element's position, the rank and the op's
-    own seed, so its draws are reproducible from the seed as the graph's random ops are."""
+    """The argument a random host op's compute gets in place of this marker: a
+    HostGenerator keyed by the dataset's seed, the element's position, the rank and the
+    op's own seed, so its draws are reproducible from the seed as the graph's random ops
+    are."""
 
     def __init__(self, seed=None):
         self.seed = seed
 
 
-def _generator(seed, position, rank, index, op_seed):
-    # Philox keyed by (seed, position); the counter's upper words hold (rank, op index, op
-    # seed + 1 or 0), so each stream starts 2^64 blocks from any other (Philox counts up
-    # from the lowest word). Made directly: a SeedSequence per element cost twice as much.
-    key = np.array([int(seed) % 2**64, int(position) % 2**64], dtype=np.uint64)
-    counter = np.array([0, int(rank) % 2**64, int(index) % 2**64, 0 if op_seed is None else int(op_seed) % 2**63 + 1],
-                       dtype=np.uint64)
-    return np.random.Generator(np.random.Philox(counter=counter, key=key))
+class HostGenerator:
+    """What a random host op's compute gets: numpy Generator's random() and integers(),
+    drawn from kiln's Philox keyed by the dataset's seed, the element's position, the rank,
+    the op's index in its function and the op's seed (src/data/host_draws.h), so the C++
+    element loop draws the same numbers for the same element."""
+
+    __slots__ = ("_draws",)
+
+    def __init__(self, seed, position, rank, index, op_seed):
+        self._draws = _core.HostDraws(int(seed) % 2**64, int(position) % 2**64, int(rank) % 2**64,
+                                      int(index) % 2**64, -1 if op_seed is None else int(op_seed) % 2**63)
+
+    def random(self, size=None, dtype=np.float64):
+        f32 = np.dtype(dtype) == np.float32
+        draw = self._draws.uniform_f32 if f32 else self._draws.uniform
+        if size is None:
+            return draw()
+        shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
+        values = [draw() for _ in range(int(np.prod(shape)))]
+        return np.array(values, dtype=np.float32 if f32 else np.float64).reshape(shape)
+
+    def integers(self, low, high=None):
+        if high is None:
+            low, high = 0, low
+        return self._draws.integer(int(low), int(high))
+
+
+_generator = HostGenerator
 
 
 def _walk(args, fn):
@@ -193,12 +216,14 @@ def _any_leaf(args, pred):
     return bool(found)
 
 
-def host_op(op, compute, *args, keep=False):
+def host_op(op, compute, *args, keep=False, native=None):
     """compute(*values) outside the graph: at once on plain values, or recorded into the
     map function being traced when an argument is (or holds) a HostValue. keep: numeric
     results stay HostValues (their shape may vary per element, or a host op takes them
-    next) instead of becoming graph inputs at once. A Random() argument becomes a numpy
-    Generator (see Random)."""
+    next) instead of becoming graph inputs at once. A Random() argument becomes a
+    HostGenerator (see Random). native: (kind, attributes) of the op's C++ form
+    (src/data/element_plan.h), whose inputs are the HostValue arguments in order; a
+    function whose host ops all have one runs its elements in C++."""
     args = _walk(list(args), _known_value)
     if _any_leaf(args, lambda a: isinstance(a, Tensor)):
         unsupported("%s on a graph tensor" % op, "it is a host op of input pipelines: call it in the function "
@@ -209,7 +234,7 @@ def host_op(op, compute, *args, keep=False):
                                              _generator(np.random.randint(2**62), 0, 0, 0, None))
                       if isinstance(a, Random) else a)  # outside a pipeline: reproducible only from an op seed
         return compute(*eager)
-    return trace.record(compute, args, keep=keep)
+    return trace.record(compute, args, keep=keep, native=native)
 
 
 def _known_value(a):
@@ -276,7 +301,7 @@ class _Trace:
         self.op = op
         self.graph = _core.MapGraph(op, backend)
         self.slots = 0
-        self.steps = []  # (compute, [("slot", s) | ("const", v)], form, out_slots)
+        self.steps = []  # (compute, [("slot", s) | ("const", v) | ("rng", ...)], out_slots, native or None)
         self.inputs = []  # (slot, kiln dtype, shape, numpy dtype) per graph input
         self.random = None
         self.random_ops = 0  # random host ops recorded so far (each keys its own draws)
@@ -335,7 +360,7 @@ class _Trace:
             self.random_tensors = tuple(self.graph_input(x, np.int64(0)) for x in self.random)
         return self.random_tensors
 
-    def record(self, compute, args, keep=False):
+    def record(self, compute, args, keep=False, native=None):
         def spec_of(a):
             if isinstance(a, HostValue):
                 if a._trace is not self:
@@ -353,7 +378,7 @@ class _Trace:
         form = _leaves(result, leaves)
         out_slots = list(range(self.slots, self.slots + len(leaves)))
         self.slots += len(leaves)
-        self.steps.append((compute, spec, out_slots))
+        self.steps.append((compute, spec, out_slots, native))
         wrapped = []
         sparse = _sparse_leaves(form)
         for s, v in zip(out_slots, leaves):
@@ -386,7 +411,7 @@ class _Trace:
             slots[self.random[0]] = np.int64(self.seed % 2**63)
             slots[self.random[1]] = np.int64(position)
             slots[self.random[2]] = np.int64(rank)
-        for compute, spec, out_slots in self.steps:
+        for compute, spec, out_slots, _ in self.steps:
             out = []
             _leaves(compute(*self._values(spec, slots.__getitem__, position, rank)), out)
             for s, v in zip(out_slots, out):
@@ -400,6 +425,46 @@ class _Trace:
         results = self.graph.run(feeds)
         out = [results[x] if kind == "graph" else slots[x] if kind == "slot" else x for kind, x in self.outputs]
         return _build(self.out_form, out)
+
+
+    def plan(self):
+        """This trace as a C++ ElementPlan (src/data/element_plan.h), or None when a host
+        op has no C++ form, an element component is neither bytes nor numbers, or the
+        function returns a constant."""
+        if any(native is None for _, _, _, native in self.steps) or any(k == "const" for k, _ in self.outputs):
+            return None
+        if not all(isinstance(self.first[s], bytes) or (not _is_host(self.first[s]) and
+                                                         np.asarray(self.first[s]).dtype.kind in "biuf")
+                   for s in self.element_slots):
+            return None
+        steps = []
+        for _, spec, out_slots, (kind, attrs) in self.steps:
+            inputs, draw = [], (-1, -1)
+            for x in spec:
+                if _is_spec(x, "slot"):
+                    inputs.append(x[1])
+                elif _is_spec(x, "rng"):
+                    draw = (x[1][0], -1 if x[1][1] is None else int(x[1][1]) % 2**63)
+                elif _holds_slot(x):
+                    return None  # a list holding host values: no C++ form
+            steps.append((kind, inputs, out_slots) + draw + (attrs,))
+        inputs = [(slot, kiln, list(shape)) for slot, kiln, shape, _ in self.inputs]
+        outputs = [("graph" if kind == "graph" else "slot", x) for kind, x in self.outputs]
+        graph = self.graph if any(kind == "graph" for kind, _ in self.outputs) else None
+        return _core.ElementPlan(graph, len(self.element_slots), self.slots, steps, inputs,
+                                 -1 if self.random is None else self.random[0], int(self.seed) % 2**64, outputs)
+
+
+def _is_spec(x, kind):
+    return isinstance(x, tuple) and len(x) == 2 and x[0] == kind
+
+
+def _holds_slot(x):
+    if _is_spec(x, "slot"):
+        return True
+    if _is_spec(x, "const") or _is_spec(x, "rng"):
+        return False
+    return isinstance(x, (list, tuple)) and any(_holds_slot(e) for e in x)
 
 
 def _sparse_leaves(form):
@@ -418,6 +483,14 @@ def _sparse_leaves(form):
     return found
 
 
+def _key_of(element):
+    """(what selects an element's trace: its form and each leaf's kind, dtype and shape;
+    its leaves)."""
+    leaves = []
+    form = _leaves(element, leaves)
+    return (repr(form), tuple("host" if _is_host(v) else (np.asarray(v).dtype.name, np.shape(v)) for v in leaves)), leaves
+
+
 class MapFunction:
     """fn traced per element form and host-result shapes; call(element, position)."""
 
@@ -429,9 +502,7 @@ class MapFunction:
         self.traces = {}
 
     def __call__(self, element, position, seed):
-        leaves = []
-        form = _leaves(element, leaves)
-        key = (repr(form), tuple("host" if _is_host(v) else (np.asarray(v).dtype.name, np.shape(v)) for v in leaves))
+        key, leaves = _key_of(element)
         for trace in self.traces.get(key, ()):
             out = trace.run(leaves, position, _core.world_rank())
             if out is not None:
@@ -446,45 +517,11 @@ class MapFunction:
         assert out is not None, "a trace fits the element it was traced from"
         return out
 
-
-def map_stage(src, op, default_seed):
-    """The map stage of an element pipeline (kiln/_generator_dataset.py). With parallel > 1
-    (num_parallel_calls), that many threads map elements side by side, each with traces of
-    its own (host ops and graph runs release the GIL); the output keeps the input's order
-    and every element draws what it would sequentially (its position keys its draws)."""
-    _, func, seed, parallel = op
-    parallel = min(parallel, len(os.sched_getaffinity(0)))  # more threads than cores only fight over the GIL
-    seed = int(default_seed if seed is None else seed)
-    runs = itertools.count()
-    if parallel <= 1:
-        fn = MapFunction(func, "Dataset.map")
-
-        def stream():
-            base = next(runs) << 32  # each repetition draws anew
-            for i, element in enumerate(src()):
-                yield fn(element, base + i, seed)
-        return stream
-    per_thread = threading.local()
-
-    def work(element, position):
-        fn = getattr(per_thread, "fn", None)
-        if fn is None:
-            fn = per_thread.fn = MapFunction(func, "Dataset.map")
-        return fn(element, position, seed)
-
-    def parallel_stream():
-        import collections
-        from concurrent.futures import ThreadPoolExecutor
-        base = next(runs) << 32
-        with ThreadPoolExecutor(parallel, thread_name_prefix="kiln-map") as pool:
-            pending = collections.deque()
-            for i, element in enumerate(src()):
-                pending.append(pool.submit(work, element, base + i))
-                if len(pending) >= 2 * parallel:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
-    return parallel_stream
+    def plan(self, key):
+        """(the trace of elements of `key`, its C++ ElementPlan), or None without one."""
+        traces = self.traces.get(key, ())
+        plan = traces[0].plan() if len(traces) == 1 else None
+        return None if plan is None else (traces[0], plan)
 
 
 def filter_stage(src, op, default_seed):

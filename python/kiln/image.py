@@ -56,7 +56,11 @@ def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover
                 acceptable_fraction=1, dct_method="", name=None):
     """A JPEG file's bytes -> uint8 [height, width, channels] (0: as stored, 1, 3)."""
     _whole_jpegs_only("decode_jpeg", try_recover_truncated, acceptable_fraction)
-    return host_op("decode_jpeg", _decode_jpeg, contents, channels, dct_method, fancy_upscaling, ratio, keep=True)
+    native = None
+    if ratio == 1 and isinstance(channels, numbers.Integral) and isinstance(dct_method or "", str):
+        native = ("decode_jpeg", {"channels": int(channels), "dct": dct_method or "", "fancy": bool(fancy_upscaling)})
+    return host_op("decode_jpeg", _decode_jpeg, contents, channels, dct_method, fancy_upscaling, ratio, keep=True,
+                   native=native)
 
 
 def _whole_jpegs_only(op, try_recover_truncated, acceptable_fraction):
@@ -104,7 +108,10 @@ def _decode_png(contents, channels, dtype):
 
 def decode_png(contents, channels=0, dtype=uint8, name=None):
     """A PNG file's bytes -> uint8 (or uint16) [height, width, channels] (0: as stored, 1-4)."""
-    return host_op("decode_png", _decode_png, contents, channels, dtype, keep=True)
+    native = None
+    if isinstance(channels, numbers.Integral) and as_dtype(dtype).name in ("uint8", "uint16"):
+        native = ("decode_png", {"channels": int(channels), "sixteen": as_dtype(dtype).name == "uint16"})
+    return host_op("decode_png", _decode_png, contents, channels, dtype, keep=True, native=native)
 
 
 def _decode_image(contents, channels, dtype, expand_animations):
@@ -219,7 +226,8 @@ def _host_flip(x, rng, axis_index):
 
 def _random_flip(image, seed, axis_index, op):
     if isinstance(image, HostValue):  # a decoded image whose size may vary: flipped on the host
-        return host_op(op, lambda x, rng: _host_flip(x, rng, axis_index), image, Random(seed), keep=True)
+        return host_op(op, lambda x, rng: _host_flip(x, rng, axis_index), image, Random(seed), keep=True,
+                       native=("random_flip", {"axis": axis_index}))
     t = _image(image, op)
     axis = _axes(t)[axis_index]
     flipped = _reverse(t, axis)
@@ -344,11 +352,24 @@ def _host_random_crop(x, size, rng):
     return host_slice(x, begin, size, "random_crop")
 
 
+def _fixed_ints(v):
+    """v as a list of ints when it is known while tracing (numbers, a list of them, a
+    constant tensor), else None."""
+    from ._map_function import _known_value
+    v = _known_value(v)
+    if isinstance(v, (HostValue, Tensor)) or (isinstance(v, (list, tuple)) and
+                                               any(isinstance(x, (HostValue, Tensor)) for x in v)):
+        return None
+    return [int(x) for x in np.asarray(v).reshape(-1)]
+
+
 def random_crop(value, size, seed=None, name=None):
     """A random window of `size` (one number per axis of value), at an offset drawn
     uniformly where the window fits."""
     if isinstance(value, HostValue):  # a decoded image whose size may vary: cropped on the host
-        return host_op("random_crop", _host_random_crop, value, size, Random(seed), keep=True)
+        fixed = _fixed_ints(size)
+        return host_op("random_crop", _host_random_crop, value, size, Random(seed), keep=True,
+                       native=None if fixed is None else ("random_crop", {"size": fixed}))
     t = convert_to_tensor(value, op="random_crop")
     size = _static_ints(size, "random_crop", "size")
     if len(size) != len(t._shape) or any(s < 1 or s > d for s, d in zip(size, t._shape)):
@@ -400,8 +421,9 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     still on the host (a HostValue) is converted there, so the crops and flips after it
     stay on the host too."""
     if isinstance(image, HostValue) and _host_convertible(image.dtype, as_dtype(dtype), saturate):
+        native = ("convert_image", {"to": "f4"}) if as_dtype(dtype).name == "float32" else None
         return host_op("convert_image_dtype", functools.partial(_host_convert, dst=as_dtype(dtype), saturate=saturate),
-                       image, keep=True)
+                       image, keep=True, native=native)
     t = convert_to_tensor(image, op="convert_image_dtype")
     src, dst = _dtype_of(t), as_dtype(dtype)
     if src.name == dst.name:

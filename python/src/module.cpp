@@ -17,4 +17,5 @@ PYBIND11_MODULE(_core, m) {
   kiln::python::bind_example(m);
   kiln::python::bind_map_graph(m);
   kiln::python::bind_image(m);
+  kiln::python::bind_element_loop(m);
 }

@@ -6,6 +6,7 @@
 
 #include "formats/example.h"
 #include "module.h"
+#include "pipeline/example_specs.h"
 
 namespace py = pybind11;
 
@@ -37,28 +38,33 @@ py::object values_of(formats::ParsedFeature& p, formats::FeatureType t) {
 
 }  // namespace
 
+std::vector<formats::FeatureSpec> feature_specs(const py::list& specs) {
+  std::vector<formats::FeatureSpec> fs;
+  for (const auto& item : specs) {
+    auto t = item.cast<py::tuple>();
+    formats::FeatureSpec s;
+    s.key = t[0].cast<std::string>();
+    s.kind = feature_kind(t[1].cast<std::string>());
+    s.type = feature_type(t[2].cast<std::string>());
+    s.shape = t[3].cast<std::vector<int64_t>>();
+    if (!t[4].is_none()) {
+      s.has_default = true;
+      s.default_numbers = t[4].cast<std::vector<double>>();
+    }
+    if (!t[5].is_none()) {
+      s.has_default = true;
+      s.default_bytes = t[5].cast<std::vector<std::string>>();
+    }
+    fs.push_back(std::move(s));
+  }
+  return fs;
+}
+
 void bind_example(py::module_& m) {
   // specs: (key, kind, dtype, shape, default numbers or None, default bytes or None) each.
   // Returns per spec (values: a float32/int64 array or a list of bytes, counts: int64 array).
   m.def("parse_examples", [](const std::vector<py::bytes>& serialized, const py::list& specs) {
-    std::vector<formats::FeatureSpec> fs;
-    for (const auto& item : specs) {
-      auto t = item.cast<py::tuple>();
-      formats::FeatureSpec s;
-      s.key = t[0].cast<std::string>();
-      s.kind = feature_kind(t[1].cast<std::string>());
-      s.type = feature_type(t[2].cast<std::string>());
-      s.shape = t[3].cast<std::vector<int64_t>>();
-      if (!t[4].is_none()) {
-        s.has_default = true;
-        s.default_numbers = t[4].cast<std::vector<double>>();
-      }
-      if (!t[5].is_none()) {
-        s.has_default = true;
-        s.default_bytes = t[5].cast<std::vector<std::string>>();
-      }
-      fs.push_back(std::move(s));
-    }
+    const std::vector<formats::FeatureSpec> fs = feature_specs(specs);
     std::vector<std::string> records;
     records.reserve(serialized.size());
     for (const auto& b : serialized) records.emplace_back(b);

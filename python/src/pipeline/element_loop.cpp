@@ -1,0 +1,168 @@
+// The C++ element loop of Dataset.map (data/element_plan.h, data/element_runner.h) for
+// kiln/_map_function.py: HostDraws (the host ops' random numbers, also for the Python
+// loop), ElementPlan (built from a finished trace) and ElementRunner (its threads).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "data/element_plan.h"
+#include "data/element_runner.h"
+#include "data/host_draws.h"
+#include "kiln/error.h"
+#include "module.h"
+#include "pipeline/example_specs.h"
+#include "pipeline/map_graph.h"
+
+namespace py = pybind11;
+
+namespace kiln::python {
+
+namespace {
+
+using data::HostValue;
+
+data::HostOp host_op(const std::string& kind) {
+  if (kind == "parse_example") return data::HostOp::parse_example;
+  if (kind == "decode_jpeg") return data::HostOp::decode_jpeg;
+  if (kind == "decode_png") return data::HostOp::decode_png;
+  if (kind == "convert_image") return data::HostOp::convert_image;
+  if (kind == "random_crop") return data::HostOp::random_crop;
+  if (kind == "random_flip") return data::HostOp::random_flip;
+  throw py::value_error("[Dataset.map] host op '" + kind + "' has no C++ form; valid: parse_example, decode_jpeg, "
+                        "decode_png, convert_image, random_crop, random_flip");
+}
+
+// (kind, inputs, outputs, draw_index, draw_seed, attrs)
+data::PlanStep plan_step(const py::tuple& t) {
+  data::PlanStep s;
+  s.op = host_op(t[0].cast<std::string>());
+  s.inputs = t[1].cast<std::vector<int>>();
+  s.outputs = t[2].cast<std::vector<int>>();
+  s.draw_index = t[3].cast<int64_t>();
+  s.draw_seed = t[4].cast<int64_t>();
+  const py::dict attrs = t[5].cast<py::dict>();
+  auto get = [&](const char* key) { return attrs[key]; };
+  switch (s.op) {
+    case data::HostOp::parse_example: s.features = feature_specs(get("features").cast<py::list>()); break;
+    case data::HostOp::decode_jpeg:
+      s.channels = get("channels").cast<int>();
+      s.dct = get("dct").cast<std::string>();
+      s.fancy_upscaling = get("fancy").cast<bool>();
+      break;
+    case data::HostOp::decode_png:
+      s.channels = get("channels").cast<int>();
+      s.sixteen_bit = get("sixteen").cast<bool>();
+      break;
+    case data::HostOp::convert_image: s.to_dtype = get("to").cast<std::string>(); break;
+    case data::HostOp::random_crop: s.size = get("size").cast<std::vector<int64_t>>(); break;
+    case data::HostOp::random_flip: s.axis_index = get("axis").cast<int>(); break;
+  }
+  return s;
+}
+
+std::string typestr(const py::dtype& d) {
+  const char kind = d.kind() == 'b' ? 'b' : d.kind();
+  return std::string(1, kind) + std::to_string(d.itemsize());
+}
+
+HostValue host_value(const py::handle& leaf) {
+  if (py::isinstance<py::bytes>(leaf)) return HostValue::of_bytes(leaf.cast<std::string>());
+  py::array a = py::array::ensure(leaf, py::array::c_style);
+  if (!a) throw py::type_error("[Dataset.map] an element's component is a " + std::string(py::str(leaf.get_type())) +
+                               "; the C++ element loop takes bytes and numeric arrays");
+  HostValue v = HostValue::numeric(typestr(a.dtype()), std::vector<int64_t>(a.shape(), a.shape() + a.ndim()));
+  std::memcpy(v.raw(), a.data(), v.data->size());
+  return v;
+}
+
+py::object python_value(const HostValue& v) {
+  if (v.is_bytes) return py::bytes(v.bytes);
+  auto* keep = new std::shared_ptr<std::vector<uint8_t>>(v.data);
+  py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<std::vector<uint8_t>>*>(p); });
+  const std::string code = (v.itemsize() == 1 ? "|" : "<") + v.dtype;
+  return py::array(py::dtype(code), v.shape, v.data->data(), owner);
+}
+
+py::list python_values(const std::vector<HostValue>& values) {
+  py::list out;
+  for (const auto& v : values) out.append(python_value(v));
+  return out;
+}
+
+}  // namespace
+
+void bind_element_loop(py::module_& m) {
+  py::class_<data::HostDraws>(m, "HostDraws")
+      .def(py::init([](py::int_ seed, py::int_ position, py::int_ rank, py::int_ index, int64_t op_seed) {
+             auto u64 = [](const py::int_& x) { return x.cast<uint64_t>(); };
+             return data::HostDraws(u64(seed), u64(position), u64(rank), u64(index), op_seed);
+           }),
+           py::arg("seed"), py::arg("position"), py::arg("rank"), py::arg("index"), py::arg("op_seed"))
+      .def("uniform", &data::HostDraws::uniform)
+      .def("uniform_f32", &data::HostDraws::uniform_f32)
+      .def("integer", &data::HostDraws::integer);
+
+  py::class_<data::ElementPlan, std::shared_ptr<data::ElementPlan>>(m, "ElementPlan")
+      // graph: the trace's MapGraph (None: the function has no graph outputs); steps:
+      // (kind, inputs, outputs, draw_index, draw_seed, attrs); inputs: (slot, dtype, shape);
+      // outputs: ("graph" | "slot", index).
+      .def(py::init([](std::shared_ptr<MapGraph> graph, int element_slots, int slots, const py::list& steps,
+                       const py::list& inputs, int random_slots, py::int_ seed, const py::list& outputs) {
+        data::ElementPlan::Spec spec;
+        spec.element_slots = element_slots;
+        spec.slots = slots;
+        for (const auto& s : steps) spec.steps.push_back(plan_step(s.cast<py::tuple>()));
+        for (const auto& i : inputs) {
+          auto t = i.cast<py::tuple>();
+          spec.inputs.push_back({t[0].cast<int>(), parse_dtype(t[1].cast<std::string>()), t[2].cast<Shape>()});
+        }
+        spec.random_slots = random_slots;
+        spec.seed = seed.cast<uint64_t>();
+        for (const auto& o : outputs) {
+          auto t = o.cast<py::tuple>();
+          spec.outputs.push_back({t[0].cast<std::string>() == "graph", t[1].cast<int>()});
+        }
+        data::GraphRun run;
+        if (graph) run = [graph](std::vector<Array> in) { return graph->run_arrays(std::move(in)); };
+        return std::make_shared<data::ElementPlan>(std::move(spec), std::move(run));
+      }));
+
+  py::class_<data::ElementRunner>(m, "ElementRunner")
+      .def(py::init<std::shared_ptr<const data::ElementPlan>, int>(), py::arg("plan"), py::arg("threads"))
+      .def_property_readonly("threads", &data::ElementRunner::threads)
+      // elements: a list of each element's leaves (bytes or numeric arrays); positions: theirs in the stream.
+      .def("submit", [](data::ElementRunner& r, const py::list& elements, const py::list& positions, py::int_ rank) {
+        std::vector<std::vector<HostValue>> chunk;
+        for (const auto& e : elements) {
+          std::vector<HostValue> leaves;
+          for (const auto& leaf : e.cast<py::list>()) leaves.push_back(host_value(leaf));
+          chunk.push_back(std::move(leaves));
+        }
+        std::vector<uint64_t> at;
+        for (const auto& p : positions) at.push_back(p.cast<py::int_>().cast<uint64_t>());
+        return r.submit(std::move(chunk), std::move(at), rank.cast<uint64_t>());
+      })
+      // ("stacked", leaves stacked along a new axis 0, None) when stack and they stack, else
+      // ("elements", [leaves, or None where the plan did not fit the element], raise): the
+      // results up to the first element that failed, and a function raising its error (None
+      // when none failed).
+      .def("take", [](data::ElementRunner& r, int64_t ticket, bool stack) {
+        data::ElementRunner::Taken taken;
+        std::optional<std::vector<HostValue>> stacked;
+        {
+          py::gil_scoped_release release;
+          taken = r.take(ticket);
+          if (stack && !taken.error) stacked = data::stack_results(taken.results);
+        }
+        if (stacked) return py::make_tuple("stacked", python_values(*stacked), py::none());
+        py::list out;
+        for (const auto& e : taken.results) out.append(e ? py::object(python_values(*e)) : py::object(py::none()));
+        py::object raise = py::none();
+        if (taken.error) raise = py::cpp_function([error = taken.error] { std::rethrow_exception(error); });
+        return py::make_tuple("elements", out, raise);
+      });
+}
+
+}  // namespace kiln::python

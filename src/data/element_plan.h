@@ -1,0 +1,98 @@
+// A Dataset.map function's element loop in C++: the host ops kiln.data recorded while
+// tracing the function (parse a tf.train.Example, decode a JPEG or PNG, convert, crop and
+// flip a decoded image) and then its graph, run for one element with no Python. The
+// Python side (kiln/_map_function.py) builds a plan from a trace whose host ops all have a
+// form here, and runs elements through it on an ElementRunner's threads
+// (data/element_runner.h); anything else keeps the Python element loop. Both loops call
+// the same decoders and draw the same numbers (data/host_draws.h), so an element's values
+// are the same bits either way.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "formats/example.h"
+#include "kiln/array.h"
+
+namespace kiln::data {
+
+// A value of an element on the host: bytes (a record, a string feature), or a numeric
+// array in numpy's terms (dtype one of u1 u2 i1 i2 i4 i8 f2 f4 f8 b1, little-endian).
+struct HostValue {
+  bool is_bytes = false;
+  std::string bytes;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::shared_ptr<std::vector<uint8_t>> data;
+
+  static HostValue of_bytes(std::string b);
+  static HostValue numeric(std::string dtype, std::vector<int64_t> shape);  // zero-filled
+  int64_t numel() const;
+  size_t itemsize() const;
+  uint8_t* raw() { return data->data(); }
+  const uint8_t* raw() const { return data->data(); }
+};
+
+// numpy's itemsize of a dtype code above; ConfigError for any other.
+size_t host_itemsize(const std::string& dtype);
+
+enum class HostOp { parse_example, decode_jpeg, decode_png, convert_image, random_crop, random_flip };
+
+struct PlanStep {
+  HostOp op = HostOp::decode_jpeg;
+  std::vector<int> inputs;   // slots read
+  std::vector<int> outputs;  // slots written
+  // random ops: the op's index among the function's random host ops, and its seed (-1: none)
+  int64_t draw_index = -1, draw_seed = -1;
+  std::vector<formats::FeatureSpec> features;  // parse_example (fixed_len only)
+  int channels = 0;                            // decode_*
+  std::string dct;                             // decode_jpeg
+  bool fancy_upscaling = true;                 // decode_jpeg
+  bool sixteen_bit = false;                    // decode_png
+  std::string to_dtype;                        // convert_image: "f4"
+  std::vector<int64_t> size;                   // random_crop
+  int axis_index = 0;                          // random_flip: 0 up-down, 1 left-right (of HWC)
+};
+
+struct GraphInput {
+  int slot = 0;
+  DType dtype = DType::f32;
+  Shape shape;
+};
+
+// The graph's run: inputs in GraphInput order -> its outputs. Called from several threads.
+using GraphRun = std::function<std::vector<Array>(std::vector<Array>)>;
+
+struct PlanOutput {
+  bool from_graph = false;
+  int index = 0;  // graph output, or slot
+};
+
+class ElementPlan {
+ public:
+  struct Spec {
+    int element_slots = 0;  // slots 0 .. element_slots-1 hold the element's leaves
+    int slots = 0;
+    std::vector<PlanStep> steps;
+    std::vector<GraphInput> inputs;
+    int random_slots = -1;  // seed, position, rank fed to the graph's random ops from here on, or -1
+    uint64_t seed = 0;
+    std::vector<PlanOutput> outputs;
+  };
+  ElementPlan(Spec spec, GraphRun graph);
+
+  // The function's result leaves for one element, or nullopt when a host result's shape
+  // is not the one the graph was traced for (the caller traces again). Errors of the host
+  // ops (a damaged JPEG, a record that is not an Example) are thrown as the ops throw them.
+  std::optional<std::vector<HostValue>> run(std::vector<HostValue> element, uint64_t position, uint64_t rank) const;
+
+ private:
+  void run_step(const PlanStep& s, std::vector<HostValue>& slots, uint64_t position, uint64_t rank) const;
+  Spec spec_;
+  GraphRun graph_;
+};
+
+}  // namespace kiln::data

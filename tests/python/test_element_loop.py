@@ -1,0 +1,193 @@
+"""Dataset.map's C++ element loop (src/data/element_plan.h): a map function whose host ops
+all have a C++ form (parse_single_example of fixed features, decode_jpeg/png,
+convert_image_dtype to float32, random_crop, random_flip_*) runs its elements on C++
+threads, and a batch() after it is stacked there. Held to the Python element loop
+(_map_loops.element_loop = "python"), which runs the same trace through numpy and the
+same decoders: every batch bit for bit, with random draws, on any number of threads, over
+repetitions; elements the plan cannot take fall back to Python in their place; errors
+come where the Python loop raises them."""
+import numpy as np
+import pytest
+
+import kiln
+import kiln as tf
+from kiln import _map_function, _map_loops
+from test_images import FILES
+
+SPEC = {"image/encoded": tf.io.FixedLenFeature([], tf.string),
+        "image/class/label": tf.io.FixedLenFeature([], tf.int64),
+        "weight": tf.io.FixedLenFeature([2], tf.float32, default_value=[0.5, 0.25])}
+
+
+def jpeg(i, size):
+    yy, xx = np.mgrid[0:size[0], 0:size[1]]
+    img = np.stack([(xx * (i % 7 + 1)) % 256, (yy * 3 + i) % 256, (xx + yy * i) % 256], axis=-1).astype(np.uint8)
+    return kiln.image.encode_jpeg(img, quality=90)
+
+
+def write_records(path, n, sizes=((40, 48),), bad=None):
+    with tf.io.TFRecordWriter(str(path)) as w:
+        for i in range(n):
+            feature = {"image/encoded": tf.train.Feature(bytes_list=tf.train.BytesList(
+                value=[b"not a jpeg" if i == bad else jpeg(i, sizes[i % len(sizes)])])),
+                "image/class/label": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 10]))}
+            if i % 2:
+                feature["weight"] = tf.train.Feature(float_list=tf.train.FloatList(value=[i, -i]))
+            w.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+    return str(path)
+
+
+def augment(record):
+    f = tf.io.parse_single_example(record, SPEC)
+    image = tf.image.decode_jpeg(f["image/encoded"], channels=3)
+    image = tf.image.convert_image_dtype(image, tf.float32)
+    image = tf.image.random_crop(image, [32, 32, 3])
+    image = tf.image.random_flip_left_right(image)
+    image = tf.image.random_flip_up_down(image)
+    return {"image": image, "weight": f["weight"] * 2.0}, tf.cast(f["image/class/label"], tf.int32)
+
+
+def run(loop, make, default_seed=0):
+    previous, _map_loops.element_loop = _map_loops.element_loop, loop
+    counts = dict(_map_loops.loop_counts)
+    try:
+        out = list(make().elements(default_seed))
+    finally:
+        _map_loops.element_loop = previous
+    return out, {k: _map_loops.loop_counts[k] - counts.get(k, 0) for k in _map_loops.loop_counts}
+
+
+def assert_same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        fx, fy = kiln.nest.flatten(x), kiln.nest.flatten(y)
+        assert len(fx) == len(fy)
+        for u, v in zip(fx, fy):
+            u, v = np.asarray(u), np.asarray(v)
+            assert u.dtype == v.dtype and u.shape == v.shape
+            assert u.tobytes() == v.tobytes()
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2, tf.data.AUTOTUNE])
+def test_batches_are_the_python_loops_bit_for_bit(tmp_path, threads):
+    path = write_records(tmp_path / "a.tfrecord", 45)
+
+    def make():
+        ds = tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=threads, seed=5)
+        return ds.batch(8).repeat(2)
+    native, counts = run("auto", make)
+    python, python_counts = run("python", make)
+    assert_same(native, python)
+    assert len(native) == 12 and native[5][0]["image"].shape == (5, 32, 32, 3)  # 45 = 5 * 8 + 5, twice
+    assert counts.get("cpp", 0) == 2 * 44 and counts.get("python", 0) == 2  # all but each pass's first element
+    assert python_counts.get("cpp", 0) == 0
+    # the draws differ between elements and between the two passes
+    assert not np.array_equal(native[0][0]["image"], native[6][0]["image"])
+    assert native[0][0]["weight"][0].tolist() == [1.0, 0.5] and native[0][0]["weight"][1].tolist() == [2.0, -2.0]
+
+
+def test_unbatched_shuffled_and_dropped_remainders_agree(tmp_path):
+    path = write_records(tmp_path / "a.tfrecord", 21)
+    for make in (lambda: tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=2).shuffle(7, seed=1),
+                 lambda: tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=2).batch(4, drop_remainder=True),
+                 lambda: tf.data.TFRecordDataset([path]).map(augment).take(3)):
+        native, counts = run("auto", make)
+        assert_same(native, run("python", make)[0])
+        assert counts.get("cpp", 0) > 0
+    assert len(run("auto", lambda: tf.data.TFRecordDataset([path]).map(augment).batch(4, drop_remainder=True))[0]) == 5
+
+
+def test_the_seed_keys_the_draws(tmp_path):
+    path = write_records(tmp_path / "a.tfrecord", 12)
+    a = run("auto", lambda: tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=2).batch(12), 1)[0]
+    b = run("auto", lambda: tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=1).batch(12), 1)[0]
+    c = run("auto", lambda: tf.data.TFRecordDataset([path]).map(augment).batch(12), 2)[0]
+    assert_same(a, b)
+    assert not np.array_equal(a[0][0]["image"], c[0][0]["image"])
+
+
+def test_images_of_other_sizes_fall_back_where_the_graph_needs_a_shape(tmp_path):
+    # The crop makes every size fit the host ops; the mean over the uncropped image is a
+    # graph op traced for the first size, so elements of another size map in Python.
+    path = write_records(tmp_path / "a.tfrecord", 10, sizes=((40, 48), (36, 50)))
+
+    def fn(record):
+        f = tf.io.parse_single_example(record, SPEC)
+        image = tf.image.convert_image_dtype(tf.image.decode_jpeg(f["image/encoded"]), tf.float32)
+        return tf.image.random_crop(image, [30, 30, 3]), tf.reduce_mean(image)
+    make = lambda: tf.data.TFRecordDataset([path]).map(fn, num_parallel_calls=2).batch(4)  # noqa: E731
+    native, counts = run("auto", make)
+    assert_same(native, run("python", make)[0])
+    assert counts.get("cpp", 0) == 4 and counts.get("python", 0) == 6  # the first, and the five of 36 x 50
+
+
+def test_png_and_numeric_elements(tmp_path):
+    def fn(data, scale):
+        image = tf.image.convert_image_dtype(tf.image.decode_png(data, dtype=tf.uint16), tf.float32)
+        return tf.image.random_flip_left_right(image) * scale
+    make = lambda: tf.data.Dataset.from_generator(  # noqa: E731
+        lambda: ((FILES["png16"], np.float32(i)) for i in range(9)), output_types=(tf.string, tf.float32)
+    ).map(fn, num_parallel_calls=2).batch(3)
+    native, counts = run("auto", make)
+    assert_same(native, run("python", make)[0])
+    assert counts.get("cpp", 0) == 8 and native[0].dtype == np.float32
+
+
+def test_functions_without_a_cpp_form_keep_the_python_loop(tmp_path):
+    path = write_records(tmp_path / "a.tfrecord", 6)
+
+    def fn(record):  # a VarLenFeature and a resize have no C++ form
+        f = tf.io.parse_single_example(record, {"image/encoded": tf.io.FixedLenFeature([], tf.string),
+                                                "tokens": tf.io.VarLenFeature(tf.int64)})
+        return tf.image.resize(tf.image.decode_jpeg(f["image/encoded"]), [8, 8])
+    native, counts = run("auto", lambda: tf.data.TFRecordDataset([path]).map(fn).batch(3))
+    assert counts.get("cpp", 0) == 0 and counts.get("python", 0) == 6 and native[0].shape == (3, 8, 8, 3)
+
+
+def test_a_bad_element_raises_where_the_python_loop_raises(tmp_path):
+    path = write_records(tmp_path / "a.tfrecord", 40, bad=5)
+    make = lambda: tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=2)  # noqa: E731
+    assert len(run("auto", lambda: make().take(5))[0]) == 5  # stops before the bad JPEG: no error
+    for loop in ("auto", "python"):
+        previous, _map_loops.element_loop = _map_loops.element_loop, loop
+        seen = []
+        try:
+            with pytest.raises(kiln.data.DataError, match="decode_jpeg|JPEG") as e:
+                for element in make().elements():
+                    seen.append(element)
+        finally:
+            _map_loops.element_loop = previous
+        assert len(seen) == 5, loop
+        message = str(e.value)
+    with pytest.raises(kiln.data.DataError) as e:
+        list(make().batch(4).elements())
+    assert str(e.value) == message
+
+
+def test_a_damaged_file_raises_after_the_records_before_it(tmp_path):
+    path = write_records(tmp_path / "a.tfrecord", 40)
+    data = bytearray(open(path, "rb").read())
+    data[len(data) // 2] ^= 0xFF  # inside a record near the middle: its CRC fails
+    open(path, "wb").write(bytes(data))
+    seen = []
+    with pytest.raises(kiln.data.DataError, match="a.tfrecord"):
+        for element in tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=2).elements():
+            seen.append(element)
+    assert 5 < len(seen) < 40
+
+
+def test_host_draws_are_uniform_and_reproducible():
+    g = _map_function.HostGenerator(7, 3, 0, 1, None)
+    u = g.random(200000)
+    assert u.dtype == np.float64 and 0 <= u.min() and u.max() < 1
+    assert abs(u.mean() - 0.5) < 4 * (1 / 12 / 200000) ** 0.5
+    ints = [g.integers(3, 9) for _ in range(60000)]
+    counts = np.bincount(ints, minlength=9)[3:]
+    assert min(ints) == 3 and max(ints) == 8 and counts.min() > 9500
+    assert isinstance(g.random(), float) and isinstance(g.random(dtype=np.float32), float)
+    again = _map_function.HostGenerator(7, 3, 0, 1, None)
+    assert again.random(5).tolist() == u[:5].tolist()
+    for other in [(8, 3, 0, 1, None), (7, 4, 0, 1, None), (7, 3, 1, 1, None), (7, 3, 0, 2, None), (7, 3, 0, 1, 0)]:
+        assert _map_function.HostGenerator(*other).random(5).tolist() != u[:5].tolist()
+    with pytest.raises(ValueError, match="high must exceed low"):
+        g.integers(4, 4)
