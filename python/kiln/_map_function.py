@@ -439,6 +439,8 @@ class _Trace:
             return None
         steps = []
         for _, spec, out_slots, (kind, attrs) in self.steps:
+            if kind in _TAKES_BYTES and not all(isinstance(self.first[x[1]], bytes) for x in spec if _is_spec(x, "slot")):
+                return None  # a string array (parse of a batch, a 0-d array): the Python loop's
             inputs, draw = [], (-1, -1)
             for x in spec:
                 if _is_spec(x, "slot"):
@@ -453,6 +455,9 @@ class _Trace:
         graph = self.graph if any(kind == "graph" for kind, _ in self.outputs) else None
         return _core.ElementPlan(graph, len(self.element_slots), self.slots, steps, inputs,
                                  -1 if self.random is None else self.random[0], int(self.seed) % 2**64, outputs)
+
+
+_TAKES_BYTES = ("parse_example", "decode_jpeg", "decode_png", "decode_raw")  # C++ forms whose input is one string
 
 
 def _is_spec(x, kind):

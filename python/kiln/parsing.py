@@ -185,8 +185,15 @@ def decode_raw(input_bytes=None, out_type=None, little_endian=True, fixed_length
     data = input_bytes if input_bytes is not None else bytes
     if out_type is None:
         raise TypeError("[decode_raw] needs out_type (e.g. kiln.uint8)")
+    d = as_dtype(out_type)
+    code = {"uint8": "u1", "int8": "i1", "uint16": "u2", "int16": "i2", "int32": "i4", "int64": "i8",
+            "float16": "f2", "float32": "f4", "float64": "f8"}.get(d.name)
+    native = None
+    if code is not None and (fixed_length is None or isinstance(fixed_length, numbers.Integral)):
+        native = ("decode_raw", {"to": code, "name": d.name, "little_endian": bool(little_endian),
+                                 "fixed_length": -1 if fixed_length is None else int(fixed_length)})
     return host_op("decode_raw", lambda b, t, le, fl: _decode_raw(b, t, le, fl), data, out_type, bool(little_endian),
-                   fixed_length)
+                   fixed_length, native=native)
 
 
 def _to_dense(indices, values, dense_shape, default):

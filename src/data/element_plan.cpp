@@ -1,5 +1,6 @@
 #include "data/element_plan.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -48,6 +49,7 @@ const char* op_name(HostOp op) {
     case HostOp::parse_example: return "parse_single_example";
     case HostOp::decode_jpeg: return "decode_jpeg";
     case HostOp::decode_png: return "decode_png";
+    case HostOp::decode_raw: return "decode_raw";
     case HostOp::convert_image: return "convert_image_dtype";
     case HostOp::random_crop: return "random_crop";
     case HostOp::random_flip: return "random_flip";
@@ -98,6 +100,20 @@ std::vector<HostValue> parse(const PlanStep& s, const std::string& record) {
     out.push_back(std::move(v));
   }
   return out;
+}
+
+// tf.io.decode_raw of one string: its bytes as values of s.to_dtype, in the host's order.
+HostValue decode_raw(const PlanStep& s, std::string b) {
+  if (s.fixed_length >= 0) b.resize(static_cast<size_t>(s.fixed_length), '\0');
+  const size_t item = host_itemsize(s.to_dtype);
+  if (b.size() % item)
+    KILN_THROW(ConfigError) << "[decode_raw] " << b.size() << " bytes are not a whole number of " << s.type_name
+                          << " values (" << item << " bytes each)";
+  HostValue v = HostValue::numeric(s.to_dtype, {static_cast<int64_t>(b.size() / item)});
+  std::memcpy(v.raw(), b.data(), b.size());
+  if (!s.little_endian)
+    for (size_t i = 0; i < b.size(); i += item) std::reverse(v.raw() + i, v.raw() + i + item);
+  return v;
 }
 
 template <class T>
@@ -291,6 +307,7 @@ void ElementPlan::run_step(const PlanStep& s, std::vector<HostValue>& slots, uin
     case HostOp::decode_png:
       out.push_back(image_value(formats::decode_png(bytes_input(slots, s.inputs[0], s.op), s.channels, s.sixteen_bit)));
       break;
+    case HostOp::decode_raw: out.push_back(decode_raw(s, bytes_input(slots, s.inputs[0], s.op))); break;
     case HostOp::convert_image: out.push_back(convert(s, numeric_input(slots, s.inputs[0], s.op))); break;
     case HostOp::random_crop: out.push_back(random_crop(s, numeric_input(slots, s.inputs[0], s.op), draws)); break;
     case HostOp::random_flip: out.push_back(random_flip(s, numeric_input(slots, s.inputs[0], s.op), draws)); break;

@@ -39,7 +39,7 @@ struct HostValue {
 // numpy's itemsize of a dtype code above; ConfigError for any other.
 size_t host_itemsize(const std::string& dtype);
 
-enum class HostOp { parse_example, decode_jpeg, decode_png, convert_image, random_crop, random_flip };
+enum class HostOp { parse_example, decode_jpeg, decode_png, decode_raw, convert_image, random_crop, random_flip };
 
 struct PlanStep {
   HostOp op = HostOp::decode_jpeg;
@@ -52,7 +52,10 @@ struct PlanStep {
   std::string dct;                             // decode_jpeg
   bool fancy_upscaling = true;                 // decode_jpeg
   bool sixteen_bit = false;                    // decode_png
-  std::string to_dtype;                        // convert_image: "f4"
+  std::string to_dtype;                        // convert_image: "f4"; decode_raw: the values' dtype
+  std::string type_name;                       // decode_raw: TensorFlow's name of to_dtype, for errors
+  bool little_endian = true;                   // decode_raw
+  int64_t fixed_length = -1;                   // decode_raw: bytes kept (cut or zero-padded), or -1
   std::vector<int64_t> size;                   // random_crop
   int axis_index = 0;                          // random_flip: 0 up-down, 1 left-right (of HWC)
 };

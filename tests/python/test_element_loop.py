@@ -191,3 +191,60 @@ def test_host_draws_are_uniform_and_reproducible():
         assert _map_function.HostGenerator(*other).random(5).tolist() != u[:5].tolist()
     with pytest.raises(ValueError, match="high must exceed low"):
         g.integers(4, 4)
+
+
+def raw_records(path, n):
+    """CIFAR-10's TFRecords as tensorflow/models' generate_cifar10_tfrecords.py writes them:
+    the image as raw bytes, depth-major [3, 32, 32], and an int64 label."""
+    rng = np.random.default_rng(4)
+    with tf.io.TFRecordWriter(str(path)) as w:
+        for i in range(n):
+            image = rng.integers(0, 256, (3, 32, 32), dtype=np.uint8).tobytes()
+            w.write(tf.train.Example(features=tf.train.Features(feature={
+                "image": tf.train.Feature(bytes_list=tf.train.BytesList(value=[image])),
+                "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 10]))})).SerializeToString())
+    return str(path)
+
+
+def cifar_parse(record):
+    features = tf.parse_single_example(record, {"image": tf.FixedLenFeature([], tf.string),
+                                                "label": tf.FixedLenFeature([], tf.int64)})
+    image = tf.decode_raw(features["image"], tf.uint8)
+    image.set_shape([3 * 32 * 32])
+    image = tf.cast(tf.transpose(tf.reshape(image, [3, 32, 32]), [1, 2, 0]), tf.float32)
+    image = tf.image.resize_image_with_crop_or_pad(image, 40, 40)
+    image = tf.random_crop(image, [32, 32, 3])
+    return tf.image.random_flip_left_right(image), tf.cast(features["label"], tf.int32)
+
+
+def test_raw_bytes_decode_in_cpp_and_the_graph_does_the_rest(tmp_path):
+    path = raw_records(tmp_path / "data_batch_1.tfrecords", 30)
+    make = lambda: tf.data.TFRecordDataset([path]).map(cifar_parse, num_parallel_calls=2).batch(8)  # noqa: E731
+    native, counts = run("auto", make)
+    assert_same(native, run("python", make)[0])
+    assert counts.get("cpp", 0) == 29 and native[0][0].shape == (8, 32, 32, 3)
+
+
+@pytest.mark.parametrize("out_type,little_endian,fixed_length", [
+    (tf.float32, False, None), (tf.int16, True, 10), (tf.uint16, False, None), (tf.uint8, True, 3)])
+def test_decode_raw_orders_and_lengths(out_type, little_endian, fixed_length):
+    blobs = [np.arange(i, i + 4, dtype=">f4" if not little_endian else "<f4").tobytes() for i in range(6)]
+    fn = lambda b: tf.decode_raw(b, out_type, little_endian=little_endian, fixed_length=fixed_length)  # noqa: E731
+    make = lambda: tf.data.Dataset.from_generator(lambda: iter(blobs), output_types=tf.string).map(fn).batch(3)  # noqa: E731
+    native, counts = run("auto", make)
+    assert_same(native, run("python", make)[0])
+    assert counts.get("cpp", 0) == 5
+    if out_type == tf.float32:
+        assert native[0][1].tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_a_length_that_is_no_whole_number_of_values_is_the_same_error():
+    make = lambda: tf.data.Dataset.from_generator(  # noqa: E731
+        lambda: iter([b"\0" * 8, b"\0" * 8, b"\0" * 7]), output_types=tf.string).map(
+        lambda b: tf.decode_raw(b, tf.float32))
+    messages = []
+    for loop in ("auto", "python"):
+        with pytest.raises(ValueError) as e:
+            run(loop, make)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1] and "7 bytes are not a whole number of float32 values" in messages[0]

@@ -27,11 +27,12 @@ data::HostOp host_op(const std::string& kind) {
   if (kind == "parse_example") return data::HostOp::parse_example;
   if (kind == "decode_jpeg") return data::HostOp::decode_jpeg;
   if (kind == "decode_png") return data::HostOp::decode_png;
+  if (kind == "decode_raw") return data::HostOp::decode_raw;
   if (kind == "convert_image") return data::HostOp::convert_image;
   if (kind == "random_crop") return data::HostOp::random_crop;
   if (kind == "random_flip") return data::HostOp::random_flip;
   throw py::value_error("[Dataset.map] host op '" + kind + "' has no C++ form; valid: parse_example, decode_jpeg, "
-                        "decode_png, convert_image, random_crop, random_flip");
+                        "decode_png, decode_raw, convert_image, random_crop, random_flip");
 }
 
 // (kind, inputs, outputs, draw_index, draw_seed, attrs)
@@ -54,6 +55,12 @@ data::PlanStep plan_step(const py::tuple& t) {
     case data::HostOp::decode_png:
       s.channels = get("channels").cast<int>();
       s.sixteen_bit = get("sixteen").cast<bool>();
+      break;
+    case data::HostOp::decode_raw:
+      s.to_dtype = get("to").cast<std::string>();
+      s.type_name = get("name").cast<std::string>();
+      s.little_endian = get("little_endian").cast<bool>();
+      s.fixed_length = get("fixed_length").cast<int64_t>();
       break;
     case data::HostOp::convert_image: s.to_dtype = get("to").cast<std::string>(); break;
     case data::HostOp::random_crop: s.size = get("size").cast<std::vector<int64_t>>(); break;
