@@ -223,10 +223,13 @@ def test_estimator_trains_from_tfrecords(tmp_path):
 
     est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "model"),
                                  config=tf.estimator.RunConfig(random_seed=3))
+    from kiln import _map_loops
+    before = _map_loops.loop_counts["cpp"]
     est.train(input_fn(train, True), steps=60)
     result = est.evaluate(input_fn(test, False))
     assert result["global_step"] == 60
     assert result["accuracy"] > 0.9, result
+    assert _map_loops.loop_counts["cpp"] - before >= 60 * 32  # parse/decode_raw ran in the C++ element loop
 
 
 def test_files_interleave_in_tensorflows_order(tmp_path):
