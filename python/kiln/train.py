@@ -230,3 +230,4 @@ class TellMeStepOrLossHook:
         return self._cpp.last_value
 
 
+from ._profiler_hook import ProfilerHook  # noqa: F401,E402 (it subclasses SessionRunHook above)

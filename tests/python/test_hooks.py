@@ -211,3 +211,31 @@ def test_a_value_fetched_on_some_loops_is_computed_on_those_loops_only(data):
     assert est.compile_summary()["graphs"] == 2
     assert [r is None for r in hook.results] == [False, True, False, True]
     assert all(np.shape(r) == () and np.isfinite(r) for r in hook.results[::2])
+
+
+def test_profiler_hook_writes_chrome_traces_on_tensorflows_schedule(data, tmp_path):
+    import json
+    x, y = data
+    out = str(tmp_path / "traces")
+    hook = kiln.train.ProfilerHook(save_steps=4, output_dir=out, show_dataflow=False, show_memory=True)
+    est = make_estimator(str(tmp_path / "m"))
+    est.train(dataset_input(x, y), max_steps=11, hooks=[hook])
+    # not the first step; the second, then every 4 (TensorFlow's SecondOrStepTimer)
+    assert sorted(os.listdir(out)) == ["timeline-10.json", "timeline-2.json", "timeline-6.json"]
+    trace = json.load(open(os.path.join(out, "timeline-6.json")))["traceEvents"]
+    step = [e for e in trace if e["name"] == "step"][0]
+    assert step["ph"] == "X" and step["dur"] > 0 and step["args"] == {"global_step": 6, "steps": 1}
+    memory = [e for e in trace if e["name"] == "Memory"]
+    assert len(memory) == 2 and all(e["ph"] == "C" and e["args"]["resident bytes"] > 1e6 for e in memory)
+    quiet = kiln.train.ProfilerHook(save_secs=3600, output_dir=str(tmp_path / "q"))
+    est.train(dataset_input(x, y), max_steps=14, hooks=[quiet])
+    assert [os.path.basename(p) for p in quiet.written] == ["timeline-13.json"]  # then not again within the hour
+    assert not [e for e in json.load(open(quiet.written[0]))["traceEvents"] if e["name"] == "Memory"]
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({}, "exactly one of save_steps and save_secs"), ({"save_steps": 1, "save_secs": 1}, "exactly one"),
+    ({"save_steps": 0}, "save_steps 0 must be an integer >= 1"), ({"save_secs": -1}, "save_secs -1 must be")])
+def test_profiler_hook_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        kiln.train.ProfilerHook(**kwargs)
