@@ -521,3 +521,26 @@ def test_feature_columns_kiln_cannot_honour_are_clear_errors():
     for name, shape, message in (("y", FEATURES, "have no 'y'"), ("x", 3, "values per example")):
         with pytest.raises(ValueError, match=message):
             train(fn, 1)
+
+
+def test_tf_logging_levels_formats_and_repeats(capsys):
+    logging = kiln.logging
+    lines = []
+    logging.set_verbosity(logging.INFO)
+    kiln.set_log_function(lines.append)
+    try:
+        logging.info(["a", "list"])  # TensorFlow logs str(msg)
+        logging.info("%d files", 3)
+        logging.debug("not at INFO")
+        for i in range(7):
+            logging.log_every_n(logging.INFO, "every %d", 3, i)
+            logging.log_first_n(logging.INFO, "first %d", 2, i)
+        assert lines == ["['a', 'list']", "3 files", "every 0", "first 0", "first 1", "every 3", "every 6"]
+        assert logging.get_verbosity() == logging.INFO
+        logging.set_verbosity("ERROR")
+        assert logging.get_verbosity() == logging.ERROR
+        logging.warning("hidden")
+        logging.error("shown %s", "on stderr")
+        assert "ERROR: shown on stderr" in capsys.readouterr().err
+    finally:
+        logging.set_verbosity(logging.INFO)  # kiln's lines to stdout again, as by default
