@@ -8,7 +8,8 @@ make_initializable_iterator(), as an Estimator's input_fn uses them:
 get_next() gives placeholders for the dataset's next batch in the dataset's own form
 (features, or a dict of features, and labels); an Estimator that gets them back from
 input_fn feeds model_fn from the dataset they came from, exactly as if input_fn had
-returned the dataset. They cannot be computed with inside input_fn: kiln runs no graph
+returned the dataset, and in the form input_fn gave them (`{'images': images}, labels`
+repacks the dataset's images into a dict). They cannot be computed with inside input_fn: kiln runs no graph
 there (transform the arrays, or do the work in model_fn)."""
 from ._graph import unsupported
 
@@ -16,9 +17,10 @@ from ._graph import unsupported
 class Element:
     """One component of iterator.get_next(): the dataset's next batch of `part`."""
 
-    def __init__(self, iterator, part):
+    def __init__(self, iterator, part, path):
         self._iterator = iterator
         self._part = part
+        self._path = path  # where in the dataset's batch: (0 features | 1 labels | None the whole, key or None)
 
     def _as_tensor(self):
         unsupported("computing with iterator.get_next()'s %s inside input_fn" % self._part,
@@ -54,23 +56,30 @@ class Iterator:
 
     def get_next(self, name=None):
         keys, has_labels, label_key = self._dataset._parts()
-        features = Element(self, "features")
+        part = 0 if has_labels else None
+        features = Element(self, "features", (part, None))
         if keys is not None:
-            features = {k: Element(self, "features['%s']" % k) for k in keys}
+            features = {k: Element(self, "features['%s']" % k, (part, k)) for k in keys}
         if not has_labels:
             return features
-        labels = Element(self, "labels")
-        return features, (labels if label_key is None else {label_key: labels})
+        if label_key is None:
+            return features, Element(self, "labels", (1, None))
+        return features, {label_key: Element(self, "labels['%s']" % label_key, (1, label_key))}
 
     def string_handle(self, name=None):
         unsupported("Iterator.string_handle", "kiln feeds one dataset per train/evaluate/predict call")
 
 
+def _values(result):
+    """The leaves of what input_fn returned: (features, labels), each a value or a dict."""
+    parts = list(result) if isinstance(result, tuple) else [result]
+    return [v for p in parts for v in (p.values() if isinstance(p, dict) else [p])]
+
+
 def dataset_of(result):
     """The dataset behind what input_fn returned when it is iterator.get_next()'s value
     (or features/labels taken from it), else None."""
-    parts = list(result) if isinstance(result, tuple) else [result]
-    values = [v for p in parts for v in (p.values() if isinstance(p, dict) else [p])]
+    values = _values(result)
     found = [v._iterator for v in values if isinstance(v, Element)]
     if not found:
         return None
@@ -78,6 +87,40 @@ def dataset_of(result):
         raise TypeError("[input_fn] returned values from different iterators, or an iterator's value beside "
                         "something else; return iterator.get_next() of one dataset as it is")
     return found[0]._dataset
+
+
+def _form(x):
+    """x's structure with each Element as its path (for comparing forms)."""
+    if isinstance(x, Element):
+        return x._path
+    if isinstance(x, dict):
+        return {k: _form(v) for k, v in x.items()}
+    if isinstance(x, (tuple, list)):
+        return tuple(_form(v) for v in x)
+    return x
+
+
+def repack_of(result):
+    """None when input_fn returned get_next()'s value in the dataset's own form; else a
+    function of the dataset's batch giving it in result's form (each Element replaced by
+    the batch's value at its path)."""
+    if dataset_of(result) is None:
+        return None
+    if _form(result) == _form(_values(result)[0]._iterator.get_next()):
+        return None
+
+    def value(batch, path):
+        part, key = path
+        v = batch if part is None else batch[part]
+        return v if key is None else v[key]
+
+    def repack(batch, x=result):
+        if isinstance(x, Element):
+            return value(batch, x._path)
+        if isinstance(x, dict):
+            return {k: repack(batch, v) for k, v in x.items()}
+        return tuple(repack(batch, v) for v in x)
+    return repack
 
 
 def make_one_shot_iterator(dataset):

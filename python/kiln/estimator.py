@@ -264,7 +264,15 @@ class Estimator:
         def make():
             result = _call_with(input_fn, "input_fn", {"mode": mode, "params": dict(self._params),
                                                         "config": self._config})
-            result = _iterators.dataset_of(result) or result
+            dataset = _iterators.dataset_of(result)
+            repack = dataset is not None and _iterators.repack_of(result)
+            if repack:  # get_next()'s values in another form ({'images': images}, labels): fed in that form
+                if isinstance(dataset, _data.Dataset):
+                    dataset = dataset._elements()
+                if not dataset.is_batched():
+                    unsupported("a Dataset without batch()", "an Estimator trains on batches: call .batch(n)")
+                return _data.BatchReader((repack(b) for b in dataset.elements(seed)), info, fixed_batch)
+            result = dataset or result
             if isinstance(result, _data.Dataset):
                 info.feature_key, info.label_key = result._feature_key, result._label_key
                 info.more_keys = [k for k, _ in result._more]

@@ -216,3 +216,36 @@ def test_iterator_values_cannot_be_computed_with_in_input_fn(data):
         est.train(lambda: (features, other), steps=1)
     with pytest.raises(NotImplementedError, match="a Dataset without batch"):
         est.train(lambda: gen_dataset().make_one_shot_iterator().get_next(), steps=1)
+
+
+def test_get_next_values_repacked_by_input_fn_reach_model_fn_in_that_form(data):
+    """tf-estimator-tutorials' input_fn: images, labels = iterator.get_next(); return
+    {'images': images}, labels. model_fn gets the dict, from a generator and from arrays."""
+    x, y = data
+    seen = []
+
+    def model_fn(features, labels, mode):
+        seen.append((sorted(features) if isinstance(features, dict) else type(features).__name__,
+                     sorted(labels) if isinstance(labels, dict) else type(labels).__name__))
+        images = features["images"] if isinstance(features, dict) else features
+        label = labels["y"] if isinstance(labels, dict) else labels
+        logits = kiln.layers.dense(images, 3)
+        loss = kiln.losses.sparse_softmax_cross_entropy(label, logits)
+        train_op = kiln.train.GradientDescentOptimizer(0.5).minimize(loss, global_step=kiln.train.get_global_step())
+        acc = kiln.metrics.accuracy(label, kiln.argmax(logits, axis=1))
+        return kiln.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={"accuracy": acc})
+
+    def generator_input():
+        d = kiln.data.Dataset.from_generator(lambda: iter(zip(x, y)), (kiln.float32, kiln.int32), ([8], []))
+        images, labels = d.repeat().batch(32).make_one_shot_iterator().get_next()
+        return {"images": images}, labels
+
+    def arrays_input():
+        images, labels = kiln.data.Dataset.from_tensor_slices((x, y)).batch(64).make_one_shot_iterator().get_next()
+        return {"images": images}, {"y": labels}
+
+    est = kiln.estimator.Estimator(model_fn, config=kiln.estimator.RunConfig(random_seed=1))
+    est.train(generator_input, max_steps=40)
+    assert est.evaluate(arrays_input)["accuracy"] > 0.9
+    assert seen == [(["images"], "Tensor"), (["images"], ["y"])]
+
