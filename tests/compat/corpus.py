@@ -80,6 +80,16 @@ ENTRIES = [
           env={"RANK_SIZE": "1", "RANK_ID": "0", "DEVICE_INDEX": "0", "KILN_COMPAT_EXAMPLES": "4800",
                "KILN_COMPAT_EVAL_EXAMPLES": "1024"},
           metric="val-top1acc", at_least=0.2, dirs=["/tmp/kiln-compat-alexnet", "/tmp/kiln-compat-alexnet-data"]),
+    # Google Cloud's CIFAR-10 trainer: TFRecordDataset -> map(parse_single_example, decode_raw,
+    # transpose) -> map(pad, random_crop, random_flip, per_image_standardization) -> batch,
+    # get_next() repacked into a features dict, lrn, Adam, train_and_evaluate with a ProfilerHook.
+    Entry("gcp_cnn_cifar_tfrecords", "cnn-model-02/task.py",
+          args=["--output_dir", "/tmp/kiln-compat-cifar", "--train_data_pattern",
+                "/tmp/kiln-compat-cifar-data/train.tfrecords", "--eval_data_pattern",
+                "/tmp/kiln-compat-cifar-data/validation.tfrecords", "--batch_size", "200", "--max_steps", "300",
+                "--eval_steps", "50"],
+          env={"KILN_COMPAT_EXAMPLES": "20000"}, metric="accuracy", at_least=0.4,
+          dirs=["/tmp/kiln-compat-cifar", "/tmp/kiln-compat-cifar-data"]),
     Entry("tf_char_rnn_text", "text_classification_character_rnn.py", metric="accuracy", at_least=0.12,
           env={"KILN_MAX_STEPS": "100"}),
 ]
