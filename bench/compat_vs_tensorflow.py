@@ -6,7 +6,8 @@ to TensorFlow — with the same data (offline.py), arguments and step caps. For 
 the metric it prints (test accuracy) and the wall time of the whole script (graph
 building, training, evaluation), kiln and TensorFlow interleaved, over `--seeds` seeds: the
 scripts seed neither system, so TensorFlow draws a new seed each run and kiln runs with
-KILN_RANDOM_SEED=1..N (a script that sets no seed takes it from there). TensorFlow runs
+KILN_RANDOM_SEED=1..N (a script that sets no seed takes it from there); a script whose
+seed is a flag (corpus.Entry.seed_flag) gets seeds 1..N on both. TensorFlow runs
 with the fastest of its thread settings (probed: its defaults, and intra-op = the cores
 with inter-op 1), kiln with its defaults and a compile cache of its own (KILN_CACHE_DIR,
 fresh per script): kiln's first run compiles ("cold"), the later ones load the compiled
@@ -35,7 +36,7 @@ import corpus  # noqa: E402
 from python_vs_cli import isa  # noqa: E402
 
 
-def run_once(entry, system, tf_python, threads_env):
+def run_once(entry, system, tf_python, threads_env, seed=1):
     for d in entry.dirs:
         subprocess.run(["rm", "-rf", d])
     if system == "kiln":
@@ -46,6 +47,8 @@ def run_once(entry, system, tf_python, threads_env):
     t0 = time.time()
     out = ""
     for args in entry.runs():  # a training run, and an evaluation run for scripts that split them
+        if entry.seed_flag:  # a script that seeds itself from a flag: the same seeds on both systems
+            args = args + [entry.seed_flag, str(seed)]
         cmd = [python] + (["-m", entry.module] if entry.module else [os.path.join(entry.port, entry.script)]) + args
         p = subprocess.run(cmd, env=env, cwd=entry.cwd or entry.port, capture_output=True, text=True, timeout=3600)
         out += p.stdout + p.stderr
@@ -92,9 +95,10 @@ def main():
         cold = run_once(e, "kiln", a.tf_python, {"KILN_CACHE_DIR": cache, "KILN_RANDOM_SEED": "1"})
         warm = []
         for seed in range(1, a.seeds + 1):
-            warm.append(run_once(e, "kiln", a.tf_python, {"KILN_CACHE_DIR": cache, "KILN_RANDOM_SEED": str(seed)}))
+            warm.append(run_once(e, "kiln", a.tf_python, {"KILN_CACHE_DIR": cache, "KILN_RANDOM_SEED": str(seed)},
+                                 seed))
             if len(tf_runs) < a.seeds:
-                tf_runs.append(run_once(e, "tensorflow", a.tf_python, best_env))
+                tf_runs.append(run_once(e, "tensorflow", a.tf_python, best_env, len(tf_runs) + 1))
         shutil.rmtree(cache, ignore_errors=True)
         rows.append((e, cold, warm, tf_runs, best_label))
         print("%s: kiln cold %s, warm %s; TensorFlow %s (%s)" % (e.name, cold, warm, tf_runs, best_label), flush=True)
@@ -107,7 +111,7 @@ def main():
     print("|---|---|---|---|---|---|---|---|")
     for e, cold, warm, t, label in rows:
         steps = e.env.get("KILN_MAX_STEPS") or next((e.args[i + 1] for i, x in enumerate(e.args)
-                                                     if x in ("--train_steps", "--num_steps", "--max_train_steps")), "")
+                                                     if x in ("--train_steps", "--num_steps", "--max_train_steps", "--max_steps")), "")
         if not steps and "--train_dataset_size" in e.args:  # one epoch of the dataset size
             arg = lambda flag: int(e.args[e.args.index(flag) + 1])  # noqa: E731
             steps = str(arg("--train_dataset_size") // arg("--train_batch_size"))
