@@ -81,8 +81,8 @@ def test_compat_bench_runs_kiln_with_seeds_one_to_n_and_leaves_failed_runs_out(m
     runs = []
     tf_results = iter([(math.nan, 5.0), (0.80, 9.0), (0.70, 8.0), (math.nan, 7.0)])  # 2 probes, then 2 runs
 
-    def run_once(entry, system, tf_python, env):
-        runs.append((system, dict(env)))
+    def run_once(entry, system, tf_python, env, seed=1):
+        runs.append((system, dict(env, seed=seed)))
         if system == "kiln":
             return 0.5 + 0.1 * int(env["KILN_RANDOM_SEED"]), 4.0
         return next(tf_results)
@@ -94,7 +94,9 @@ def test_compat_bench_runs_kiln_with_seeds_one_to_n_and_leaves_failed_runs_out(m
     kiln = [env for system, env in runs if system == "kiln"]
     assert [env["KILN_RANDOM_SEED"] for env in kiln] == ["1", "1", "2", "3"], "cold with seed 1, then seeds 1..3 warm"
     assert len({env["KILN_CACHE_DIR"] for env in kiln}) == 1
+    assert [env["seed"] for env in kiln] == [1, 1, 2, 3]  # the seed a script's seed_flag would get
     tf = [env for system, env in runs if system == "tensorflow"]
+    assert [env.pop("seed") for env in tf] == [1, 1, 2, 3], "probes with seed 1, then the runs with seeds 2..N"
     assert len(tf) == 4 and tf[2] == tf[3] == tf[1], "the failed faster probe does not pick the setting"
     out = capsys.readouterr().out
     # kiln: seeds 1..3 give 0.6, 0.7, 0.8; TensorFlow: 0.80, 0.70 and one NaN left out.

@@ -248,3 +248,33 @@ def test_a_length_that_is_no_whole_number_of_values_is_the_same_error():
             run(loop, make)
         messages.append(str(e.value))
     assert messages[0] == messages[1] and "7 bytes are not a whole number of float32 values" in messages[0]
+
+
+def test_a_resumed_run_sees_the_batches_an_uninterrupted_one_sees(tmp_path):
+    """Random crops and flips in the C++ loop, a shuffle after the map: a run stopped at
+    step 6 and resumed to 12 ends with the weights of a run of 12 steps."""
+    path = write_records(tmp_path / "a.tfrecord", 48)
+
+    def input_fn():
+        ds = tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=2).shuffle(16, seed=2)
+        return ds.repeat().batch(8)
+
+    def model_fn(features, labels, mode):
+        x = tf.reshape(features["image"], [-1, 32 * 32 * 3])
+        logits = tf.layers.dense(tf.concat([x, features["weight"]], axis=1), 10)
+        loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+        step = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=step)
+
+    def weights(model_dir, *stops):
+        est = tf.estimator.Estimator(model_fn, model_dir=str(model_dir),
+                                     config=tf.estimator.RunConfig(random_seed=7, save_checkpoints_steps=6))
+        before = _map_loops.loop_counts["cpp"]
+        for stop in stops:
+            est.train(input_fn, max_steps=stop)
+        assert _map_loops.loop_counts["cpp"] > before
+        return tf.train.load_variable(str(model_dir), "dense/kernel")
+
+    whole = weights(tmp_path / "whole", 12)
+    resumed = weights(tmp_path / "resumed", 6, 12)
+    assert whole.tobytes() == resumed.tobytes()
