@@ -59,6 +59,8 @@ def ops_under_test(features, labels):
                                                          [1, 1, 1, 1], "VALID", data_format="NCHW"),
         "flatten": kiln.layers.flatten(img),
         "maximum": kiln.maximum(x, 0.25),
+        "lrn": kiln.nn.lrn(kiln.reshape(x, [B, 1, 2, 9]), 2, bias=0.5, alpha=0.3, beta=0.75),
+        "lrn_defaults": kiln.nn.local_response_normalization(img),  # a radius of 5 over 2 channels
     }
     return out
 
@@ -90,6 +92,13 @@ def pool_ref(img, k, pad):
     return np.stack([np.stack([p[:, i:i + k, j:j + k, :].max(axis=(1, 2)) for j in range(o)], 1) for i in range(o)], 1)
 
 
+def lrn_ref(x, radius, bias, alpha, beta):
+    """TensorFlow's LRN: x / (bias + alpha * sum of squares over channels d-r..d+r) ** beta."""
+    c = x.shape[-1]
+    sq = np.stack([(x[..., max(0, d - radius):d + radius + 1] ** 2).sum(-1) for d in range(c)], axis=-1)
+    return x / (bias + alpha * sq) ** beta
+
+
 def expected():
     x = X.astype(np.float64)
     img = X.reshape(B, 3, 3, 2)
@@ -116,6 +125,8 @@ def expected():
         "depthwise_s2_m2": depthwise_ref(img, DW2, 2, ((0, 1), (0, 1))),
         "depthwise_valid_nchw": depthwise_ref(img, DW2, 1, ((0, 0), (0, 0))).transpose(0, 3, 1, 2),
         "flatten": X, "maximum": np.maximum(x, 0.25),
+        "lrn": lrn_ref(x.reshape(B, 1, 2, 9), 2, 0.5, 0.3, 0.75),
+        "lrn_defaults": lrn_ref(img.astype(np.float64), 5, 1.0, 1.0, 0.5),
     }
 
 
