@@ -296,7 +296,9 @@ HostValue int64_scalar(int64_t x) {
 ElementPlan::ElementPlan(Spec spec, GraphRun graph) : spec_(std::move(spec)), graph_(std::move(graph)) {}
 
 void ElementPlan::run_step(const PlanStep& s, std::vector<HostValue>& slots, uint64_t position, uint64_t rank) const {
-  HostDraws draws(spec_.seed, position, rank, static_cast<uint64_t>(s.draw_index < 0 ? 0 : s.draw_index), s.draw_seed);
+  auto draws = [&] {  // a random op's generator; the others draw nothing
+    return HostDraws(spec_.seed, position, rank, static_cast<uint64_t>(s.draw_index), s.draw_seed);
+  };
   std::vector<HostValue> out;
   switch (s.op) {
     case HostOp::parse_example: out = parse(s, bytes_input(slots, s.inputs[0], s.op)); break;
@@ -309,8 +311,16 @@ void ElementPlan::run_step(const PlanStep& s, std::vector<HostValue>& slots, uin
       break;
     case HostOp::decode_raw: out.push_back(decode_raw(s, bytes_input(slots, s.inputs[0], s.op))); break;
     case HostOp::convert_image: out.push_back(convert(s, numeric_input(slots, s.inputs[0], s.op))); break;
-    case HostOp::random_crop: out.push_back(random_crop(s, numeric_input(slots, s.inputs[0], s.op), draws)); break;
-    case HostOp::random_flip: out.push_back(random_flip(s, numeric_input(slots, s.inputs[0], s.op), draws)); break;
+    case HostOp::random_crop: {
+      HostDraws d = draws();
+      out.push_back(random_crop(s, numeric_input(slots, s.inputs[0], s.op), d));
+      break;
+    }
+    case HostOp::random_flip: {
+      HostDraws d = draws();
+      out.push_back(random_flip(s, numeric_input(slots, s.inputs[0], s.op), d));
+      break;
+    }
   }
   if (out.size() != s.outputs.size())
     KILN_THROW(ConfigError) << "[" << op_name(s.op) << "] gave " << out.size() << " values; its plan expects "

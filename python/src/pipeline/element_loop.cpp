@@ -69,10 +69,8 @@ data::PlanStep plan_step(const py::tuple& t) {
   return s;
 }
 
-std::string typestr(const py::dtype& d) {
-  const char kind = d.kind() == 'b' ? 'b' : d.kind();
-  return std::string(1, kind) + std::to_string(d.itemsize());
-}
+// numpy's kind and itemsize ("u1", "f4", "b1"): HostValue's dtype codes.
+std::string typestr(const py::dtype& d) { return std::string(1, d.kind()) + std::to_string(d.itemsize()); }
 
 HostValue host_value(const py::handle& leaf) {
   if (py::isinstance<py::bytes>(leaf)) return HostValue::of_bytes(leaf.cast<std::string>());
