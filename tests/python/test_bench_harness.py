@@ -101,3 +101,22 @@ def test_compat_bench_runs_kiln_with_seeds_one_to_n_and_leaves_failed_runs_out(m
     out = capsys.readouterr().out
     # kiln: seeds 1..3 give 0.6, 0.7, 0.8; TensorFlow: 0.80, 0.70 and one NaN left out.
     assert "| gcp_mnist_bn | 300 | accuracy | 0.7000 ± 0.1000 | 0.7500 ± 0.0707 (1 of 3 failed) |" in out
+
+
+def test_a_script_that_seeds_itself_gets_the_seed_through_its_flag(monkeypatch):
+    import subprocess
+    entry = compat_vs_tensorflow.corpus.BY_NAME["gcp_cnn_cifar_tfrecords"]
+    cmds = []
+
+    def fake_run(cmd, **kw):
+        if cmd[0] == "rm":
+            return types.SimpleNamespace(returncode=0)
+        cmds.append(cmd)
+        return types.SimpleNamespace(returncode=0, stdout="accuracy = 0.5\n", stderr="")
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    for system in ("kiln", "tensorflow"):
+        assert compat_vs_tensorflow.run_once(entry, system, "python", {}, seed=2)[0] == 0.5
+    assert all(c[-2:] == ["--tf_random_seed", "2"] for c in cmds) and len(cmds) == 2
+    other = compat_vs_tensorflow.corpus.BY_NAME["gcp_mnist_bn"]  # no seed flag: its arguments as they are
+    compat_vs_tensorflow.run_once(other, "kiln", "python", {}, seed=2)
+    assert cmds[-1][-len(other.args):] == other.args

@@ -278,3 +278,19 @@ def test_a_resumed_run_sees_the_batches_an_uninterrupted_one_sees(tmp_path):
     whole = weights(tmp_path / "whole", 12)
     resumed = weights(tmp_path / "resumed", 6, 12)
     assert whole.tobytes() == resumed.tobytes()
+
+
+def test_num_parallel_calls_sets_the_loops_threads(tmp_path, monkeypatch):
+    import os
+    path = write_records(tmp_path / "a.tfrecord", 8)
+    made = []
+    real = _map_loops._core.ElementRunner
+
+    def runner(plan, threads):
+        made.append(threads)
+        return real(plan, threads)
+    monkeypatch.setattr(_map_loops._core, "ElementRunner", runner)
+    cores = len(os.sched_getaffinity(0))
+    for calls in (None, 1, tf.data.AUTOTUNE, 64):
+        list(tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=calls).batch(4).elements())
+    assert made == [1, 1, cores, cores]  # None: one; AUTOTUNE and more than the cores: one per core

@@ -228,7 +228,13 @@ def test_profiler_hook_writes_chrome_traces_on_tensorflows_schedule(data, tmp_pa
     memory = [e for e in trace if e["name"] == "Memory"]
     assert len(memory) == 2 and all(e["ph"] == "C" and e["args"]["resident bytes"] > 1e6 for e in memory)
     quiet = kiln.train.ProfilerHook(save_secs=3600, output_dir=str(tmp_path / "q"))
-    est.train(dataset_input(x, y), max_steps=14, hooks=[quiet])
+    lines = []
+    kiln.set_log_function(lines.append)
+    try:
+        est.train(dataset_input(x, y), max_steps=14, hooks=[quiet])
+    finally:
+        kiln.set_log_function(kiln._log._print)
+    assert any("show_dataflow has no arrows to draw" in line for line in lines)  # the default: said once
     assert [os.path.basename(p) for p in quiet.written] == ["timeline-13.json"]  # then not again within the hour
     assert not [e for e in json.load(open(quiet.written[0]))["traceEvents"] if e["name"] == "Memory"]
 
