@@ -8,8 +8,8 @@ import numpy as np
 from . import _core
 from ._dtypes import as_dtype, float32, int32
 from ._dtypes import bool as _bool
-from ._graph import (Tensor, concat, convert_to_tensor, current, maximum, minimum, named, on_host, reduce_max, reduce_sum,
-                     reshape, sqrt, unsupported)
+from ._graph import (Tensor, _int_attr, concat, convert_to_tensor, current, maximum, minimum, named, on_host, reduce_max,
+                     reduce_sum, reshape, sqrt, unsupported)
 
 
 # --- values known while the graph is built ---------------------------------------------
@@ -83,7 +83,8 @@ def int_list(shape_like, op):
 
 def stack(values, axis=0, name=None):
     """tf.stack: the tensors (of one shape) along a new axis."""
-    h = on_host(lambda vs, a: np.stack([np.asarray(v) for v in vs], int(a)), list(values), axis)
+    h = on_host(lambda vs, a: np.stack([np.asarray(v) for v in vs], int(a)), list(values), axis,
+                native=("stack", [0], lambda: {"axis": _int_attr(axis)}))
     if h is not None:
         return h
     xs = [convert_to_tensor(v, op="stack") for v in values]
@@ -101,7 +102,8 @@ def stack(values, axis=0, name=None):
 
 
 def unstack(value, num=None, axis=0, name=None):
-    h = on_host(lambda v, a: [np.asarray(x) for x in np.moveaxis(np.asarray(v), int(a), 0)], value, axis)
+    h = on_host(lambda v, a: [np.asarray(x) for x in np.moveaxis(np.asarray(v), int(a), 0)], value, axis,
+                native=("unstack", [0], lambda: {"axis": _int_attr(axis)}))
     if h is not None:
         return h
     x = convert_to_tensor(value, op="unstack")

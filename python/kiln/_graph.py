@@ -286,14 +286,31 @@ def _no_array(t, *args, **kwargs):
 Tensor.__array__ = _no_array
 
 
-def on_host(compute, *args):
+def on_host(compute, *args, native=None):
     """compute's result recorded on the host when a traced map function applies an op to
-    small host values and numbers only (kiln/_map_function.py, HostValue); else None."""
+    small host values and numbers only (kiln/_map_function.py, HostValue); else None.
+    native: (kind, data arguments' indices, attrs()) of its C++ form (_map_function.native_form)."""
     from . import _map_function
     if _map_function.active_trace() is None:
         return None
-    out = _map_function.on_host(compute, *args)
+    out = _map_function.on_host(compute, *args, native=native)
     return None if out is _map_function.NOT_ON_HOST else out
+
+
+def host_code(d):
+    """numpy's code of a dtype ("f4", "i8", "u1", "b1") for a host op's C++ form; ValueError
+    for one the C++ element loop does not hold."""
+    code = np.dtype(d.as_numpy_dtype).str[1:]
+    if code not in ("u1", "u2", "i1", "i2", "i4", "i8", "f2", "f4", "f8", "b1"):
+        raise ValueError("no C++ form for %s" % code)
+    return code
+
+
+def _int_attr(x):
+    """An axis given as a Python or numpy integer (a host value or tensor: TypeError)."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TypeError("not an integer")
+    return int(x)
 
 
 _HOST_BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.true_divide,
@@ -445,7 +462,7 @@ Tensor.__rmatmul__ = _swap(matmul)
 
 def cast(x, dtype, name=None):
     d = as_dtype(dtype)
-    h = on_host(lambda v: np.asarray(v).astype(d.as_numpy_dtype), x)
+    h = on_host(lambda v: np.asarray(v).astype(d.as_numpy_dtype), x, native=("cast", [0], lambda: {"to": host_code(d)}))
     if h is not None:
         return h
     y = _core.cast(convert_to_tensor(x, op="cast"), d.kiln)
@@ -482,14 +499,17 @@ def _shape_list(shape, op):
 
 
 def reshape(tensor, shape, name=None):
-    h = on_host(lambda v, s: np.reshape(v, np.asarray(s, np.int64).reshape(-1)), tensor, shape)
+    h = on_host(lambda v, s: np.reshape(v, np.asarray(s, np.int64).reshape(-1)), tensor, shape,
+                native=("reshape", [0], lambda: {"ints": [int(n) for n in np.asarray(shape, np.int64).reshape(-1)]}))
     if h is not None:
         return h
     return named(_core.reshape(tensor, _shape_list(shape, "reshape")), name)
 
 
 def transpose(a, perm=None, name=None):
-    h = on_host(lambda v, p: np.transpose(v, None if p is None else np.asarray(p, np.int64).reshape(-1)), a, perm)
+    h = on_host(lambda v, p: np.transpose(v, None if p is None else np.asarray(p, np.int64).reshape(-1)), a, perm,
+                native=("transpose", [0], lambda: {"ints": [] if perm is None else
+                                                   [int(n) for n in np.asarray(perm, np.int64).reshape(-1)]}))
     if h is not None:
         return h
     perm = list(reversed(range(len(a._shape)))) if perm is None else _shape_list(perm, "transpose")
@@ -497,7 +517,8 @@ def transpose(a, perm=None, name=None):
 
 
 def concat(values, axis, name=None):
-    h = on_host(lambda vs, a: np.concatenate([np.asarray(v) for v in vs], int(a)), list(values), axis)
+    h = on_host(lambda vs, a: np.concatenate([np.asarray(v) for v in vs], int(a)), list(values), axis,
+                native=("concat", [0], lambda: {"axis": _int_attr(axis)}))
     if h is not None:
         return h
     return named(_core.concat(list(values), int(axis)), name)
@@ -558,7 +579,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002
-    h = on_host(lambda v, a: np.expand_dims(v, int(a)), input, axis)
+    h = on_host(lambda v, a: np.expand_dims(v, int(a)), input, axis,
+                native=("expand_dims", [0], lambda: {"axis": _int_attr(axis)}))
     if h is not None:
         return h
     input = convert_to_tensor(input, dtype=float32 if _all_floats(input) else None, op="expand_dims")  # noqa: A001
@@ -575,7 +597,8 @@ def _all_floats(x):
 
 
 def squeeze(input, axis=None, name=None):  # noqa: A002
-    h = on_host(lambda v, a: np.squeeze(v, None if a is None else tuple(_axes(a))), input, axis)
+    h = on_host(lambda v, a: np.squeeze(v, None if a is None else tuple(_axes(a))), input, axis,
+                native=("squeeze", [0], lambda: {"ints": [] if axis is None else [int(a) for a in _axes(axis)]}))
     if h is not None:
         return h
     shape = list(input._shape)
@@ -600,14 +623,14 @@ def host_slice(v, begin, size, op="slice"):
     return np.ascontiguousarray(v[tuple(builtins_slice(b, e) for b, e in zip(begin, end))])
 
 
-def on_host_data(compute, data, *args):
+def on_host_data(compute, data, *args, native=None):
     """compute(data, *args) recorded on the host when `data` is a host value of a traced
     map function (of any size: a decoded image) and args hold small host values and
-    numbers only; else None."""
+    numbers only; else None. native: as on_host's, data being argument 0."""
     from . import _map_function
     if not isinstance(data, _map_function.HostValue):
         return None
-    out = _map_function.on_host(compute, *args, data=data)
+    out = _map_function.on_host(compute, *args, data=data, native=native)
     return None if out is _map_function.NOT_ON_HOST else out
 
 

@@ -250,11 +250,12 @@ def _known_value(a):
 NOT_ON_HOST = object()
 
 
-def on_host(compute, *args, data=None):
+def on_host(compute, *args, data=None, native=None):
     """compute(*values) recorded on the host when the traced map function's arguments hold
     small host values and plain numbers only (no graph tensor, no large host value);
     NOT_ON_HOST otherwise, and the caller builds graph ops. data: a host value of any size
-    (a decoded image) that compute takes first."""
+    (a decoded image) that compute takes first. native: (kind, data arguments' indices,
+    attrs()) of the op's C++ form (see native_form)."""
     if data is not None:
         args = (data,) + args
     if active_trace() is None or not _any_leaf(args, lambda a: isinstance(a, HostValue)):
@@ -266,7 +267,38 @@ def on_host(compute, *args, data=None):
         return isinstance(a, Tensor) or hasattr(a, "_as_tensor")
     if _any_leaf(args, graph_side):
         return NOT_ON_HOST
-    return active_trace().record(compute, args, keep=True)
+    return active_trace().record(compute, args, keep=True, native=native_form(native, args))
+
+
+def native_form(native, args):
+    """The (kind, attributes) of a recorded op's C++ form (src/data/element_plan.h), or None
+    when it has none for these arguments. native: (kind, the indices of the arguments that
+    are its data, attrs()) or None. The C++ form takes the host values among the data
+    arguments (flattened, in order) as its inputs and attrs() as its attributes, so it
+    has one only when every leaf of the data arguments is a host value, no other argument
+    holds one, data of concat and stack share a dtype, and attrs() can be computed."""
+    if native is None:
+        return None
+    kind, data_at, attrs = native
+    data = [args[i] for i in data_at]
+    others = [a for i, a in enumerate(args) if i not in data_at]
+    if not (_every_leaf(data, lambda a: isinstance(a, HostValue)) and
+            not _any_leaf(others, lambda a: isinstance(a, (HostValue, Tensor)))):
+        return None
+    dtypes = set()
+    _walk(data, lambda a: dtypes.add(np.asarray(a.value).dtype.str) if not _is_host(a.value) else dtypes.add("bytes"))
+    if kind in ("concat", "stack") and len(dtypes) != 1:
+        return None
+    try:
+        return kind, attrs()
+    except (TypeError, ValueError):
+        return None
+
+
+def _every_leaf(args, pred):
+    failed = []
+    _walk(list(args), lambda a: failed.append(a) if not pred(a) else None)
+    return not failed
 
 
 def _leaves(x, out):
@@ -439,16 +471,14 @@ class _Trace:
             return None
         steps = []
         for _, spec, out_slots, (kind, attrs) in self.steps:
-            if kind in _TAKES_BYTES and not all(isinstance(self.first[x[1]], bytes) for x in spec if _is_spec(x, "slot")):
+            if kind in _TAKES_BYTES and not isinstance(self.first[_slots_in(spec)[0]], bytes):
                 return None  # a string array (parse of a batch, a 0-d array): the Python loop's
             inputs, draw = [], (-1, -1)
             for x in spec:
-                if _is_spec(x, "slot"):
-                    inputs.append(x[1])
-                elif _is_spec(x, "rng"):
+                if _is_spec(x, "rng"):
                     draw = (x[1][0], -1 if x[1][1] is None else int(x[1][1]) % 2**63)
-                elif _holds_slot(x):
-                    return None  # a list holding host values: no C++ form
+                else:
+                    inputs += _slots_in(x)  # a list's host values in order (concat, stack)
             steps.append((kind, inputs, out_slots) + draw + (attrs,))
         inputs = [(slot, kiln, list(shape)) for slot, kiln, shape, _ in self.inputs]
         outputs = [("graph" if kind == "graph" else "slot", x) for kind, x in self.outputs]
@@ -457,19 +487,20 @@ class _Trace:
                                  -1 if self.random is None else self.random[0], int(self.seed) % 2**64, outputs)
 
 
-_TAKES_BYTES = ("parse_example", "decode_jpeg", "decode_png", "decode_raw")  # C++ forms whose input is one string
+_TAKES_BYTES = ("parse_example", "decode_jpeg", "decode_png", "decode_raw", "jpeg_shape",
+                "decode_and_crop_jpeg")  # C++ forms whose first input is one string
 
 
 def _is_spec(x, kind):
     return isinstance(x, tuple) and len(x) == 2 and x[0] == kind
 
 
-def _holds_slot(x):
+def _slots_in(x):
     if _is_spec(x, "slot"):
-        return True
+        return [x[1]]
     if _is_spec(x, "const") or _is_spec(x, "rng"):
-        return False
-    return isinstance(x, (list, tuple)) and any(_holds_slot(e) for e in x)
+        return []
+    return [s for e in x for s in _slots_in(e)] if isinstance(x, (list, tuple)) else []
 
 
 def _sparse_leaves(form):

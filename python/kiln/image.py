@@ -85,8 +85,13 @@ def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upsca
     may differ slightly from a whole decode cropped). The window usually comes from
     sample_distorted_bounding_box; a window outside the image is an error."""
     _whole_jpegs_only("decode_and_crop_jpeg", try_recover_truncated, acceptable_fraction)
+    native = None
+    if ratio == 1 and isinstance(channels, numbers.Integral) and isinstance(dct_method or "", str) and \
+            isinstance(contents, HostValue) and isinstance(crop_window, HostValue):
+        native = ("decode_and_crop_jpeg", {"channels": int(channels), "dct": dct_method or "",
+                                           "fancy": bool(fancy_upscaling)})
     return host_op("decode_and_crop_jpeg", _decode_and_crop, contents, crop_window, channels, dct_method,
-                   fancy_upscaling, ratio, keep=True)
+                   fancy_upscaling, ratio, keep=True, native=native)
 
 
 def extract_jpeg_shape(contents, output_type=int32, name=None):
@@ -96,7 +101,7 @@ def extract_jpeg_shape(contents, output_type=int32, name=None):
         raise ValueError("[extract_jpeg_shape] output_type %s: valid are int32 and int64" % t.name)
     return host_op("extract_jpeg_shape",
                    lambda c: np.array(_core.jpeg_shape(_bytes_of(c, "extract_jpeg_shape")), t.as_numpy_dtype),
-                   contents, keep=True)
+                   contents, keep=True, native=("jpeg_shape", {"to": "i4" if t.name == "int32" else "i8"}))
 
 
 def _decode_png(contents, channels, dtype):
@@ -323,7 +328,7 @@ def central_crop(image, central_fraction):
     f = float(central_fraction)
     if not 0.0 < f <= 1.0:
         raise ValueError("[central_crop] central_fraction %r must be in (0, 1]" % (central_fraction,))
-    h = on_host_data(lambda x: _host_central(x, f), image)
+    h = on_host_data(lambda x: _host_central(x, f), image, native=("central_crop", [0], lambda: {"fraction": f}))
     if h is not None:
         return h
     t = _image(image, "central_crop")
@@ -593,8 +598,13 @@ def _resize(images, size, method, align_corners, half_pixel_centers, op):
         raise ValueError("[%s] method %r: valid are ResizeMethod.BILINEAR, NEAREST_NEIGHBOR, BICUBIC and AREA"
                          % (op, method))
     if _on_host(images, size):
+        native = None
+        if method in ("bilinear", "nearest") and isinstance(images, HostValue) and not _holds_host(size):
+            native = ("resize", {"size": _check_size(_static_ints(size, op, "size"), op), "method": method,
+                                 "align_corners": bool(align_corners), "half_pixel_centers": bool(half_pixel_centers),
+                                 "op": op})
         return host_op(op, lambda x, s: resize_on_host(x, s, method, align_corners, half_pixel_centers, op), images,
-                       size, keep=True)
+                       size, keep=True, native=native)
     t = _image(images, op)
     size = _check_size(_static_ints(size, op, "size"), op)
     ha, wa = _axes(t)
@@ -637,18 +647,6 @@ def _holds_host(x):
     return isinstance(x, HostValue)
 
 
-@functools.lru_cache(maxsize=256)
-def _taps(n_in, n_out, align_corners, half_pixel):
-    """Bilinear taps along one axis, as TensorFlow computes them: (lower index, upper
-    index, weight of the upper one) for each output position."""
-    scale = (n_in - 1) / (n_out - 1) if align_corners and n_out > 1 else n_in / n_out
-    x = np.array([_source_coord(i, scale, half_pixel) for i in range(n_out)], np.float64)
-    lo_f = np.floor(x)
-    lo = np.clip(lo_f.astype(np.int64), 0, n_in - 1)
-    hi = np.clip(np.ceil(x).astype(np.int64), 0, n_in - 1)
-    return lo, hi, (x - lo_f).astype(np.float32)
-
-
 def resize_on_host(image, size, method, align_corners, half_pixel_centers, op="resize_images"):
     """A resize of an image (or batch) held on the host, with TensorFlow's arithmetic:
     bilinear interpolates along the width, then the height, in float32; bicubic and area
@@ -659,25 +657,15 @@ def resize_on_host(image, size, method, align_corners, half_pixel_centers, op="r
                          % (op, x.shape))
     oh, ow = _check_size([int(v) for v in np.asarray(size).reshape(-1)], op)
     h, w = x.shape[-3], x.shape[-2]
-    if method == "nearest":
-        rows = _nearest_index(h, oh, align_corners, half_pixel_centers)
-        cols = _nearest_index(w, ow, align_corners, half_pixel_centers)
-        return np.ascontiguousarray(x.take(rows, axis=-3).take(cols, axis=-2))
+    if method in ("bilinear", "nearest"):  # src/data/host_ops/resize.h, as the C++ element loop runs it
+        return _core.resize_on_host(np.ascontiguousarray(x), oh, ow, method, bool(align_corners),
+                                    bool(half_pixel_centers), op)
     x = x.astype(np.float32)
-    if method != "bilinear":  # the interpolation as two products with its matrices
-        lead = x.shape[:-3]
-        rh = _matrix(method, h, oh, bool(align_corners), bool(half_pixel_centers))
-        rw = _matrix(method, w, ow, bool(align_corners), bool(half_pixel_centers))
-        t = np.matmul(rh, x.reshape(lead + (h, -1))).reshape(lead + (oh, w, x.shape[-1]))
-        return np.matmul(rw, t)
-    ylo, yhi, yf = _taps(h, oh, bool(align_corners), bool(half_pixel_centers))
-    xlo, xhi, xf = _taps(w, ow, bool(align_corners), bool(half_pixel_centers))
-    xf = xf[:, None]
-    def across(rows):
-        left, right = rows.take(xlo, axis=-2), rows.take(xhi, axis=-2)
-        return left + (right - left) * xf
-    top, bottom = across(x.take(ylo, axis=-3)), across(x.take(yhi, axis=-3))
-    return top + (bottom - top) * yf[:, None, None]
+    lead = x.shape[:-3]  # bicubic and area: the interpolation as two products with its matrices
+    rh = _matrix(method, h, oh, bool(align_corners), bool(half_pixel_centers))
+    rw = _matrix(method, w, ow, bool(align_corners), bool(half_pixel_centers))
+    t = np.matmul(rh, x.reshape(lead + (h, -1))).reshape(lead + (oh, w, x.shape[-1]))
+    return np.matmul(rw, t)
 
 
 def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False, preserve_aspect_ratio=False,

@@ -146,7 +146,8 @@ def _parse(serialized, features, op, single):
 def parse_single_example(serialized, features, name=None, example_names=None):
     """One serialized tf.train.Example -> {key: value} (a SparseTensorValue for VarLenFeature)."""
     specs = _specs(features, "parse_single_example")
-    fixed = all(kind == "fixed" and (t != "string" or shape == []) for _, kind, t, shape, _, _ in specs)
+    fixed = all((kind == "fixed" and (t != "string" or shape == [])) or (kind == "var" and t != "string")
+                for _, kind, t, shape, _, _ in specs)  # what the C++ form parses
     return host_op("parse_single_example", lambda s, spec: _parse(s, spec, "parse_single_example", True),
                    serialized, features, native=("parse_example", {"features": specs}) if fixed else None)
 

@@ -18,4 +18,5 @@ PYBIND11_MODULE(_core, m) {
   kiln::python::bind_map_graph(m);
   kiln::python::bind_image(m);
   kiln::python::bind_element_loop(m);
+  kiln::python::bind_host_ops(m);
 }

@@ -5,42 +5,12 @@
 #include <utility>
 
 #include "data/host_draws.h"
+#include "data/host_ops/array_ops.h"
+#include "data/host_ops/image_ops.h"
 #include "formats/image_decode.h"
 #include "kiln/error.h"
 
 namespace kiln::data {
-
-size_t host_itemsize(const std::string& dtype) {
-  if (dtype == "u1" || dtype == "i1" || dtype == "b1") return 1;
-  if (dtype == "u2" || dtype == "i2" || dtype == "f2") return 2;
-  if (dtype == "i4" || dtype == "f4") return 4;
-  if (dtype == "i8" || dtype == "f8") return 8;
-  KILN_THROW(ConfigError) << "[Dataset.map] a host value of dtype '" << dtype
-                          << "'; the C++ element loop holds u1 u2 i1 i2 i4 i8 f2 f4 f8 b1";
-}
-
-HostValue HostValue::of_bytes(std::string b) {
-  HostValue v;
-  v.is_bytes = true;
-  v.bytes = std::move(b);
-  return v;
-}
-
-HostValue HostValue::numeric(std::string dtype, std::vector<int64_t> shape) {
-  HostValue v;
-  v.dtype = std::move(dtype);
-  v.shape = std::move(shape);
-  v.data = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(v.numel()) * host_itemsize(v.dtype));
-  return v;
-}
-
-int64_t HostValue::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-size_t HostValue::itemsize() const { return host_itemsize(dtype); }
 
 namespace {
 
@@ -53,6 +23,19 @@ const char* op_name(HostOp op) {
     case HostOp::convert_image: return "convert_image_dtype";
     case HostOp::random_crop: return "random_crop";
     case HostOp::random_flip: return "random_flip";
+    case HostOp::jpeg_shape: return "extract_jpeg_shape";
+    case HostOp::decode_and_crop_jpeg: return "decode_and_crop_jpeg";
+    case HostOp::distorted_box: return "sample_distorted_bounding_box";
+    case HostOp::resize: return "resize";
+    case HostOp::central_crop: return "central_crop";
+    case HostOp::expand_dims: return "expand_dims";
+    case HostOp::squeeze: return "squeeze";
+    case HostOp::reshape: return "reshape";
+    case HostOp::transpose: return "transpose";
+    case HostOp::concat: return "concat";
+    case HostOp::stack: return "stack";
+    case HostOp::unstack: return "unstack";
+    case HostOp::cast: return "cast";
   }
   return "?";
 }
@@ -69,18 +52,9 @@ const std::string& bytes_input(const std::vector<HostValue>& slots, int slot, Ho
   return v.bytes;
 }
 
-HostValue image_value(formats::Image&& img) {
-  const std::vector<int64_t> shape{img.height, img.width, img.channels};
-  HostValue v;
-  v.shape = shape;
-  if (img.bits == 16) {
-    v.dtype = "u2";
-    v.data = std::make_shared<std::vector<uint8_t>>(img.pixels16.size() * 2);
-    std::memcpy(v.data->data(), img.pixels16.data(), v.data->size());
-  } else {
-    v.dtype = "u1";
-    v.data = std::make_shared<std::vector<uint8_t>>(std::move(img.pixels));
-  }
+HostValue int64_vector(int64_t x) {
+  HostValue v = HostValue::numeric("i8", {1});
+  std::memcpy(v.raw(), &x, sizeof x);
   return v;
 }
 
@@ -94,10 +68,21 @@ std::vector<HostValue> parse(const PlanStep& s, const std::string& record) {
       continue;
     }
     const bool floats = f.type == formats::FeatureType::float32;
-    HostValue v = HostValue::numeric(floats ? "f4" : "i8", f.shape);
+    const bool var_len = f.kind == formats::FeatureKind::var_len;
+    const int64_t count = var_len ? parsed[i].counts.at(0) : 0;
+    HostValue v = HostValue::numeric(floats ? "f4" : "i8", var_len ? std::vector<int64_t>{count} : f.shape);
     const size_t n = static_cast<size_t>(v.numel()) * v.itemsize();
     std::memcpy(v.raw(), floats ? static_cast<const void*>(parsed[i].floats.data()) : parsed[i].ints.data(), n);
+    if (!var_len) {
+      out.push_back(std::move(v));
+      continue;
+    }
+    // A VarLenFeature of one example: tf.SparseTensor's indices [n, 1], values, dense_shape [n].
+    HostValue indices = HostValue::numeric("i8", {count, 1});
+    for (int64_t k = 0; k < count; ++k) reinterpret_cast<int64_t*>(indices.raw())[k] = k;
+    out.push_back(std::move(indices));
     out.push_back(std::move(v));
+    out.push_back(int64_vector(count));
   }
   return out;
 }
@@ -116,161 +101,32 @@ HostValue decode_raw(const PlanStep& s, std::string b) {
   return v;
 }
 
-template <class T>
-void scale_to_unit(const HostValue& x, float* out, float scale) {
-  const T* in = reinterpret_cast<const T*>(x.raw());
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) out[i] = static_cast<float>(in[i]) * scale;
+HostValue decode_and_crop(const PlanStep& s, const std::string& contents, const HostValue& crop_window) {
+  const std::vector<int64_t> w = host_ints(crop_window, "decode_and_crop_jpeg");
+  if (w.size() != 4)
+    KILN_THROW(ConfigError) << "[decode_and_crop_jpeg] crop_window has " << w.size()
+                            << " values; it is [offset_y, offset_x, height, width]";
+  const formats::CropWindow crop{w[0], w[1], w[2], w[3]};
+  return image_value(formats::decode_jpeg(contents, s.channels, s.dct, s.fancy_upscaling, &crop));
 }
 
-// convert_image_dtype of an integer image to float32: x * (1 / MAX) in float32, as the
-// graph form computes and kiln/image.py's host form does.
-HostValue convert(const PlanStep& s, const HostValue& x) {
-  if (x.dtype == s.to_dtype) return x;
-  if (s.to_dtype != "f4") KILN_THROW(ConfigError) << "[convert_image_dtype] to " << s.to_dtype << " on the host";
-  HostValue v = HostValue::numeric("f4", x.shape);
-  float* out = reinterpret_cast<float*>(v.raw());
-  if (x.dtype == "u1") scale_to_unit<uint8_t>(x, out, static_cast<float>(1.0 / 255));
-  else if (x.dtype == "u2") scale_to_unit<uint16_t>(x, out, static_cast<float>(1.0 / 65535));
-  else if (x.dtype == "i1") scale_to_unit<int8_t>(x, out, static_cast<float>(1.0 / 127));
-  else if (x.dtype == "i2") scale_to_unit<int16_t>(x, out, static_cast<float>(1.0 / 32767));
-  else if (x.dtype == "i4") scale_to_unit<int32_t>(x, out, static_cast<float>(1.0 / 2147483647));
-  else if (x.dtype == "f2") scale_to_unit<_Float16>(x, out, 1.0f);  // floats to float32: a plain conversion
-  else if (x.dtype == "f8") scale_to_unit<double>(x, out, 1.0f);
-  else KILN_THROW(ConfigError) << "[convert_image_dtype] of " << x.dtype << " to f4 on the host";
-  return v;
-}
-
-// The window begin .. begin+size of x (every axis), contiguous. Trailing axes the window
-// spans whole join the innermost partial one in a single copy per row (a crop of HWC
-// copies one run of width * channels values per image row).
-HostValue window(const HostValue& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& size) {
-  HostValue v = HostValue::numeric(x.dtype, size);
-  const size_t item = x.itemsize();
-  const size_t rank = x.shape.size();
-  std::vector<int64_t> stride(rank, 1);
-  for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * x.shape[d];
-  size_t inner = rank - 1;  // the run: axes inner.. (those after it whole)
-  while (inner > 0 && size[inner] == x.shape[inner]) --inner;
-  const size_t run = static_cast<size_t>(size[inner] * stride[inner]) * item;
-  int64_t rows = 1;
-  for (size_t d = 0; d < inner; ++d) rows *= size[d];
-  std::vector<int64_t> at(inner, 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < rank; ++d) offset += (begin[d] + (d < inner ? at[d] : 0)) * stride[d];
-    std::memcpy(v.raw() + static_cast<size_t>(r) * run, x.raw() + static_cast<size_t>(offset) * item, run);
-    for (size_t d = inner; d-- > 0;) {
-      if (++at[d] < size[d]) break;
-      at[d] = 0;
-    }
-  }
-  return v;
-}
-
-HostValue random_crop(const PlanStep& s, const HostValue& x, HostDraws& draws) {
-  bool fits = s.size.size() == x.shape.size() && !x.shape.empty();
-  for (size_t d = 0; fits && d < s.size.size(); ++d) fits = s.size[d] >= 1 && s.size[d] <= x.shape[d];
-  if (!fits) {
-    auto list = [](const std::vector<int64_t>& v) {
-      std::string t = "[";
-      for (size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + std::to_string(v[i]);
-      return t + "]";
-    };
-    KILN_THROW(ConfigError) << "[random_crop] size " << list(s.size) << " must have one entry per axis of the value's shape "
-                            << list(x.shape) << ", each from 1 to that axis' size";
-  }
-  std::vector<int64_t> begin;
-  for (size_t d = 0; d < s.size.size(); ++d) begin.push_back(draws.integer(0, x.shape[d] - s.size[d] + 1));
-  return window(x, begin, s.size);
-}
-
-template <size_t P>
-void mirror_pixels(uint8_t* out, const uint8_t* in, int64_t w) {
-  for (int64_t x = 0; x < w; ++x) std::memcpy(out + x * P, in + (w - 1 - x) * P, P);
-}
-
-// A row of w pixels of `pixel` bytes, right to left (a fixed-size copy per pixel for the
-// usual sizes: one to four channels of 8-bit, 16-bit or float samples).
-void mirror_row(uint8_t* out, const uint8_t* in, int64_t w, size_t pixel) {
-  switch (pixel) {
-    case 1: return mirror_pixels<1>(out, in, w);
-    case 2: return mirror_pixels<2>(out, in, w);
-    case 3: return mirror_pixels<3>(out, in, w);
-    case 4: return mirror_pixels<4>(out, in, w);
-    case 6: return mirror_pixels<6>(out, in, w);
-    case 8: return mirror_pixels<8>(out, in, w);
-    case 12: return mirror_pixels<12>(out, in, w);
-    case 16: return mirror_pixels<16>(out, in, w);
-    default:
-      for (int64_t x = 0; x < w; ++x) std::memcpy(out + x * pixel, in + static_cast<size_t>(w - 1 - x) * pixel, pixel);
-  }
-}
-
-// Reverses axis `axis` of image `i` (of `images` stacked along a leading axis, or the one image).
-void flip_image(HostValue& v, const HostValue& x, int64_t i, int axis) {
-  const size_t item = x.itemsize();
-  const size_t r = x.shape.size();
-  const int64_t h = x.shape[r - 3], w = x.shape[r - 2], c = x.shape[r - 1];
-  const size_t pixel = static_cast<size_t>(c) * item, row = static_cast<size_t>(w) * pixel;
-  const uint8_t* in = x.raw() + static_cast<size_t>(i * h) * row;
-  uint8_t* out = v.raw() + static_cast<size_t>(i * h) * row;
-  for (int64_t y = 0; y < h; ++y) {
-    if (axis == 0) {
-      std::memcpy(out + static_cast<size_t>(y) * row, in + static_cast<size_t>(h - 1 - y) * row, row);
-      continue;
-    }
-    mirror_row(out + static_cast<size_t>(y) * row, in + static_cast<size_t>(y) * row, w, pixel);
-  }
-}
-
-HostValue random_flip(const PlanStep& s, const HostValue& x, HostDraws& draws) {
-  if (x.shape.size() != 3 && x.shape.size() != 4)
-    KILN_THROW(ConfigError) << "[random_flip] takes an image [height, width, channels] or a batch of them; the value has "
-                            << x.shape.size() << " axes";
-  const int64_t images = x.shape.size() == 4 ? x.shape[0] : 1;
-  std::vector<bool> mirror;
-  for (int64_t i = 0; i < images; ++i) mirror.push_back(draws.uniform() < 0.5);
-  if (images == 1 && x.shape.size() == 3 && !mirror[0]) return x;
-  HostValue v = HostValue::numeric(x.dtype, x.shape);
-  const size_t per_image = static_cast<size_t>(x.numel() / images) * x.itemsize();
-  for (int64_t i = 0; i < images; ++i) {
-    if (mirror[static_cast<size_t>(i)]) flip_image(v, x, i, s.axis_index);
-    else std::memcpy(v.raw() + static_cast<size_t>(i) * per_image, x.raw() + static_cast<size_t>(i) * per_image, per_image);
-  }
-  return v;
-}
-
-template <class Dst, class Src>
-void cast_all(const HostValue& x, Dst* out) {
-  const Src* in = reinterpret_cast<const Src*>(x.raw());
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) out[i] = static_cast<Dst>(in[i]);
-}
-
-template <class Dst>
-void cast_from(const HostValue& x, Dst* out) {
-  const std::string& t = x.dtype;
-  if (t == "u1") cast_all<Dst, uint8_t>(x, out);
-  else if (t == "u2") cast_all<Dst, uint16_t>(x, out);
-  else if (t == "i1") cast_all<Dst, int8_t>(x, out);
-  else if (t == "i2") cast_all<Dst, int16_t>(x, out);
-  else if (t == "i4") cast_all<Dst, int32_t>(x, out);
-  else if (t == "i8") cast_all<Dst, int64_t>(x, out);
-  else if (t == "f2") cast_all<Dst, _Float16>(x, out);
-  else if (t == "f4") cast_all<Dst, float>(x, out);
-  else if (t == "f8") cast_all<Dst, double>(x, out);
-  else if (t == "b1") cast_all<Dst, bool>(x, out);
-  else host_itemsize(t);  // throws, naming the dtype
+HostValue jpeg_shape(const PlanStep& s, const std::string& contents) {
+  const formats::JpegShape shape = formats::jpeg_shape(contents);
+  HostValue v = HostValue::numeric("i8", {3});
+  const int64_t values[3] = {shape.height, shape.width, shape.components};
+  std::memcpy(v.raw(), values, sizeof values);
+  return cast(v, s.to_dtype);
 }
 
 // A host value as the graph input it feeds (numpy's astype to the input's dtype).
 Array graph_value(const HostValue& x, DType dtype) {
   Array a = Array::uninitialized(dtype, x.shape);
   switch (dtype) {
-    case DType::f32: cast_from(x, a.data<float>()); break;
-    case DType::f16: cast_from(x, a.data<_Float16>()); break;
-    case DType::i32: cast_from(x, a.data<int32_t>()); break;
-    case DType::i64: cast_from(x, a.data<int64_t>()); break;
-    case DType::boolean: cast_from(x, a.data<bool>()); break;
+    case DType::f32: cast_into(x, a.data<float>()); break;
+    case DType::f16: cast_into(x, a.data<_Float16>()); break;
+    case DType::i32: cast_into(x, a.data<int32_t>()); break;
+    case DType::i64: cast_into(x, a.data<int64_t>()); break;
+    case DType::boolean: cast_into(x, a.data<bool>()); break;
     default: KILN_THROW(ConfigError) << "[Dataset.map] a graph input of dtype " << dtype_name(dtype) << " on the host";
   }
   return a;
@@ -296,31 +152,44 @@ HostValue int64_scalar(int64_t x) {
 ElementPlan::ElementPlan(Spec spec, GraphRun graph) : spec_(std::move(spec)), graph_(std::move(graph)) {}
 
 void ElementPlan::run_step(const PlanStep& s, std::vector<HostValue>& slots, uint64_t position, uint64_t rank) const {
-  auto draws = [&] {  // a random op's generator; the others draw nothing
-    return HostDraws(spec_.seed, position, rank, static_cast<uint64_t>(s.draw_index), s.draw_seed);
+  auto in = [&](size_t i) -> const HostValue& { return numeric_input(slots, s.inputs.at(i), s.op); };
+  auto bytes = [&](size_t i) -> const std::string& { return bytes_input(slots, s.inputs.at(i), s.op); };
+  auto all = [&] {
+    std::vector<const HostValue*> values;
+    for (int slot : s.inputs) values.push_back(&numeric_input(slots, slot, s.op));
+    return values;
+  };
+  std::optional<HostDraws> made;  // a random op's generator; the others draw nothing
+  auto draws = [&]() -> HostDraws& {
+    if (!made) made.emplace(spec_.seed, position, rank, static_cast<uint64_t>(s.draw_index), s.draw_seed);
+    return *made;
   };
   std::vector<HostValue> out;
   switch (s.op) {
-    case HostOp::parse_example: out = parse(s, bytes_input(slots, s.inputs[0], s.op)); break;
+    case HostOp::parse_example: out = parse(s, bytes(0)); break;
     case HostOp::decode_jpeg:
-      out.push_back(image_value(formats::decode_jpeg(bytes_input(slots, s.inputs[0], s.op), s.channels, s.dct,
-                                                     s.fancy_upscaling)));
+      out.push_back(image_value(formats::decode_jpeg(bytes(0), s.channels, s.dct, s.fancy_upscaling)));
       break;
+    case HostOp::decode_and_crop_jpeg: out.push_back(decode_and_crop(s, bytes(0), in(1))); break;
+    case HostOp::jpeg_shape: out.push_back(jpeg_shape(s, bytes(0))); break;
     case HostOp::decode_png:
-      out.push_back(image_value(formats::decode_png(bytes_input(slots, s.inputs[0], s.op), s.channels, s.sixteen_bit)));
+      out.push_back(image_value(formats::decode_png(bytes(0), s.channels, s.sixteen_bit)));
       break;
-    case HostOp::decode_raw: out.push_back(decode_raw(s, bytes_input(slots, s.inputs[0], s.op))); break;
-    case HostOp::convert_image: out.push_back(convert(s, numeric_input(slots, s.inputs[0], s.op))); break;
-    case HostOp::random_crop: {
-      HostDraws d = draws();
-      out.push_back(random_crop(s, numeric_input(slots, s.inputs[0], s.op), d));
-      break;
-    }
-    case HostOp::random_flip: {
-      HostDraws d = draws();
-      out.push_back(random_flip(s, numeric_input(slots, s.inputs[0], s.op), d));
-      break;
-    }
+    case HostOp::decode_raw: out.push_back(decode_raw(s, bytes(0))); break;
+    case HostOp::convert_image: out.push_back(convert_image(in(0), s.to_dtype)); break;
+    case HostOp::random_crop: out.push_back(random_crop(in(0), s.size, draws())); break;
+    case HostOp::random_flip: out.push_back(random_flip(in(0), s.axis_index, draws())); break;
+    case HostOp::distorted_box: out = sample_distorted_box(in(0), in(1), s.box, draws()); break;
+    case HostOp::resize: out.push_back(resize(in(0), s.resize, s.op_name)); break;
+    case HostOp::central_crop: out.push_back(central_crop(in(0), s.fraction)); break;
+    case HostOp::expand_dims: out.push_back(expand_dims(in(0), s.axis)); break;
+    case HostOp::squeeze: out.push_back(squeeze(in(0), s.size)); break;
+    case HostOp::reshape: out.push_back(reshape(in(0), s.size)); break;
+    case HostOp::transpose: out.push_back(transpose(in(0), s.size)); break;
+    case HostOp::concat: out.push_back(concat(all(), s.axis)); break;
+    case HostOp::stack: out.push_back(stack(all(), s.axis)); break;
+    case HostOp::unstack: out = unstack(in(0), s.axis); break;
+    case HostOp::cast: out.push_back(cast(in(0), s.to_dtype)); break;
   }
   if (out.size() != s.outputs.size())
     KILN_THROW(ConfigError) << "[" << op_name(s.op) << "] gave " << out.size() << " values; its plan expects "

@@ -1,6 +1,8 @@
 // A Dataset.map function's element loop in C++: the host ops kiln.data recorded while
-// tracing the function (parse a tf.train.Example, decode a JPEG or PNG, convert, crop and
-// flip a decoded image) and then its graph, run for one element with no Python. The
+// tracing the function (parse a tf.train.Example, decode a JPEG or PNG, convert, crop,
+// flip and resize a decoded image, Inception's distorted-box crop, and the numpy ops on
+// small values that feed them: data/host_ops/) and then its graph, run for one element
+// with no Python. The
 // Python side (kiln/_map_function.py) builds a plan from a trace whose host ops all have a
 // form here, and runs elements through it on an ElementRunner's threads
 // (data/element_runner.h); anything else keeps the Python element loop. Both loops call
@@ -14,32 +16,19 @@
 #include <string>
 #include <vector>
 
+#include "data/host_ops/distorted_box.h"
+#include "data/host_ops/resize.h"
+#include "data/host_value.h"
 #include "formats/example.h"
 #include "kiln/array.h"
 
 namespace kiln::data {
 
-// A value of an element on the host: bytes (a record, a string feature), or a numeric
-// array in numpy's terms (dtype one of u1 u2 i1 i2 i4 i8 f2 f4 f8 b1, little-endian).
-struct HostValue {
-  bool is_bytes = false;
-  std::string bytes;
-  std::string dtype;
-  std::vector<int64_t> shape;
-  std::shared_ptr<std::vector<uint8_t>> data;
-
-  static HostValue of_bytes(std::string b);
-  static HostValue numeric(std::string dtype, std::vector<int64_t> shape);  // zero-filled
-  int64_t numel() const;
-  size_t itemsize() const;
-  uint8_t* raw() { return data->data(); }
-  const uint8_t* raw() const { return data->data(); }
+enum class HostOp {
+  parse_example, decode_jpeg, decode_png, decode_raw, convert_image, random_crop, random_flip,  // images
+  jpeg_shape, decode_and_crop_jpeg, distorted_box, resize, central_crop,                         // Inception crops
+  expand_dims, squeeze, reshape, transpose, concat, stack, unstack, cast                         // small values
 };
-
-// numpy's itemsize of a dtype code above; ConfigError for any other.
-size_t host_itemsize(const std::string& dtype);
-
-enum class HostOp { parse_example, decode_jpeg, decode_png, decode_raw, convert_image, random_crop, random_flip };
 
 struct PlanStep {
   HostOp op = HostOp::decode_jpeg;
@@ -47,17 +36,22 @@ struct PlanStep {
   std::vector<int> outputs;  // slots written
   // random ops: the op's index among the function's random host ops, and its seed (-1: none)
   int64_t draw_index = -1, draw_seed = -1;
-  std::vector<formats::FeatureSpec> features;  // parse_example (fixed_len only)
+  std::vector<formats::FeatureSpec> features;  // parse_example (fixed_len; var_len of numbers)
   int channels = 0;                            // decode_*
   std::string dct;                             // decode_jpeg
   bool fancy_upscaling = true;                 // decode_jpeg
   bool sixteen_bit = false;                    // decode_png
-  std::string to_dtype;                        // convert_image: "f4"; decode_raw: the values' dtype
+  std::string to_dtype;  // convert_image: "f4"; decode_raw: the values' dtype; cast, jpeg_shape: the result's
   std::string type_name;                       // decode_raw: TensorFlow's name of to_dtype, for errors
   bool little_endian = true;                   // decode_raw
   int64_t fixed_length = -1;                   // decode_raw: bytes kept (cut or zero-padded), or -1
-  std::vector<int64_t> size;                   // random_crop
-  int axis_index = 0;                          // random_flip: 0 up-down, 1 left-right (of HWC)
+  std::vector<int64_t> size;  // random_crop: the window; reshape: the shape; transpose: perm; squeeze: axes
+  int axis_index = 0;         // random_flip: 0 up-down, 1 left-right (of HWC)
+  int64_t axis = 0;           // expand_dims, concat, stack, unstack
+  double fraction = 1.0;      // central_crop
+  ResizeSpec resize;          // resize
+  std::string op_name;        // resize: the Python op's name, for errors
+  DistortedBoxSettings box;   // distorted_box
 };
 
 struct GraphInput {

@@ -136,10 +136,10 @@ def test_png_and_numeric_elements(tmp_path):
 def test_functions_without_a_cpp_form_keep_the_python_loop(tmp_path):
     path = write_records(tmp_path / "a.tfrecord", 6)
 
-    def fn(record):  # a VarLenFeature and a resize have no C++ form
+    def fn(record):  # a VarLenFeature of strings and a bicubic resize have no C++ form
         f = tf.io.parse_single_example(record, {"image/encoded": tf.io.FixedLenFeature([], tf.string),
-                                                "tokens": tf.io.VarLenFeature(tf.int64)})
-        return tf.image.resize(tf.image.decode_jpeg(f["image/encoded"]), [8, 8])
+                                                "tokens": tf.io.VarLenFeature(tf.string)})
+        return tf.image.resize_bicubic(tf.image.decode_jpeg(f["image/encoded"]), [8, 8])
     native, counts = run("auto", lambda: tf.data.TFRecordDataset([path]).map(fn).batch(3))
     assert counts.get("cpp", 0) == 0 and counts.get("python", 0) == 6 and native[0].shape == (3, 8, 8, 3)
 

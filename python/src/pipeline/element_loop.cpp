@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <map>
 
 #include "data/element_plan.h"
 #include "data/element_runner.h"
@@ -13,6 +14,7 @@
 #include "kiln/error.h"
 #include "module.h"
 #include "pipeline/example_specs.h"
+#include "pipeline/host_values.h"
 #include "pipeline/map_graph.h"
 
 namespace py = pybind11;
@@ -24,15 +26,35 @@ namespace {
 using data::HostValue;
 
 data::HostOp host_op(const std::string& kind) {
-  if (kind == "parse_example") return data::HostOp::parse_example;
-  if (kind == "decode_jpeg") return data::HostOp::decode_jpeg;
-  if (kind == "decode_png") return data::HostOp::decode_png;
-  if (kind == "decode_raw") return data::HostOp::decode_raw;
-  if (kind == "convert_image") return data::HostOp::convert_image;
-  if (kind == "random_crop") return data::HostOp::random_crop;
-  if (kind == "random_flip") return data::HostOp::random_flip;
-  throw py::value_error("[Dataset.map] host op '" + kind + "' has no C++ form; valid: parse_example, decode_jpeg, "
-                        "decode_png, decode_raw, convert_image, random_crop, random_flip");
+  static const std::map<std::string, data::HostOp> kinds = {
+      {"parse_example", data::HostOp::parse_example}, {"decode_jpeg", data::HostOp::decode_jpeg},
+      {"decode_png", data::HostOp::decode_png},       {"decode_raw", data::HostOp::decode_raw},
+      {"convert_image", data::HostOp::convert_image}, {"random_crop", data::HostOp::random_crop},
+      {"random_flip", data::HostOp::random_flip},     {"jpeg_shape", data::HostOp::jpeg_shape},
+      {"decode_and_crop_jpeg", data::HostOp::decode_and_crop_jpeg},
+      {"distorted_box", data::HostOp::distorted_box}, {"resize", data::HostOp::resize},
+      {"central_crop", data::HostOp::central_crop},   {"expand_dims", data::HostOp::expand_dims},
+      {"squeeze", data::HostOp::squeeze},             {"reshape", data::HostOp::reshape},
+      {"transpose", data::HostOp::transpose},         {"concat", data::HostOp::concat},
+      {"stack", data::HostOp::stack},                 {"unstack", data::HostOp::unstack},
+      {"cast", data::HostOp::cast}};
+  auto it = kinds.find(kind);
+  if (it != kinds.end()) return it->second;
+  std::string valid;
+  for (const auto& [name, op] : kinds) valid += (valid.empty() ? "" : ", ") + name;
+  throw py::value_error("[Dataset.map] host op '" + kind + "' has no C++ form; valid: " + valid);
+}
+
+data::ResizeSpec resize_spec(const py::dict& a) {
+  data::ResizeSpec r;
+  const auto size = a["size"].cast<std::vector<int64_t>>();
+  if (size.size() != 2) throw py::value_error("[resize] size must be [new_height, new_width]");
+  r.height = size[0];
+  r.width = size[1];
+  r.nearest = a["method"].cast<std::string>() == "nearest";
+  r.align_corners = a["align_corners"].cast<bool>();
+  r.half_pixel_centers = a["half_pixel_centers"].cast<bool>();
+  return r;
 }
 
 // (kind, inputs, outputs, draw_index, draw_seed, attrs)
@@ -65,12 +87,40 @@ data::PlanStep plan_step(const py::tuple& t) {
     case data::HostOp::convert_image: s.to_dtype = get("to").cast<std::string>(); break;
     case data::HostOp::random_crop: s.size = get("size").cast<std::vector<int64_t>>(); break;
     case data::HostOp::random_flip: s.axis_index = get("axis").cast<int>(); break;
+    case data::HostOp::decode_and_crop_jpeg:
+      s.channels = get("channels").cast<int>();
+      s.dct = get("dct").cast<std::string>();
+      s.fancy_upscaling = get("fancy").cast<bool>();
+      break;
+    case data::HostOp::jpeg_shape:
+    case data::HostOp::cast: s.to_dtype = get("to").cast<std::string>(); break;
+    case data::HostOp::distorted_box: s.box = box_settings(attrs); break;
+    case data::HostOp::resize:
+      s.resize = resize_spec(attrs);
+      s.op_name = get("op").cast<std::string>();
+      break;
+    case data::HostOp::central_crop: s.fraction = get("fraction").cast<double>(); break;
+    case data::HostOp::squeeze:
+    case data::HostOp::reshape:
+    case data::HostOp::transpose: s.size = get("ints").cast<std::vector<int64_t>>(); break;
+    case data::HostOp::expand_dims:
+    case data::HostOp::concat:
+    case data::HostOp::stack:
+    case data::HostOp::unstack: s.axis = get("axis").cast<int64_t>(); break;
   }
   return s;
 }
 
+py::list python_values(const std::vector<HostValue>& values) {
+  py::list out;
+  for (const auto& v : values) out.append(python_value(v));
+  return out;
+}
+
+}  // namespace
+
 // numpy's kind and itemsize ("u1", "f4", "b1"): HostValue's dtype codes.
-std::string typestr(const py::dtype& d) { return std::string(1, d.kind()) + std::to_string(d.itemsize()); }
+static std::string typestr(const py::dtype& d) { return std::string(1, d.kind()) + std::to_string(d.itemsize()); }
 
 HostValue host_value(const py::handle& leaf) {
   if (py::isinstance<py::bytes>(leaf)) return HostValue::of_bytes(leaf.cast<std::string>());
@@ -89,14 +139,6 @@ py::object python_value(const HostValue& v) {
   const std::string code = (v.itemsize() == 1 ? "|" : "<") + v.dtype;
   return py::array(py::dtype(code), v.shape, v.data->data(), owner);
 }
-
-py::list python_values(const std::vector<HostValue>& values) {
-  py::list out;
-  for (const auto& v : values) out.append(python_value(v));
-  return out;
-}
-
-}  // namespace
 
 void bind_element_loop(py::module_& m) {
   py::class_<data::HostDraws>(m, "HostDraws")

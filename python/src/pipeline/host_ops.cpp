@@ -1,0 +1,58 @@
+// Host ops whose one implementation serves both Dataset.map element loops: the Python
+// loop (kiln/_distorted_box.py, kiln/image.py) calls these, the C++ loop
+// (data/element_plan.h) the same functions, so an element's values are the same bits.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "data/host_draws.h"
+#include "data/host_ops/distorted_box.h"
+#include "data/host_ops/resize.h"
+#include "module.h"
+#include "pipeline/host_values.h"
+
+namespace py = pybind11;
+
+namespace kiln::python {
+
+data::DistortedBoxSettings box_settings(const py::dict& a) {
+  data::DistortedBoxSettings b;
+  b.covered = a["covered"].cast<float>();
+  const auto aspect = a["aspect"].cast<std::vector<float>>(), area = a["area"].cast<std::vector<float>>();
+  b.aspect_low = aspect.at(0);
+  b.aspect_high = aspect.at(1);
+  b.area_low = area.at(0);
+  b.area_high = area.at(1);
+  b.attempts = a["attempts"].cast<int>();
+  b.use_image = a["use_image"].cast<bool>();
+  return b;
+}
+
+void bind_host_ops(py::module_& m) {
+  // image_size, bounding_boxes: numeric arrays; draws: the op's HostDraws; settings: as
+  // box_settings takes them -> (begin, size, bboxes).
+  m.def("sample_distorted_box", [](const py::handle& image_size, const py::handle& boxes, data::HostDraws& draws,
+                                   const py::dict& settings) {
+    const data::HostValue size = host_value(image_size), b = host_value(boxes);
+    const std::vector<data::HostValue> out = data::sample_distorted_box(size, b, box_settings(settings), draws);
+    return py::make_tuple(python_value(out[0]), python_value(out[1]), python_value(out[2]));
+  });
+  // image: [h, w, c] or [n, h, w, c]; method "bilinear" | "nearest".
+  m.def("resize_on_host", [](const py::handle& image, int64_t height, int64_t width, const std::string& method,
+                             bool align_corners, bool half_pixel_centers, const std::string& op) {
+    const data::HostValue x = host_value(image);
+    data::ResizeSpec s;
+    s.height = height;
+    s.width = width;
+    s.nearest = method == "nearest";
+    s.align_corners = align_corners;
+    s.half_pixel_centers = half_pixel_centers;
+    data::HostValue out;
+    {
+      py::gil_scoped_release release;
+      out = data::resize(x, s, op);
+    }
+    return python_value(out);
+  });
+}
+
+}  // namespace kiln::python
