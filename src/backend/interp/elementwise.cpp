@@ -1,4 +1,5 @@
 // Elementwise kernels: unary, binary, comparisons, select, cast, constant.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -33,6 +34,19 @@ Array unary(const Node& n, Inputs in, FF ff, FI fi) {
   return is_float(n.dtype) ? unary_float(n, *in[0], ff) : unary_int(n, *in[0], fi);
 }
 
+// The number of elements after which an input of shape `in` repeats in an output of shape
+// `out` when broadcasting only repeats it along leading axes (its shape, leading 1s
+// dropped, is a suffix of out's), else 0.
+int64_t period(const Shape& in, const Shape& out) {
+  size_t first = 0;
+  while (first < in.size() && in[first] == 1) ++first;
+  const size_t k = in.size() - first;
+  if (k > out.size()) return 0;
+  for (size_t d = 0; d < k; ++d)
+    if (in[first + d] != out[out.size() - k + d]) return 0;
+  return std::max<int64_t>(numel(in), 1);
+}
+
 template <class F>
 Array binary_float(const Node& n, const Array& x, const Array& y, F f, DType out_dtype) {
   FloatIn a(x), b(y);
@@ -40,9 +54,29 @@ Array binary_float(const Node& n, const Array& x, const Array& y, F f, DType out
   FloatOut out(out_dtype, n.shape);
   float* o = out.data();
   const int64_t count = numel(n.shape);
+  const int64_t pa = ia.identity() ? count : period(x.shape(), n.shape);
+  const int64_t pb = ib.identity() ? count : period(y.shape(), n.shape);
+  const float* ad = a.data();
+  const float* bd = b.data();
   if (ia.identity() && ib.identity()) {
 #pragma omp parallel for if (count > 65536)
-    for (int64_t i = 0; i < count; ++i) o[i] = f(a[i], b[i]);
+    for (int64_t i = 0; i < count; ++i) o[i] = f(ad[i], bd[i]);
+  } else if (pa == count && pb == 1) {  // a scalar operand
+    const float bv = bd[0];
+#pragma omp parallel for if (count > 65536)
+    for (int64_t i = 0; i < count; ++i) o[i] = f(ad[i], bv);
+  } else if (pb == count && pa == 1) {
+    const float av = ad[0];
+#pragma omp parallel for if (count > 65536)
+    for (int64_t i = 0; i < count; ++i) o[i] = f(av, bd[i]);
+  } else if (pa == count && pb > 0) {  // repeated along leading axes (a channel mean)
+#pragma omp parallel for if (count > 65536)
+    for (int64_t base = 0; base < count; base += pb)
+      for (int64_t j = 0; j < pb; ++j) o[base + j] = f(ad[base + j], bd[j]);
+  } else if (pb == count && pa > 0) {
+#pragma omp parallel for if (count > 65536)
+    for (int64_t base = 0; base < count; base += pa)
+      for (int64_t j = 0; j < pa; ++j) o[base + j] = f(ad[j], bd[base + j]);
   } else {
 #pragma omp parallel for if (count > 16384)
     for (int64_t i = 0; i < count; ++i) o[i] = f(a[ia(i)], b[ib(i)]);

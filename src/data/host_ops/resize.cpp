@@ -46,20 +46,30 @@ std::vector<int64_t> nearest(int64_t n_in, int64_t n_out, bool align_corners, bo
   return out;
 }
 
-// One row of the output along the width: row[x] = left + (right - left) * w, per channel.
-void across(const float* row, const Taps& t, int64_t c, float* out) {
+// One row along the width: out[x] = left + (right - left) * w, per channel (two roundings,
+// as numpy's two operations would give).
+template <int C>
+void across_c(const float* row, const Taps& t, int64_t c_runtime, float* out) {
+  const int64_t c = C > 0 ? C : c_runtime;
   for (size_t x = 0; x < t.lo.size(); ++x) {
     const float* l = row + t.lo[x] * c;
     const float* r = row + t.hi[x] * c;
     const float w = t.weight[x];
     for (int64_t k = 0; k < c; ++k) {
-      const float d = r[k] - l[k];
-      const float p = d * w;  // two roundings, as numpy's two operations
+      const float p = (r[k] - l[k]) * w;
       out[static_cast<size_t>(x) * c + k] = l[k] + p;
     }
   }
 }
 
+void across(const float* row, const Taps& t, int64_t c, float* out) {
+  if (c == 3) return across_c<3>(row, t, c, out);
+  if (c == 1) return across_c<1>(row, t, c, out);
+  across_c<0>(row, t, c, out);
+}
+
+// Each input row a tap reads, interpolated along the width once (neighbouring output rows
+// share their input rows), then each output row from its two.
 HostValue bilinear(const HostValue& image, int64_t images, const ResizeSpec& s) {
   const HostValue x = cast(image, "f4");
   const size_t r = x.shape.size();
@@ -71,13 +81,17 @@ HostValue bilinear(const HostValue& image, int64_t images, const ResizeSpec& s) 
   const Taps ty = taps(h, s.height, s.align_corners, s.half_pixel_centers);
   const Taps tx = taps(w, s.width, s.align_corners, s.half_pixel_centers);
   const size_t out_row = static_cast<size_t>(s.width * c);
-  std::vector<float> top(out_row), bottom(out_row);
+  std::vector<float> rows(static_cast<size_t>(h) * out_row);
+  std::vector<bool> needed(static_cast<size_t>(h), false);
+  for (size_t y = 0; y < ty.lo.size(); ++y) needed[static_cast<size_t>(ty.lo[y])] = needed[static_cast<size_t>(ty.hi[y])] = true;
   for (int64_t n = 0; n < images; ++n) {
     const float* in = reinterpret_cast<const float*>(x.raw()) + n * h * w * c;
+    for (int64_t y = 0; y < h; ++y)
+      if (needed[static_cast<size_t>(y)]) across(in + y * w * c, tx, c, rows.data() + static_cast<size_t>(y) * out_row);
     float* out = reinterpret_cast<float*>(v.raw()) + static_cast<size_t>(n * s.height) * out_row;
     for (int64_t y = 0; y < s.height; ++y) {
-      across(in + ty.lo[static_cast<size_t>(y)] * w * c, tx, c, top.data());
-      across(in + ty.hi[static_cast<size_t>(y)] * w * c, tx, c, bottom.data());
+      const float* top = rows.data() + static_cast<size_t>(ty.lo[static_cast<size_t>(y)]) * out_row;
+      const float* bottom = rows.data() + static_cast<size_t>(ty.hi[static_cast<size_t>(y)]) * out_row;
       const float f = ty.weight[static_cast<size_t>(y)];
       float* o = out + static_cast<size_t>(y) * out_row;
       for (size_t k = 0; k < out_row; ++k) {
