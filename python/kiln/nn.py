@@ -2,6 +2,8 @@
 TensorFlow's layouts (NHWC input and HWIO filters by default; NCHW with
 data_format='NCHW') and 'SAME'/'VALID' padding; kiln computes in NCHW and transposes at
 the edges."""
+import numpy as np
+
 from . import _core
 from ._graph import Tensor, convert_to_tensor, maximum, minimum, named, reduce_sum, unsupported
 from ._graph import log as _log
@@ -195,17 +197,34 @@ def zero_fraction(value, name=None):
 
 
 def lrn(input, depth_radius=5, bias=1, alpha=1, beta=0.5, name=None):  # noqa: A002
-    """tf.nn.local_response_normalization over the last axis of an NHWC tensor."""
-    from ._graph import pad, pow
+    """tf.nn.local_response_normalization over the last axis of an NHWC tensor:
+    x / (bias + alpha * sum of x^2 over the channels within depth_radius) ** beta. The
+    window sum is one matrix product of the squares [pixels, channels] with a band of
+    ones [channels, channels] (a oneDNN matmul forward and backward), not 2 * depth_radius
+    + 1 shifted slices added: the same sums, in another order."""
+    from ._graph import matmul, reshape
     x = convert_to_tensor(input, op="lrn")
-    c = x._shape[-1]
-    sq = x * x
-    padded = pad(sq, [[0, 0]] * (len(x._shape) - 1) + [[depth_radius, depth_radius]])
-    total = None
-    for k in range(2 * depth_radius + 1):
-        part = _core.slice(padded, [0] * (len(x._shape) - 1) + [k], list(x._shape[:-1]) + [k + c])
-        total = part if total is None else total + part
-    return named(x / pow(total * alpha + bias, _core.scalar_like(x, beta)), name)
+    shape = list(x._shape)
+    c = shape[-1]
+    i = np.arange(c)
+    band = (np.abs(i[:, None] - i[None, :]) <= int(depth_radius)).astype(np.float32)
+    sq = reshape(x * x, [-1, c])
+    total = reshape(matmul(sq, convert_to_tensor(band, like=x, op="lrn")), shape)
+    return named(x / _power(total * alpha + bias, float(beta)), name)
+
+
+def _power(t, beta):
+    """t ** beta for t > 0; the usual LRN exponents (0.5, 0.75, 1) through square roots,
+    which vectorize (libm's powf is a scalar call per element: most of an LRN's time)."""
+    from ._graph import pow, sqrt
+    if beta == 1.0:
+        return t
+    if beta == 0.5:
+        return sqrt(t)
+    if beta == 0.75:
+        root = sqrt(t)
+        return root * sqrt(root)
+    return pow(t, _core.scalar_like(t, beta))
 
 
 local_response_normalization = lrn

@@ -14,6 +14,7 @@ X = RNG.normal(0, 1, size=(B, 18)).astype(np.float32)
 LABELS = np.array([0, 2, 1, 2], dtype=np.int32)
 DW = RNG.normal(0, 1, size=(3, 3, 2, 1)).astype(np.float32)  # depthwise filters: [kh, kw, in, multiplier]
 DW2 = RNG.normal(0, 1, size=(2, 2, 2, 2)).astype(np.float32)
+LRN_W = RNG.normal(0, 1, size=(B, 1, 2, 9)).astype(np.float32)
 
 
 def ops_under_test(features, labels):
@@ -61,6 +62,11 @@ def ops_under_test(features, labels):
         "maximum": kiln.maximum(x, 0.25),
         "lrn": kiln.nn.lrn(kiln.reshape(x, [B, 1, 2, 9]), 2, bias=0.5, alpha=0.3, beta=0.75),
         "lrn_defaults": kiln.nn.local_response_normalization(img),  # a radius of 5 over 2 channels
+        # d/dx of sum(lrn * W) (the band matmul's and the square roots' gradients), beta 0.75 and 0.6
+        "lrn_grad": kiln.gradients(kiln.reduce_sum(kiln.nn.lrn(kiln.reshape(x, [B, 1, 2, 9]), 2, bias=0.5, alpha=0.3,
+                                                               beta=0.75) * LRN_W), [x])[0],
+        "lrn_grad_pow": kiln.gradients(kiln.reduce_sum(kiln.nn.lrn(kiln.reshape(x, [B, 1, 2, 9]), 1, bias=2.0,
+                                                                   alpha=0.5, beta=0.6) * LRN_W), [x])[0],
     }
     return out
 
@@ -99,6 +105,19 @@ def lrn_ref(x, radius, bias, alpha, beta):
     return x / (bias + alpha * sq) ** beta
 
 
+def lrn_grad_ref(x, radius, bias, alpha, beta):
+    """d/dx of sum(lrn_ref(x) * LRN_W), by central differences in float64."""
+    x = x.reshape(B, 1, 2, 9).astype(np.float64)
+    g = np.zeros_like(x)
+    h = 1e-6
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += h
+        down[i] -= h
+        g[i] = ((lrn_ref(up, radius, bias, alpha, beta) - lrn_ref(down, radius, bias, alpha, beta)) * LRN_W).sum() / (2 * h)
+    return g.reshape(B, 18)
+
+
 def expected():
     x = X.astype(np.float64)
     img = X.reshape(B, 3, 3, 2)
@@ -127,6 +146,7 @@ def expected():
         "flatten": X, "maximum": np.maximum(x, 0.25),
         "lrn": lrn_ref(x.reshape(B, 1, 2, 9), 2, 0.5, 0.3, 0.75),
         "lrn_defaults": lrn_ref(img.astype(np.float64), 5, 1.0, 1.0, 0.5),
+        "lrn_grad": lrn_grad_ref(X, 2, 0.5, 0.3, 0.75), "lrn_grad_pow": lrn_grad_ref(X, 1, 2.0, 0.5, 0.6),
     }
 
 
