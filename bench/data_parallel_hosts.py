@@ -15,7 +15,8 @@ reduction with the backward pass (kiln reduces after it):
     efficiency(N) = t_compute / (t_compute + t_comm(N))
 Needs root (namespaces). Prints a Markdown table.
 
-    bench/data_parallel_hosts.py [--kiln build/kiln] [--models mlp,cnn] [--steps 200,40] [--repeats 3]
+    bench/data_parallel_hosts.py [--kiln build/kiln] [--models mlp,cnn,gpt] [--steps 200,40,100]
+                                 [--batch-size 256,256,32] [--repeats 3]
 """
 import argparse
 import json
@@ -59,9 +60,9 @@ def project(t_compute, bytes_per_step, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kiln", default=os.path.join(ROOT, "build", "kiln"))
-    ap.add_argument("--models", default="mlp,cnn")
-    ap.add_argument("--steps", default="200,40")
-    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--models", default="mlp,cnn,gpt")
+    ap.add_argument("--steps", default="200,40,100")
+    ap.add_argument("--batch-size", default="256,256,32", help="one per model, or one for all")
     ap.add_argument("--repeats", type=int, default=3)
     o = ap.parse_args()
     why = hosts.available()
@@ -73,8 +74,13 @@ def main():
     rows = []
     with hosts.Hosts(2, work) as h:
         shape_links(h)
-        for model, steps in zip(o.models.split(","), o.steps.split(",")):
-            base = [o.kiln, "train", "--model", model, "--steps", steps, "--batch-size", str(o.batch_size),
+        models = o.models.split(",")
+        batches = o.batch_size.split(",")
+        batches = batches * len(models) if len(batches) == 1 else batches
+        if len(o.steps.split(",")) != len(models) or len(batches) != len(models):
+            sys.exit("data_parallel_hosts: --steps and --batch-size need one value per model (%s)" % o.models)
+        for model, steps, batch in zip(models, o.steps.split(","), batches):
+            base = [o.kiln, "train", "--model", model, "--steps", steps, "--batch-size", batch,
                     "--test-limit", "1000", "--graph-compiler-cache-dir", cache, "--quiet"]
             run(base + ["--threads", "2"], out)  # warms the cache: compiling stays out of the figures
             one, two = [], []
@@ -88,10 +94,10 @@ def main():
             step = 1 / rate2
             t_compute = step * (1 - share)
             bytes_per_step = dp[0]["bytes_reduced_per_step"]
-            rows.append((model, rate1, rate2, rate2 / rate1, share, bytes_per_step, t_compute,
+            rows.append((model + " (batch %s)" % batch, rate1, rate2, rate2 / rate1, share, bytes_per_step, t_compute,
                          [project(t_compute, bytes_per_step, n) for n in (2, 8, 64)]))
     print("CPU ISA: %s; 2 test hosts (network namespaces, veth at 25 Gbit/s, Open MPI TCP), 1 thread each, "
-          "against 1 process x 2 threads; batch %d" % (isa(), o.batch_size))
+          "against 1 process x 2 threads" % isa())
     print()
     print("| model | 1 host x 2 threads, steps/s | 2 hosts x 1 thread, steps/s | efficiency | collectives, share "
           "of the step | bytes reduced per step | compute per step | projected 2 / 8 / 64 hosts |")
