@@ -83,29 +83,34 @@ def main():
             base = [o.kiln, "train", "--model", model, "--steps", steps, "--batch-size", batch,
                     "--test-limit", "1000", "--graph-compiler-cache-dir", cache, "--quiet"]
             run(base + ["--threads", "2"], out)  # warms the cache: compiling stays out of the figures
-            one, two = [], []
+            one, two, serial = [], [], []
             for _ in range(o.repeats):
                 one.append(run(base + ["--threads", "2"], out))
                 two.append(run(h.mpirun(2) + base + ["--threads", "1"], out))
+                serial.append(run(h.mpirun(2) + base + ["--threads", "1", "--all-reduce-overlap", "off"], out))
             rate1 = statistics.median(f["steps_per_second"] for f in one)
             rate2 = statistics.median(f["steps_per_second"] for f in two)
-            dp = [f["data_parallel"] for f in two]
-            share = statistics.median(d["collective_share_of_train"] for d in dp)
-            step = 1 / rate2
-            t_compute = step * (1 - share)
-            bytes_per_step = dp[0]["bytes_reduced_per_step"]
-            rows.append((model + " (batch %s)" % batch, rate1, rate2, rate2 / rate1, share, bytes_per_step, t_compute,
+            rate_serial = statistics.median(f["steps_per_second"] for f in serial)
+            share = statistics.median(f["data_parallel"]["collective_share_of_train"] for f in two)
+            share_serial = statistics.median(f["data_parallel"]["collective_share_of_train"] for f in serial)
+            # The projection takes the compute of the run without overlap, where the
+            # collectives' time is all waiting.
+            t_compute = (1 - share_serial) / rate_serial
+            bytes_per_step = two[0]["data_parallel"]["bytes_reduced_per_step"]
+            rows.append((model + " (batch %s)" % batch, rate1, rate2, rate2 / rate1, share, rate_serial / rate1,
+                         share_serial, bytes_per_step, t_compute,
                          [project(t_compute, bytes_per_step, n) for n in (2, 8, 64)]))
     print("CPU ISA: %s; 2 test hosts (network namespaces, veth at 25 Gbit/s, Open MPI TCP), 1 thread each, "
           "against 1 process x 2 threads" % isa())
     print()
-    print("| model | 1 host x 2 threads, steps/s | 2 hosts x 1 thread, steps/s | efficiency | collectives, share "
-          "of the step | bytes reduced per step | compute per step | projected 2 / 8 / 64 hosts |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
-    for model, r1, r2, eff, share, nbytes, tc, proj in rows:
-        print("| %s | %.1f | %.1f | **%.2f** | %.0f%% | %.1f MB | %.1f ms | %s |"
-              % (model, r1, r2, eff, 100 * share, nbytes / 1e6, 1e3 * tc, " / ".join("%.2f" % p for p in proj)))
-
+    print("| model | 1 host x 2 threads, steps/s | 2 hosts x 1 thread, steps/s | efficiency | waiting for "
+          "collectives, share of the step | without overlap: efficiency | without overlap: waiting | bytes reduced "
+          "per step | compute per step | projected 2 / 8 / 64 hosts, no overlap |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for model, r1, r2, eff, share, eff_serial, share_serial, nbytes, tc, proj in rows:
+        print("| %s | %.1f | %.1f | **%.2f** | %.0f%% | %.2f | %.0f%% | %.1f MB | %.1f ms | %s |"
+              % (model, r1, r2, eff, 100 * share, eff_serial, 100 * share_serial, nbytes / 1e6, 1e3 * tc,
+                 " / ".join("%.2f" % p for p in proj)))
 
 if __name__ == "__main__":
     main()

@@ -149,6 +149,11 @@ struct RunConfig {
   // fusion and PyTorch DDP's bucket_cap_mb (>= 0; 0 = one call per gradient). Default
   // 25 MiB. Changes no value: a sum over ranks is the same in any bucket.
   int64_t all_reduce_bucket_bytes = kDefaultAllReduceBucketBytes;
+  // Data-parallel jobs: a compiled step starts each bucket's sum as soon as its gradients
+  // exist and computes on while a thread of its own talks to MPI, waiting only where the
+  // sum is read (PyTorch DDP's and Horovod's overlap). false: each bucket is summed where
+  // it stands, the step waiting. Changes no value.
+  bool all_reduce_overlap = true;
   // Unset: the run picks a seed and logs it.
   std::optional<uint64_t> random_seed{};
 

@@ -3,6 +3,7 @@
 // A process that no MPI launcher started is a world of one and never touches MPI, so a
 // plain `kiln train` pays no MPI start-up.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -34,6 +35,19 @@ class World {
   // In place: `bytes` bytes of rank `root` overwrite every other rank's.
   void broadcast(void* data, int64_t bytes, int root = 0);
 
+  // The typed all_reduce_sum, started and left to the World's collective thread (which
+  // runs the started sums one after another, in the order they were started, and talks to
+  // MPI while the caller computes); wait(ticket) returns once that sum is done, rethrowing
+  // its error. Every blocking call above first waits for all started sums, so each rank's
+  // collectives keep one order. A ticket of 0 (a world of one, nothing to sum) is done.
+  int64_t all_reduce_sum_start(void* data, int64_t count, DType dtype);
+  // Whether compiled training steps start their gradient sums and compute on
+  // (RunConfig::all_reduce_overlap; default on) or sum each bucket where it stands.
+  void set_overlap(bool on) { overlap_ = on; }
+  bool overlap() const { return overlap_; }
+  void wait(int64_t ticket);
+  void wait_all();
+
   // Ends the whole job from this rank after an error the others cannot see (they may be
   // waiting in a collective): MPI_Abort, which makes mpirun stop every rank and name this
   // one. Returns (does nothing) in a world of one.
@@ -43,21 +57,26 @@ class World {
   // this host (at least 1).
   int default_threads() const;
 
-  // Since start: time spent in collectives, bytes reduced by the typed all_reduce_sum
-  // (gradients, the loss), and MPI_Allreduce calls made by both all_reduce_sums.
+  // Since start: time the calling thread spent in collectives (blocking calls, and waiting
+  // for started sums: the part of the step the reduction did not overlap), bytes reduced
+  // by the typed all_reduce_sums (gradients, the loss), and MPI_Allreduce calls made.
   double collective_seconds() const { return collective_seconds_; }
-  int64_t bytes_reduced() const { return bytes_reduced_; }
-  int64_t all_reduce_calls() const { return all_reduce_calls_; }
+  int64_t bytes_reduced() const { return bytes_reduced_.load(); }
+  int64_t all_reduce_calls() const { return all_reduce_calls_.load(); }
 
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
  private:
   World();
+  struct Started;  // the collective thread's queue (world.cpp)
+  void sum_in_place(void* data, int64_t count, DType dtype);
   int rank_ = 0, size_ = 1, local_size_ = 1;
   bool mpi_ = false;
+  bool overlap_ = true;
+  Started* started_ = nullptr;  // made on first use, never freed (its thread lives to exit)
   double collective_seconds_ = 0;
-  int64_t bytes_reduced_ = 0, all_reduce_calls_ = 0;
+  std::atomic<int64_t> bytes_reduced_{0}, all_reduce_calls_{0};  // also counted by the collective thread
 };
 
 // True when the environment says an MPI launcher started this process.

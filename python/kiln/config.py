@@ -109,14 +109,15 @@ class RunConfig:
     seed), num_threads (kiln: kernel threads, 0 = one per core), all_reduce_bucket_size
     (kiln, under mpirun: the gradients are summed over the ranks in buckets of at most this
     many bytes, '25M' or a number, one MPI call each; 0 = one call per gradient; default
-    25M). NPU-only options such as session_config are accepted and ignored with a warning."""
+    25M), all_reduce_overlap (kiln, under mpirun: start each bucket's sum when its
+    gradients exist and compute on while it runs; default True). NPU-only options such as session_config are accepted and ignored with a warning."""
 
     def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=_RUN.save_summary_steps,
                  save_checkpoints_steps=None, save_checkpoints_secs=None, keep_checkpoint_max=_RUN.keep_checkpoint_max,
                  keep_checkpoint_every_n_hours=None, log_step_count_steps=_RUN.log_step_count_steps,
                  experimental_config=None, precision_mode=None, precision_mode_v2=None,
                  iterations_per_loop=_RUN.iterations_per_loop, random_seed=None, num_threads=_RUN.num_threads,
-                 all_reduce_bucket_size=None, **npu_only):
+                 all_reduce_bucket_size=None, all_reduce_overlap=True, **npu_only):
         _warn_ignored(npu_only, "RunConfig")
         if save_checkpoints_secs is not None:
             unsupported("RunConfig(save_checkpoints_secs=...)", "kiln checkpoints by steps: use save_checkpoints_steps")
@@ -141,6 +142,9 @@ class RunConfig:
         self.iterations_per_loop = iterations_per_loop
         self.num_threads = num_threads
         self.all_reduce_bucket_size = all_reduce_bucket_size
+        if not isinstance(all_reduce_overlap, bool):
+            raise _core.ConfigError("[all_reduce_overlap] %r: valid are True and False" % (all_reduce_overlap,))
+        self.all_reduce_overlap = all_reduce_overlap
         self._to_cpp()  # every check now, so a bad option fails where it is written
 
     @property
@@ -154,7 +158,7 @@ class RunConfig:
                     log_step_count_steps=self.log_step_count_steps, experimental_config=self.experimental_config,
                     precision_mode=self.precision_mode, precision_mode_v2=self.precision_mode_v2,
                     iterations_per_loop=self.iterations_per_loop, num_threads=self.num_threads,
-                    all_reduce_bucket_size=self.all_reduce_bucket_size)
+                    all_reduce_bucket_size=self.all_reduce_bucket_size, all_reduce_overlap=self.all_reduce_overlap)
         if "tf_random_seed" in kwargs:
             kwargs["random_seed"] = kwargs.pop("tf_random_seed")
         args.update(kwargs)
@@ -180,6 +184,7 @@ class RunConfig:
                 raise _core.ConfigError("[all_reduce_bucket_size] '%d' is invalid; valid: a size >= 0 bytes, e.g. '25M'"
                                         " (0 = one MPI call per gradient)" % size)
             c.all_reduce_bucket_bytes = size
+        c.all_reduce_overlap = self.all_reduce_overlap
         if self.random_seed is not None:
             seed = _int("random_seed", self.random_seed)
             if seed < 0:

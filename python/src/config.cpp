@@ -35,6 +35,7 @@ void bind_config(py::module_& m) {
       .def_readwrite("save_summary_steps", &RunConfig::save_summary_steps)
       .def_readwrite("num_threads", &RunConfig::num_threads)
       .def_readwrite("all_reduce_bucket_bytes", &RunConfig::all_reduce_bucket_bytes)
+      .def_readwrite("all_reduce_overlap", &RunConfig::all_reduce_overlap)
       .def_readwrite("random_seed", &RunConfig::random_seed)
       .def("validate", [](const RunConfig& c) { c.validate(); })
       .def("describe", [](const RunConfig& c, int64_t max_steps) { return describe(c, max_steps); });

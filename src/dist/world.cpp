@@ -7,6 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include <omp.h>
@@ -99,27 +104,38 @@ World::World() {
 
 std::string World::prefix() const { return size_ > 1 ? "rank " + std::to_string(rank_) + ": " : ""; }
 
-void World::all_reduce_sum(void* data, int64_t count, DType dtype) {
-  if (!mpi_ || size_ == 1 || count == 0) return;
+// The typed MPI_Allreduce, in pieces below 2^30 elements (MPI counts are int); from the
+// caller's thread, or from the collective thread for started sums. (Measured on the test
+// hosts: a collective thread that polls MPI_Iallreduce with pauses instead of blocking
+// waited longer and slowed the step, since Open MPI's TCP transfer progresses only inside
+// MPI calls.)
+void World::sum_in_place(void* data, int64_t count, DType dtype) {
   const MPI_Datatype type = mpi_type(dtype);
-  const double t0 = seconds_now();
-  // MPI counts are int: reduce in pieces below 2^30 elements.
   auto* p = static_cast<std::byte*>(data);
   const int64_t piece = int64_t{1} << 30;
   for (int64_t done = 0; done < count; done += piece) {
     const int n = static_cast<int>(std::min(piece, count - done));
-    const int rc = MPI_Allreduce(MPI_IN_PLACE, p + done * static_cast<int64_t>(dtype_size(dtype)), n, type, MPI_SUM, MPI_COMM_WORLD);
+    const int rc = MPI_Allreduce(MPI_IN_PLACE, p + done * static_cast<int64_t>(dtype_size(dtype)), n, type, MPI_SUM,
+                                 MPI_COMM_WORLD);
     ++all_reduce_calls_;
     if (rc != MPI_SUCCESS)
       KILN_THROW(Error) << "[all_reduce] " << prefix() << "the sum over " << size_
                         << " ranks failed (another rank may have died): " << mpi_error_text(rc);
   }
-  collective_seconds_ += seconds_now() - t0;
   bytes_reduced_ += count * static_cast<int64_t>(dtype_size(dtype));
+}
+
+void World::all_reduce_sum(void* data, int64_t count, DType dtype) {
+  if (!mpi_ || size_ == 1 || count == 0) return;
+  wait_all();
+  const double t0 = seconds_now();
+  sum_in_place(data, count, dtype);
+  collective_seconds_ += seconds_now() - t0;
 }
 
 void World::all_reduce_sum(double* data, int64_t count) {
   if (!mpi_ || size_ == 1 || count == 0) return;
+  wait_all();
   const double t0 = seconds_now();
   const int rc = MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS)
@@ -131,6 +147,7 @@ void World::all_reduce_sum(double* data, int64_t count) {
 
 void World::broadcast(void* data, int64_t bytes, int root) {
   if (!mpi_ || size_ == 1 || bytes == 0) return;
+  wait_all();
   const double t0 = seconds_now();
   auto* p = static_cast<std::byte*>(data);
   const int64_t piece = int64_t{1} << 30;
@@ -142,6 +159,84 @@ void World::broadcast(void* data, int64_t bytes, int root) {
                         << "'s values failed (another rank may have died): " << mpi_error_text(rc);
   }
   collective_seconds_ += seconds_now() - t0;
+}
+
+// Started sums: a FIFO served by one thread. MPI is initialised SERIALIZED; the caller's
+// thread makes its own MPI calls only after wait_all(), when this thread is idle, so two
+// threads never talk to MPI at once.
+struct World::Started {
+  struct Sum {
+    int64_t ticket;
+    void* data;
+    int64_t count;
+    DType dtype;
+  };
+  std::mutex mu;
+  std::condition_variable work, done;
+  std::deque<Sum> queue;
+  int64_t issued = 0, finished = 0;
+  std::map<int64_t, std::exception_ptr> errors;
+};
+
+int64_t World::all_reduce_sum_start(void* data, int64_t count, DType dtype) {
+  if (!mpi_ || size_ == 1 || count == 0) return 0;
+  mpi_type(dtype);  // an unsupported type is the caller's error, now
+  if (!started_) {
+    started_ = new Started;
+    std::thread([this, q = started_] {
+      std::unique_lock lock(q->mu);
+      for (;;) {
+        q->work.wait(lock, [q] { return !q->queue.empty(); });
+        const Started::Sum sum = q->queue.front();
+        lock.unlock();
+        std::exception_ptr error;
+        try {
+          sum_in_place(sum.data, sum.count, sum.dtype);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        lock.lock();
+        q->queue.pop_front();
+        if (error) q->errors[sum.ticket] = error;
+        q->finished = sum.ticket;
+        q->done.notify_all();
+      }
+    }).detach();
+  }
+  std::lock_guard lock(started_->mu);
+  const int64_t ticket = ++started_->issued;
+  started_->queue.push_back({ticket, data, count, dtype});
+  started_->work.notify_one();
+  return ticket;
+}
+
+void World::wait(int64_t ticket) {
+  if (ticket <= 0 || !started_) return;
+  const double t0 = seconds_now();
+  std::unique_lock lock(started_->mu);
+  started_->done.wait(lock, [&] { return started_->finished >= ticket; });
+  collective_seconds_ += seconds_now() - t0;
+  const auto it = started_->errors.find(ticket);
+  if (it == started_->errors.end()) return;
+  const std::exception_ptr error = it->second;
+  started_->errors.erase(it);
+  std::rethrow_exception(error);
+}
+
+void World::wait_all() {
+  if (!started_) return;
+  int64_t last = 0;
+  {
+    std::lock_guard lock(started_->mu);
+    last = started_->issued;
+  }
+  wait(last);
+  std::lock_guard lock(started_->mu);  // an earlier sum's error, if nobody waited for it
+  if (!started_->errors.empty()) {
+    const std::exception_ptr error = started_->errors.begin()->second;
+    started_->errors.clear();
+    std::rethrow_exception(error);
+  }
 }
 
 void World::abort(int status) {

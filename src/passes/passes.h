@@ -78,6 +78,11 @@ Graph fuse_relu_masks(const Graph& g);
 // the same order.
 Graph bucket_all_reduces(const Graph& g, int64_t bucket_bytes);
 
+// The readers of all_reduce results (optimizer updates) after every node that reads none
+// (the rest of the backward pass), so that a compiled step's sums overlap that compute
+// (src/passes/all_reduce_overlap.cpp). A graph without all_reduces is returned as it is.
+Graph defer_all_reduce_readers(const Graph& g);
+
 struct LowerOptions {
   PrecisionPolicy policy = PrecisionPolicy::original;
   // Non-empty: write the IR after each pass to <dump_dir>/<index>-<pass>.kir, the input as
@@ -90,7 +95,7 @@ struct LowerOptions {
 };
 
 // The single ordered list of passes: verify -> precision -> simplify -> CSE -> transposes
-// -> epilogues -> ReLU masks -> DCE -> all_reduce buckets.
+// -> epilogues -> ReLU masks -> DCE -> all_reduce buckets -> all_reduce readers deferred.
 // The verifier runs after every pass in debug builds.
 Graph lower(const Graph& g, const LowerOptions& options);
 

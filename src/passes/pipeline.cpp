@@ -46,6 +46,7 @@ Graph lower(const Graph& input, const LowerOptions& options) {
   step("relu_masks", fuse_relu_masks);
   step("dce", dce);
   step("all_reduce_buckets", [&](const Graph& x) { return bucket_all_reduces(x, options.all_reduce_bucket_bytes); });
+  step("all_reduce_readers", defer_all_reduce_readers);
   return g;
 }
 

@@ -52,11 +52,14 @@ std::string join_lines(const std::vector<std::string>& lines) {
   return out;
 }
 
-void check_train_arguments(const InputFn& input_fn, int64_t max_steps, const HookList& hooks) {
+// Checks train()'s arguments, then applies the run's process-wide settings: whether
+// compiled steps overlap their gradient sums with the backward pass (World::set_overlap).
+void start_train(const RunConfig& config, const InputFn& input_fn, int64_t max_steps, const HookList& hooks) {
   if (max_steps <= 0) KILN_THROW(ConfigError) << "[max_steps] '" << max_steps << "' must be >= 1";
   if (!input_fn) KILN_THROW(ConfigError) << "[input_fn] is empty";
   for (const auto& h : hooks)
     if (!h) KILN_THROW(ConfigError) << "[hooks] a hook is null";
+  World::get().set_overlap(config.all_reduce_overlap);
 }
 
 std::optional<CheckpointDir> prepared_model_dir(const RunConfig& config, std::shared_ptr<ModelDirLock> held) {
@@ -274,6 +277,7 @@ std::vector<JobSetting> job_settings(const RunConfig& config, const ParsedRunCon
           {"accelerate_train_mode", accel ? accel->to_string() : "off"},
           {"iterations_per_loop", std::to_string(config.iterations_per_loop)},
           {"all_reduce_bucket_bytes", std::to_string(config.all_reduce_bucket_bytes)},
+          {"all_reduce_overlap", config.all_reduce_overlap ? "on" : "off"},
           {"the step it starts at (model_dir's checkpoint)", std::to_string(start_step)},
           {"the job's settings", options.job_settings.dump(), /*json=*/true}};
 }
@@ -432,7 +436,7 @@ BuiltGraph& build_low_graph(Estimator::State& s, const ModelFn& model_fn, const 
 }  // namespace
 
 TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList hooks) {
-  check_train_arguments(input_fn, max_steps, hooks);
+  start_train(config_, input_fn, max_steps, hooks);
   const std::optional<AccelerateTrainMode>& accel = parsed_.accelerate_train_mode;
   const TellMeStepOrLossHook* tell = accel ? &accelerate_hook(hooks, *accel) : nullptr;
   const std::optional<CheckpointDir> dir = prepared_model_dir(config_, options_.model_dir_lock);

@@ -88,7 +88,7 @@ TEST(Lower, DumpDirGetsOneParseableFilePerPass) {
   const Graph g = training_graph();
   const Graph out = lower(g, {PrecisionPolicy::mixed_bfloat16, dir.string()});
   const char* files[] = {"0-input.kir", "1-precision.kir", "2-simplify.kir", "3-cse.kir", "4-transposes.kir", "5-epilogues.kir", "6-relu_masks.kir",
-                         "7-dce.kir", "8-all_reduce_buckets.kir"};
+                         "7-dce.kir", "8-all_reduce_buckets.kir", "9-all_reduce_readers.kir"};
   size_t n = 0;
   for (const auto& e : fs::directory_iterator(dir)) n += e.is_regular_file();
   EXPECT_EQ(n, std::size(files));
@@ -116,7 +116,8 @@ TEST(Lower, AfterPassSeesEveryStageInOrderAndTheEnvironmentIsNotRead) {
                                              }});
   unsetenv("KILN_DUMP_IR");
   EXPECT_EQ(seen, (std::vector<std::string>{"0-input", "1-precision", "2-simplify", "3-cse", "4-transposes",
-                                            "5-epilogues", "6-relu_masks", "7-dce", "8-all_reduce_buckets"}));
+                                            "5-epilogues", "6-relu_masks", "7-dce", "8-all_reduce_buckets",
+                                            "9-all_reduce_readers"}));
   EXPECT_EQ(last, print_graph(out));
   EXPECT_FALSE(fs::exists(dir / "0-input.kir"));
   fs::remove_all(dir);

@@ -88,6 +88,11 @@ void add_run_config_options(CLI::App& app, RunConfig& cfg) {
                        "Data-parallel jobs (mpirun): sum the gradients over the ranks in buckets of at most this "
                        "many bytes, one MPI call each, in bytes or with a K/M/G suffix; 0 = one call per gradient "
                        "(default 25M)"));
+  opt(app.add_option("--all-reduce-overlap", cfg.all_reduce_overlap,
+                     "Data-parallel jobs (mpirun): start each bucket's sum when its gradients exist and compute on "
+                     "while it runs (on), or sum each where it stands (off)")
+          ->transform(CLI::IsMember({"on", "off"}))
+          ->default_str("on"));
 }
 
 }  // namespace kiln

@@ -25,7 +25,8 @@ bool mpi_sums(DType t) { return t == DType::f32 || t == DType::i32 || t == DType
 
 }  // namespace
 
-bool all_reduce_in_place(const Graph& g, const Node& n, std::span<const void* const> ins, void* out) {
+bool all_reduce_in_place(const Graph& g, const Node& n, std::span<const void* const> ins, void* out,
+                         int64_t* started) {
   if (!mpi_sums(n.dtype)) return false;
   World& world = world_of(n);
   auto* at = static_cast<std::byte*>(out);
@@ -34,7 +35,8 @@ bool all_reduce_in_place(const Graph& g, const Node& n, std::span<const void* co
     if (ins[i] != at) std::memmove(at, ins[i], bytes);
     at += bytes;
   }
-  world.all_reduce_sum(out, numel(n.shape), n.dtype);
+  if (started) *started = world.all_reduce_sum_start(out, numel(n.shape), n.dtype);
+  else world.all_reduce_sum(out, numel(n.shape), n.dtype);
   return true;
 }
 

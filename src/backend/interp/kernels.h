@@ -75,7 +75,10 @@ class BroadcastIndex {
 // all_reduce of float32/int32/int64 buffers: the inputs copied one after another into
 // `out` (a single input may be `out` itself) and summed there over the ranks by one MPI
 // call. False for other types (interp_all_reduce handles them).
-bool all_reduce_in_place(const Graph& g, const Node& n, std::span<const void* const> ins, void* out);
+// With `started`, the sum is only started (World::all_reduce_sum_start) and its ticket
+// stored there: the caller waits for it (World::wait) before reading `out`.
+bool all_reduce_in_place(const Graph& g, const Node& n, std::span<const void* const> ins, void* out,
+                         int64_t* started = nullptr);
 
 // Kernels that no graph node dispatches to (sources and state are handled by the
 // interpreter itself) throw this.

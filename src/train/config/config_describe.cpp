@@ -81,6 +81,7 @@ std::string describe(const RunConfig& cfg, const ParsedRunConfig& parsed, int64_
      << (cfg.all_reduce_bucket_bytes == 0 ? "none (one MPI call per gradient)"
                                           : format_byte_size(cfg.all_reduce_bucket_bytes) + " per MPI call")
      << " (data-parallel jobs)\n"
+     << "all_reduce overlap:       " << (cfg.all_reduce_overlap ? "on" : "off") << " (data-parallel jobs)\n"
      << "random_seed:              "
      << (cfg.random_seed ? std::to_string(*cfg.random_seed) : "unset (chosen at run time)") << "\n";
   return os.str();

@@ -154,6 +154,9 @@ void TrainCommand::check_options(const ParsedRunConfig& parsed) const {
   if (settings_.batch_size % ranks != 0)
     KILN_THROW(ConfigError) << "[batch_size] '" << settings_.batch_size << "' does not split evenly over the job's "
                             << ranks << " ranks (it is the global batch): give a multiple of " << ranks;
+  if (given("--all-reduce-overlap") && ranks < 2)
+    KILN_THROW(ConfigError) << "[all_reduce_overlap] overlaps the gradient sums of a data-parallel job, and this "
+                               "process is alone; run it under mpirun -np N (N >= 2), or leave the option out";
   if (given("--all-reduce-bucket-size") && ranks < 2)
     KILN_THROW(ConfigError) << "[all_reduce_bucket_bytes] sizes the gradient sums of a data-parallel job, and this "
                                "process is alone; run it under mpirun -np N (N >= 2), or leave the option out";

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #include "backend/cpu/run/abi.h"
 #include "backend/cpu/codegen/codegen_expr.h"
@@ -134,10 +135,15 @@ GeneratedSource generate_source(const Schedule& s) {
   // text to compile shrinks with the repetition (TensorFlow's 100-step character GRU:
   // 1831 steps, 280 functions). Keyed by the text with the function's name blanked out.
   std::map<std::string, std::string> shared;  // text -> the function's name
+  // An all_reduce step may only start its sum (the runtime's collective thread finishes
+  // it while later steps compute): wait for it before the first step that touches its
+  // buffer, and at the end of the step function. buffer -> the all_reduce step.
+  std::map<int, size_t> reducing;
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const Step& st = s.steps[i];
     const std::string name = "k" + std::to_string(i);
-    std::string kernel;
+    std::string kernel, call;
+    std::vector<int> touched;
     switch (st.kind) {
       case StepKind::elementwise: kernel = elementwise_kernel(s, st, name); break;
       case StepKind::reduce: kernel = reduce_kernel(s, st, name); break;
@@ -146,13 +152,30 @@ GeneratedSource generate_source(const Schedule& s) {
         kernel = pool_kernel(s, st, name);
         out.pool = true;
         break;
-      case StepKind::library: step << library_call(s, st, i); break;
-      case StepKind::fallback:
-        step << "  rt->fallback(host, " << i << ", B);  // " << op_name(s.graph.node(st.node()).op) << "\n";
+      case StepKind::library:
+        call = library_call(s, st, i);
+        touched = with_buffer_parameters("void k(void** B)" + call, "k").second;
         break;
+      case StepKind::fallback: {
+        const Node& n = s.graph.node(st.node());
+        call = "  rt->fallback(host, " + std::to_string(i) + ", B);  // " + std::string(op_name(n.op)) + "\n";
+        for (ValueId x : n.inputs) touched.push_back(s.buffer_of[x]);
+        touched.push_back(s.buffer_of[st.node()]);
+        break;
+      }
     }
+    std::string text;
+    if (!kernel.empty()) std::tie(text, touched) = with_buffer_parameters(kernel, name);
+    for (int b : touched) {
+      const auto r = reducing.find(b);
+      if (r == reducing.end()) continue;
+      step << "  rt->wait(host, " << r->second << ");\n";
+      reducing.erase(r);
+    }
+    step << call;
+    if (st.kind == StepKind::fallback && s.graph.node(st.node()).op == Op::all_reduce)
+      reducing[s.buffer_of[st.node()]] = i;
     if (!kernel.empty()) {
-      auto [text, buffers] = with_buffer_parameters(kernel, name);
       std::string key = text;
       key.replace(key.find(" " + name + "("), name.size() + 2, " (");
       auto [it, fresh] = shared.emplace(std::move(key), name);
@@ -160,12 +183,13 @@ GeneratedSource generate_source(const Schedule& s) {
         out.kernels.push_back(std::move(text));
         decls << "KILN_KERNEL void " << name << "(void** B, const int* I);\n";
       }
-      step << "  static const int a" << i << "[" << buffers.size() << "] = {";
-      for (size_t k = 0; k < buffers.size(); ++k) step << (k ? ", " : "") << buffers[k];
+      step << "  static const int a" << i << "[" << touched.size() << "] = {";
+      for (size_t k = 0; k < touched.size(); ++k) step << (k ? ", " : "") << touched[k];
       step << "};\n  " << it->second << "(B, a" << i << ");\n";
     }
     step << "  if (rt->tick) rt->tick(host, " << i << ");\n";
   }
+  for (const auto& [buffer, at] : reducing) step << "  rt->wait(host, " << at << ");  // an output\n";
   std::ostringstream entry;
   entry << decls.str() << "\n";
   entry << "extern \"C\" int kiln_abi_version() { return " << kAbiVersion << "; }\n\n";

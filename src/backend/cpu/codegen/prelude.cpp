@@ -73,6 +73,7 @@ struct Runtime {
   void (*conv)(int, int, const void*, const void*, void*, const int64_t*, const void*, int, int, int);
   void (*fallback)(void*, int, void**);
   void (*tick)(void*, int);
+  void (*wait)(void*, int);
 };
 
 inline float bf2f(uint16_t h) { return kiln_math::bf16_bits_to_f32(h); }

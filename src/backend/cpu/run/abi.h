@@ -5,7 +5,7 @@
 
 namespace kiln::cpu {
 
-inline constexpr int kAbiVersion = 9;
+inline constexpr int kAbiVersion = 10;
 
 // Services kiln offers to generated code (filled by the host, passed to every step).
 struct Runtime {
@@ -27,6 +27,10 @@ struct Runtime {
   void (*fallback)(void* host, int step, void** buffers);
   // Null unless the host profiles (KILN_PROFILE): called after every step with its index.
   void (*tick)(void* host, int step);
+  // Since 10: returns once the all_reduce of step `step` (a fallback step, which may only
+  // have started its sum) is done; generated code calls it before the first step that
+  // touches that step's buffer and at its end.
+  void (*wait)(void* host, int step);
 };
 
 // Generated code exports:

@@ -12,6 +12,7 @@
 #include "backend/cpu/run/step_profile.h"
 #include "backend/interp/kernels.h"
 #include "kiln/error.h"
+#include "kiln/world.h"
 
 namespace kiln::cpu {
 namespace {
@@ -35,6 +36,8 @@ class CompiledExecutable final : public Executable {
     for (auto& [b, value] : hyperparameters_) table_[b] = value.bytes();  // run() leaves them
     runtime_ = library_runtime();
     runtime_.fallback = &CompiledExecutable::fallback;
+    runtime_.wait = &CompiledExecutable::wait;
+    started_.assign(schedule_.steps.size(), 0);
     if (!profile_title_.empty()) {
       profile_.emplace(schedule_.steps.size());
       runtime_.tick = &CompiledExecutable::tick;
@@ -64,7 +67,19 @@ class CompiledExecutable final : public Executable {
       }
     }
     if (profile_) profile_->begin();
-    object_->step()(&runtime_, this, table_.data());
+    try {
+      object_->step()(&runtime_, this, table_.data());
+    } catch (...) {
+      // A step that failed may have left sums running into the arena: let them finish
+      // before anything else touches it (their own errors are the lesser news).
+      for (int64_t& t : started_) {
+        try {
+          World::get().wait(std::exchange(t, 0));
+        } catch (...) {
+        }
+      }
+      throw;
+    }
 
     Fetches out;
     for (const Output& o : g.outputs()) out[o.name] = array_of(o.value);
@@ -108,6 +123,12 @@ class CompiledExecutable final : public Executable {
 
   static void tick(void* host, int step) { static_cast<CompiledExecutable*>(host)->profile_->tick(step); }
 
+  // The all_reduce of `step`, if it was only started, is done once this returns.
+  static void wait(void* host, int step) {
+    auto* self = static_cast<CompiledExecutable*>(host);
+    World::get().wait(std::exchange(self->started_[static_cast<size_t>(step)], 0));
+  }
+
   // Runs one step with the interpreter's kernel: buffers in, buffer out.
   static void fallback(void* host, int step, void** buffers) {
     auto* self = static_cast<CompiledExecutable*>(host);
@@ -115,10 +136,12 @@ class CompiledExecutable final : public Executable {
     const Node& n = s.graph.node(s.steps[step].node());
     // The collective sums the step's own buffer: no copies through Arrays (a bucket packs
     // its inputs into it first).
+    // With overlap, it only starts the sum: generated code waits before the buffer's next use.
     if (n.op == Op::all_reduce) {
       std::vector<const void*> ins;
       for (ValueId x : n.inputs) ins.push_back(buffers[s.buffer_of[x]]);
-      if (interp::all_reduce_in_place(s.graph, n, ins, buffers[s.buffer_of[s.steps[step].node()]])) return;
+      int64_t* started = World::get().overlap() ? &self->started_[static_cast<size_t>(step)] : nullptr;
+      if (interp::all_reduce_in_place(s.graph, n, ins, buffers[s.buffer_of[s.steps[step].node()]], started)) return;
     }
     std::vector<Array> ins;
     std::vector<const Array*> ptrs;
@@ -140,6 +163,7 @@ class CompiledExecutable final : public Executable {
   std::vector<std::pair<size_t, Array>> hyperparameters_;  // (buffer, its value)
   Runtime runtime_{};
   std::optional<StepProfile> profile_;  // when profiling
+  std::vector<int64_t> started_;        // per step: the ticket of a started all_reduce, or 0
   std::string profile_title_;
   size_t profile_rows_;
 };

@@ -78,6 +78,6 @@ void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const
 
 }  // namespace
 
-Runtime library_runtime() { return {kAbiVersion, &rt_matmul, &rt_conv, nullptr, nullptr}; }
+Runtime library_runtime() { return {kAbiVersion, &rt_matmul, &rt_conv, nullptr, nullptr, nullptr}; }
 
 }  // namespace kiln::cpu
