@@ -79,6 +79,14 @@ def test_unsupported_tf_options_say_so():
         kiln.RunConfig(save_checkpoints_secs=600)
 
 
+def test_all_reduce_overlap_reaches_the_run_and_is_checked():
+    assert kiln.RunConfig()._to_cpp().all_reduce_overlap is True
+    assert kiln.RunConfig(all_reduce_overlap=False)._to_cpp().all_reduce_overlap is False
+    assert kiln.RunConfig(all_reduce_overlap=False).replace(num_threads=1).all_reduce_overlap is False
+    with pytest.raises(kiln.ConfigError, match=r"^\[all_reduce_overlap\] 'on': valid are True and False"):
+        kiln.RunConfig(all_reduce_overlap="on")
+
+
 def test_all_reduce_bucket_size_is_checked_where_it_is_written():
     assert kiln.RunConfig(all_reduce_bucket_size="4M")._to_cpp().all_reduce_bucket_bytes == 4 << 20
     assert kiln.RunConfig(all_reduce_bucket_size=0)._to_cpp().all_reduce_bucket_bytes == 0
