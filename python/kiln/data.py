@@ -365,6 +365,13 @@ class Dataset:
     def flat_map(self, map_func):
         return self._elements().flat_map(map_func)
 
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False):
+        """Batches of examples padded to padded_shapes (an element pipeline; arrays' rows all
+        have one shape, so without padded_shapes this is batch())."""
+        if self._has("batch"):
+            unsupported("Dataset.padded_batch after batch on from_tensor_slices", "pad the examples once")
+        return self._elements().padded_batch(batch_size, padded_shapes, padding_values, drop_remainder)
+
     def _example(self, i):
         f = self._features[i] if self._feature_key is None else dict(
             [(self._feature_key, self._features[i])] + [(k, a[i]) for k, a in self._more])

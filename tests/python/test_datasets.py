@@ -168,6 +168,20 @@ def test_take_skip_and_zip_on_arrays():
     assert sorted(again.take_batches(1)[0][1].tolist()) == sorted(list(range(10)) * 2)
 
 
+def test_padded_batch_on_arrays_pads_their_rows():
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    y = np.arange(6, dtype=np.int64)
+    d = kiln.data.Dataset.from_tensor_slices((x, y))
+    plain = list(d.padded_batch(4).elements())
+    assert [b[1].tolist() for b in plain] == [[0, 1, 2, 3], [4, 5]] and plain[0][0].tolist() == x[:4].tolist()
+    padded = list(d.padded_batch(4, padded_shapes=([3], []), padding_values=(-1.0, np.int64(0)),
+                                 drop_remainder=True).elements())
+    assert len(padded) == 1 and padded[0][0].shape == (4, 3)
+    assert padded[0][0][:, 2].tolist() == [-1.0] * 4 and padded[0][0][:, :2].tolist() == x[:4].tolist()
+    with pytest.raises(NotImplementedError, match="padded_batch after batch"):
+        d.batch(2).padded_batch(2)
+
+
 def test_estimator_trains_on_a_generator_and_on_iterators(data):
     x, y = data
 
