@@ -404,6 +404,13 @@ inline std::vector<Case> nn_cases() {
   const std::vector<Op> avg_ops = {Op::avg_pool2d, Op::avg_pool2d_grad};
   c.push_back({"max_pool_2x2", max_ops, {Distinct({1, 2, 4, 4})}, pool(max_pool2d, {2, 2}, {2, 2}, {0, 0})});
   c.push_back({"max_pool_overlap", max_ops, {Distinct({2, 1, 5, 5})}, pool(max_pool2d, {3, 3}, {1, 1}, {0, 0})});
+  c.push_back({"max_pool_3x3_stride_2", max_ops, {Distinct({2, 3, 11, 9})}, pool(max_pool2d, {3, 3}, {2, 2}, {0, 0})});
+  // Overlapping windows full of ties (three values): the first tap holding the maximum
+  // gets dy, also where two windows share it.
+  std::vector<double> three;
+  for (int64_t i = 0; i < 9 * 9; ++i) three.push_back(static_cast<double>((i * 7 + i / 9) % 3));
+  c.push_back({"max_pool_3x3_stride_2_ties", max_ops, {Fixed(DType::f32, {1, 1, 9, 9}, three)},
+               pool(max_pool2d, {3, 3}, {2, 2}, {0, 0})});
   c.push_back({"max_pool_padded", max_ops, {Distinct({1, 2, 5, 5})}, pool(max_pool2d, {3, 3}, {2, 2}, {1, 1})});
   // The vectorised 2x2 rows: 20 outputs a row (a full vector and a tail), odd sizes (the
   // last row and column in no window), and ReLU zeros (ties: the first tap gets it).

@@ -216,6 +216,50 @@ std::string gradient(const Schedule& s, const Node& n, ValueId id, const std::st
   return k.str();
 }
 
+// max_pool2d_grad with overlapping windows inside the input (no padding: 3x3 stride 2,
+// as AlexNet and the CIFAR models pool): for each output row, first every window's
+// maximum position, branch-free over the row's windows (the compiler vectorizes it), then
+// dy added at those positions in window order into the per-thread plane. The maximum is
+// the first tap holding it (`v > best` from the first tap), as the interpreter picks it.
+std::string gradient_overlapping_max(const Schedule& s, const Node& n, ValueId id, const std::string& name) {
+  const ValueId dy_id = n.inputs[1];
+  const Node& dyn = s.graph.node(dy_id);
+  const DType xt = s.graph.node(n.inputs[0]).dtype;
+  const Geom g = conv_geometry(s.graph, n);
+  const int64_t plane = g.h * g.w, taps = g.kh * g.kw;
+  std::ostringstream k;
+  k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(dyn.shape) << " -> " << shape_str(n.shape)
+    << " (overlapping windows: maxima per row, then added)\nKILN_KERNEL void " << name << "(void** B) {\n";
+  k << pointer(xt, "x", s.buffer_of[n.inputs[0]], true) << pointer(dyn.dtype, "dy", s.buffer_of[dy_id], true)
+    << pointer(n.dtype, "dx", s.buffer_of[id], false);
+  k << "#pragma omp parallel if (" << num(numel(n.shape)) << " > " << num(kParallelThreshold) << ")\n  {\n";
+  k << "    float* acc = new float[" << plane << "];\n";
+  k << "    int32_t at[" << g.ow << "];\n    float top[" << g.ow << "];\n";
+  k << "#pragma omp for schedule(static)\n";
+  k << "    for (int64_t p = 0; p < " << g.n * g.c << "; ++p) {\n";
+  k << "      const auto* __restrict xp = x + p * " << plane << ";\n";
+  k << "      const auto* __restrict dyp = dy + p * " << g.oh * g.ow << ";\n";
+  k << "      auto* __restrict dxp = dx + p * " << plane << ";\n";
+  k << "      for (int64_t e = 0; e < " << plane << "; ++e) acc[e] = 0.0f;\n";
+  k << "      for (int64_t i = 0; i < " << g.oh << "; ++i) {\n";
+  k << "        for (int64_t j = 0; j < " << g.ow << "; ++j) {\n";
+  k << "          const int32_t base = static_cast<int32_t>(i * " << g.sh * g.w << " + j * " << g.sw << ");\n";
+  k << "          float best = " << load(xt, "xp[base]") << ";\n          int32_t where = base;\n";
+  for (int64_t t = 1; t < taps; ++t) {
+    const int64_t off = (t / g.kw) * g.w + t % g.kw;
+    k << "          { const float v = " << load(xt, "xp[base + " + num(off) + "]") << "; const bool up = v > best; "
+      << "best = up ? v : best; where = up ? base + " << off << " : where; }\n";
+  }
+  k << "          at[j] = where;\n          top[j] = best;\n        }\n";
+  k << "        for (int64_t j = 0; j < " << g.ow << "; ++j)\n";
+  k << "          " << (n.attrs.i_or("positive", 0) ? "if (top[j] > 0) " : "(void)top[j], ") << "acc[at[j]] += "
+    << load(dyn.dtype, "dyp[i * " + num(g.ow) + " + j]") << ";\n";
+  k << "      }\n";
+  k << "      for (int64_t e = 0; e < " << plane << "; ++e) dxp[e] = " << ExprEmitter::store(n.dtype, "acc[e]") << ";\n";
+  k << "    }\n    delete[] acc;\n  }\n}\n\n";
+  return k.str();
+}
+
 }  // namespace
 
 bool is_maxpool2x2(const Graph& g, const Node& n) {
@@ -236,8 +280,10 @@ std::string pool_kernel(const Schedule& s, const Step& st, const std::string& na
     case OpFamily::Pool2DGrad:
     case OpFamily::AvgPool2DGrad: {
       const Geom g = conv_geometry(s.graph, n);
-      const bool direct = !clips_h(g) && !clips_w(g) && !overlapping(g) && g.kh * g.kw <= 64;
-      return direct ? gradient_direct(s, n, st.node(), name) : gradient(s, n, st.node(), name);
+      const bool inside = !clips_h(g) && !clips_w(g) && g.kh * g.kw <= 64;
+      if (inside && !overlapping(g)) return gradient_direct(s, n, st.node(), name);
+      if (inside && n.op == Op::max_pool2d_grad) return gradient_overlapping_max(s, n, st.node(), name);
+      return gradient(s, n, st.node(), name);
     }
     default: KILN_CHECK(false) << "no pooling kernel for " << op_name(n.op);
   }
