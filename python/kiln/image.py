@@ -600,9 +600,9 @@ def _resize(images, size, method, align_corners, half_pixel_centers, op):
     if _on_host(images, size):
         native = None
         if method in ("bilinear", "nearest") and isinstance(images, HostValue) and not _holds_host(size):
-            native = ("resize", {"size": _check_size(_static_ints(size, op, "size"), op), "method": method,
-                                 "align_corners": bool(align_corners), "half_pixel_centers": bool(half_pixel_centers),
-                                 "op": op})
+            attrs = _resize_attrs(_check_size(_static_ints(size, op, "size"), op), method, align_corners,
+                                  half_pixel_centers)
+            native = ("resize", dict(attrs, op=op))
         return host_op(op, lambda x, s: resize_on_host(x, s, method, align_corners, half_pixel_centers, op), images,
                        size, keep=True, native=native)
     t = _image(images, op)
@@ -627,6 +627,12 @@ def _resize(images, size, method, align_corners, half_pixel_centers, op):
     y = _core.matmul(_core.matmul(rh, xs, False, False), rw, False, True)  # [n, c, oh, ow]
     y = transpose(y, [0, 2, 3, 1])
     return y if batched else reshape(y, [oh, ow, c])
+
+
+def _resize_attrs(size, method, align_corners, half_pixel_centers):
+    """A bilinear or nearest host resize as src/data/host_ops/resize.h takes it (both loops)."""
+    return {"size": list(size), "method": method, "align_corners": bool(align_corners),
+            "half_pixel_centers": bool(half_pixel_centers)}
 
 
 def _check_size(size, op):
@@ -658,8 +664,8 @@ def resize_on_host(image, size, method, align_corners, half_pixel_centers, op="r
     oh, ow = _check_size([int(v) for v in np.asarray(size).reshape(-1)], op)
     h, w = x.shape[-3], x.shape[-2]
     if method in ("bilinear", "nearest"):  # src/data/host_ops/resize.h, as the C++ element loop runs it
-        return _core.resize_on_host(np.ascontiguousarray(x), oh, ow, method, bool(align_corners),
-                                    bool(half_pixel_centers), op)
+        return _core.resize_on_host(np.ascontiguousarray(x), _resize_attrs([oh, ow], method, align_corners,
+                                                                           half_pixel_centers), op)
     x = x.astype(np.float32)
     lead = x.shape[:-3]  # bicubic and area: the interpolation as two products with its matrices
     rh = _matrix(method, h, oh, bool(align_corners), bool(half_pixel_centers))

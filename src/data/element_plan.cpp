@@ -52,8 +52,9 @@ const std::string& bytes_input(const std::vector<HostValue>& slots, int slot, Ho
   return v.bytes;
 }
 
-HostValue int64_vector(int64_t x) {
-  HostValue v = HostValue::numeric("i8", {1});
+// One int64 x of shape {} or {1}.
+HostValue int64_value(int64_t x, std::vector<int64_t> shape) {
+  HostValue v = HostValue::numeric("i8", std::move(shape));
   std::memcpy(v.raw(), &x, sizeof x);
   return v;
 }
@@ -82,7 +83,7 @@ std::vector<HostValue> parse(const PlanStep& s, const std::string& record) {
     for (int64_t k = 0; k < count; ++k) reinterpret_cast<int64_t*>(indices.raw())[k] = k;
     out.push_back(std::move(indices));
     out.push_back(std::move(v));
-    out.push_back(int64_vector(count));
+    out.push_back(int64_value(count, {1}));
   }
   return out;
 }
@@ -138,12 +139,6 @@ HostValue host_value(const Array& a) {
   if (!code) KILN_THROW(ConfigError) << "[Dataset.map] a result of dtype " << dtype_name(a.dtype()) << " on the host";
   HostValue v = HostValue::numeric(code, a.shape());
   std::memcpy(v.raw(), a.bytes(), a.nbytes());
-  return v;
-}
-
-HostValue int64_scalar(int64_t x) {
-  HostValue v = HostValue::numeric("i8", {});
-  std::memcpy(v.raw(), &x, sizeof x);
   return v;
 }
 
@@ -206,9 +201,9 @@ std::optional<std::vector<HostValue>> ElementPlan::run(std::vector<HostValue> el
   for (size_t i = 0; i < element.size(); ++i) slots[i] = std::move(element[i]);
   if (spec_.random_slots >= 0) {
     const size_t r = static_cast<size_t>(spec_.random_slots);
-    slots[r] = int64_scalar(static_cast<int64_t>(spec_.seed % (uint64_t{1} << 63)));
-    slots[r + 1] = int64_scalar(static_cast<int64_t>(position));
-    slots[r + 2] = int64_scalar(static_cast<int64_t>(rank));
+    slots[r] = int64_value(static_cast<int64_t>(spec_.seed % (uint64_t{1} << 63)), {});
+    slots[r + 1] = int64_value(static_cast<int64_t>(position), {});
+    slots[r + 2] = int64_value(static_cast<int64_t>(rank), {});
   }
   for (const PlanStep& s : spec_.steps) run_step(s, slots, position, rank);
   std::vector<Array> feeds;

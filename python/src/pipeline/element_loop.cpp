@@ -45,17 +45,6 @@ data::HostOp host_op(const std::string& kind) {
   throw py::value_error("[Dataset.map] host op '" + kind + "' has no C++ form; valid: " + valid);
 }
 
-data::ResizeSpec resize_spec(const py::dict& a) {
-  data::ResizeSpec r;
-  const auto size = a["size"].cast<std::vector<int64_t>>();
-  if (size.size() != 2) throw py::value_error("[resize] size must be [new_height, new_width]");
-  r.height = size[0];
-  r.width = size[1];
-  r.nearest = a["method"].cast<std::string>() == "nearest";
-  r.align_corners = a["align_corners"].cast<bool>();
-  r.half_pixel_centers = a["half_pixel_centers"].cast<bool>();
-  return r;
-}
 
 // (kind, inputs, outputs, draw_index, draw_seed, attrs)
 data::PlanStep plan_step(const py::tuple& t) {
@@ -70,6 +59,7 @@ data::PlanStep plan_step(const py::tuple& t) {
   switch (s.op) {
     case data::HostOp::parse_example: s.features = feature_specs(get("features").cast<py::list>()); break;
     case data::HostOp::decode_jpeg:
+    case data::HostOp::decode_and_crop_jpeg:
       s.channels = get("channels").cast<int>();
       s.dct = get("dct").cast<std::string>();
       s.fancy_upscaling = get("fancy").cast<bool>();
@@ -87,11 +77,6 @@ data::PlanStep plan_step(const py::tuple& t) {
     case data::HostOp::convert_image: s.to_dtype = get("to").cast<std::string>(); break;
     case data::HostOp::random_crop: s.size = get("size").cast<std::vector<int64_t>>(); break;
     case data::HostOp::random_flip: s.axis_index = get("axis").cast<int>(); break;
-    case data::HostOp::decode_and_crop_jpeg:
-      s.channels = get("channels").cast<int>();
-      s.dct = get("dct").cast<std::string>();
-      s.fancy_upscaling = get("fancy").cast<bool>();
-      break;
     case data::HostOp::jpeg_shape:
     case data::HostOp::cast: s.to_dtype = get("to").cast<std::string>(); break;
     case data::HostOp::distorted_box: s.box = box_settings(attrs); break;

@@ -27,6 +27,18 @@ data::DistortedBoxSettings box_settings(const py::dict& a) {
   return b;
 }
 
+data::ResizeSpec resize_spec(const py::dict& a) {
+  data::ResizeSpec r;
+  const auto size = a["size"].cast<std::vector<int64_t>>();
+  if (size.size() != 2) throw py::value_error("[resize] size must be [new_height, new_width]");
+  r.height = size[0];
+  r.width = size[1];
+  r.nearest = a["method"].cast<std::string>() == "nearest";
+  r.align_corners = a["align_corners"].cast<bool>();
+  r.half_pixel_centers = a["half_pixel_centers"].cast<bool>();
+  return r;
+}
+
 void bind_host_ops(py::module_& m) {
   // image_size, bounding_boxes: numeric arrays; draws: the op's HostDraws; settings: as
   // box_settings takes them -> (begin, size, bboxes).
@@ -36,16 +48,10 @@ void bind_host_ops(py::module_& m) {
     const std::vector<data::HostValue> out = data::sample_distorted_box(size, b, box_settings(settings), draws);
     return py::make_tuple(python_value(out[0]), python_value(out[1]), python_value(out[2]));
   });
-  // image: [h, w, c] or [n, h, w, c]; method "bilinear" | "nearest".
-  m.def("resize_on_host", [](const py::handle& image, int64_t height, int64_t width, const std::string& method,
-                             bool align_corners, bool half_pixel_centers, const std::string& op) {
+  // image: [h, w, c] or [n, h, w, c]; attrs: as resize_spec takes them.
+  m.def("resize_on_host", [](const py::handle& image, const py::dict& attrs, const std::string& op) {
     const data::HostValue x = host_value(image);
-    data::ResizeSpec s;
-    s.height = height;
-    s.width = width;
-    s.nearest = method == "nearest";
-    s.align_corners = align_corners;
-    s.half_pixel_centers = half_pixel_centers;
+    const data::ResizeSpec s = resize_spec(attrs);
     data::HostValue out;
     {
       py::gil_scoped_release release;

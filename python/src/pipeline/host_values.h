@@ -1,10 +1,11 @@
 // Host values of the Dataset.map element loops (data/host_value.h) to and from Python:
 // bytes <-> bytes, numeric arrays <-> numpy arrays (a numpy view of the C++ buffer); and
-// host-op attributes as kiln/_distorted_box.py gives them.
+// host-op attributes as kiln/_distorted_box.py and kiln/image.py give them.
 #pragma once
 #include <pybind11/pybind11.h>
 
 #include "data/host_ops/distorted_box.h"
+#include "data/host_ops/resize.h"
 #include "data/host_value.h"
 
 namespace kiln::python {
@@ -13,5 +14,7 @@ data::HostValue host_value(const pybind11::handle& leaf);
 pybind11::object python_value(const data::HostValue& v);
 // {"covered", "aspect": [low, high], "area": [low, high], "attempts", "use_image"}
 data::DistortedBoxSettings box_settings(const pybind11::dict& attrs);
+// {"size": [height, width], "method": "bilinear" | "nearest", "align_corners", "half_pixel_centers"}
+data::ResizeSpec resize_spec(const pybind11::dict& attrs);
 
 }  // namespace kiln::python

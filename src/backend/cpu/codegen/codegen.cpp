@@ -91,11 +91,10 @@ std::string prelude(bool split, bool pool, bool random) {
          kPrelude + (pool ? kPreludePool : "") + (random ? kPhiloxText : "") + "\n";
 }
 
-// A kernel's text with its buffers made a parameter: each "B[<n>]" (only pointer
-// declarations write one) becomes "B[I[k]]", k numbering the distinct buffers in order of
-// appearance, and `name(void** B)` becomes `name(void** B, const int* I)`. Returns the text
-// and the buffer numbers, in k's order: the call's argument.
-std::pair<std::string, std::vector<int>> with_buffer_parameters(const std::string& kernel, const std::string& name) {
+// Each "B[<n>]" of generated text (only pointer declarations and library calls write one)
+// as "B[I[k]]", k numbering the distinct buffers in order of appearance. Returns the text
+// and the buffer numbers, in k's order: the buffers the text touches.
+std::pair<std::string, std::vector<int>> buffers_as_parameters(const std::string& kernel) {
   std::string out;
   std::vector<int> buffers;
   size_t pos = 0;
@@ -117,6 +116,14 @@ std::pair<std::string, std::vector<int>> with_buffer_parameters(const std::strin
     pos = end + 1;
   }
   out.append(kernel, pos, std::string::npos);
+  return {out, buffers};
+}
+
+// A kernel's text with its buffers made a parameter (buffers_as_parameters), and
+// `name(void** B)` made `name(void** B, const int* I)`. Returns the text and the buffer
+// numbers in I's order: the call's argument.
+std::pair<std::string, std::vector<int>> with_buffer_parameters(const std::string& kernel, const std::string& name) {
+  auto [out, buffers] = buffers_as_parameters(kernel);
   const std::string header = "void " + name + "(void** B)";
   const size_t h = out.find(header);
   KILN_CHECK(h != std::string::npos && !buffers.empty()) << "kernel " << name << " has no header or no buffer";
@@ -154,7 +161,7 @@ GeneratedSource generate_source(const Schedule& s) {
         break;
       case StepKind::library:
         call = library_call(s, st, i);
-        touched = with_buffer_parameters("void k(void** B)" + call, "k").second;
+        touched = buffers_as_parameters(call).second;
         break;
       case StepKind::fallback: {
         const Node& n = s.graph.node(st.node());
