@@ -213,6 +213,9 @@ struct TrainStats {
   double collective_seconds = 0;
   int64_t bytes_reduced = 0;
   int64_t all_reduce_calls = 0;
+  // Of those, the sums compiled steps only started, overlapped with the rest of the step
+  // (RunConfig::all_reduce_overlap); 0 with overlap off.
+  int64_t overlapped_all_reduce_calls = 0;
   double steps_per_second() const { return train_seconds > 0 ? steps / train_seconds : 0; }
 };
 

@@ -63,6 +63,8 @@ class World {
   double collective_seconds() const { return collective_seconds_; }
   int64_t bytes_reduced() const { return bytes_reduced_.load(); }
   int64_t all_reduce_calls() const { return all_reduce_calls_.load(); }
+  // Of those, the sums started with all_reduce_sum_start (overlapped).
+  int64_t sums_started() const { return sums_started_.load(); }
 
   World(const World&) = delete;
   World& operator=(const World&) = delete;
@@ -76,7 +78,7 @@ class World {
   bool overlap_ = true;
   Started* started_ = nullptr;  // made on first use, never freed (its thread lives to exit)
   double collective_seconds_ = 0;
-  std::atomic<int64_t> bytes_reduced_{0}, all_reduce_calls_{0};  // also counted by the collective thread
+  std::atomic<int64_t> bytes_reduced_{0}, all_reduce_calls_{0}, sums_started_{0};  // also counted by the collective thread
 };
 
 // True when the environment says an MPI launcher started this process.

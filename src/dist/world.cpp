@@ -205,6 +205,7 @@ int64_t World::all_reduce_sum_start(void* data, int64_t count, DType dtype) {
   }
   std::lock_guard lock(started_->mu);
   const int64_t ticket = ++started_->issued;
+  ++sums_started_;
   started_->queue.push_back({ticket, data, count, dtype});
   started_->work.notify_one();
   return ticket;

@@ -395,17 +395,18 @@ class CollectiveCounts {
  public:
   CollectiveCounts()
       : seconds_(World::get().collective_seconds()), bytes_(World::get().bytes_reduced()),
-        calls_(World::get().all_reduce_calls()) {}
+        calls_(World::get().all_reduce_calls()), started_(World::get().sums_started()) {}
   void add_to(TrainStats& st) const {
     const World& world = World::get();
     st.collective_seconds = world.collective_seconds() - seconds_;
     st.bytes_reduced = world.bytes_reduced() - bytes_;
     st.all_reduce_calls = world.all_reduce_calls() - calls_;
+    st.overlapped_all_reduce_calls = world.sums_started() - started_;
   }
 
  private:
   double seconds_;
-  int64_t bytes_, calls_;
+  int64_t bytes_, calls_, started_;
 };
 
 // The start record and the hook of the records, when there is a sink to write them to.

@@ -532,6 +532,11 @@ def overlap(kiln, work):
     dp = {mode: final(r)["data_parallel"] for mode, r in runs.items()}
     if dp["on"]["all_reduce_calls_per_step"] != dp["off"]["all_reduce_calls_per_step"]:
         raise Failure(f"MPI calls per step differ with overlap: {dp}")
+    # on: every gradient bucket of the 20 compiled steps was only started (MLP in 1M
+    # buckets: at least 2 a step); off: none
+    if dp["off"]["overlapped_all_reduce_calls"] != 0 or dp["on"]["overlapped_all_reduce_calls"] < 2 * 20:
+        raise Failure(f"overlapped sums: on {dp['on']['overlapped_all_reduce_calls']}, "
+                      f"off {dp['off']['overlapped_all_reduce_calls']}; expected >= 40 and 0")
     for mode, d in dp.items():
         if not 0.0 < d["collective_share_of_train"] < 1.0:
             raise Failure(f"overlap {mode}: collective share {d['collective_share_of_train']!r}, expected in (0, 1)")

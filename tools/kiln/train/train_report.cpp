@@ -85,6 +85,7 @@ void TrainCommand::add_world_record(nlohmann::json& record, const CompileSummary
                              {"bytes_reduced_per_step", per_step},
                              {"all_reduce_calls", st.all_reduce_calls},
                              {"all_reduce_calls_per_step", calls_per_step},
+                             {"overlapped_all_reduce_calls", st.overlapped_all_reduce_calls},
                              {"compile_by_rank", per_rank},
                              {"switch_step_by_rank", switch_steps}};
   std::printf("data parallel: %d ranks x %d threads; %.2fs in collectives (%.0f%% of training), %lld bytes reduced"
