@@ -57,6 +57,16 @@ def project(t_compute, bytes_per_step, n):
     return t_compute / (t_compute + t_comm)
 
 
+def model_runs(models, steps, batch_size):
+    """(model, steps, batch size) per model of --models: --steps gives one value per model,
+    --batch-size one per model or one for all."""
+    models, steps, batches = models.split(","), steps.split(","), batch_size.split(",")
+    batches = batches * len(models) if len(batches) == 1 else batches
+    if len(steps) != len(models) or len(batches) != len(models):
+        sys.exit("data_parallel_hosts: --steps and --batch-size need one value per model (%s)" % ",".join(models))
+    return list(zip(models, steps, batches))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kiln", default=os.path.join(ROOT, "build", "kiln"))
@@ -74,12 +84,7 @@ def main():
     rows = []
     with hosts.Hosts(2, work) as h:
         shape_links(h)
-        models = o.models.split(",")
-        batches = o.batch_size.split(",")
-        batches = batches * len(models) if len(batches) == 1 else batches
-        if len(o.steps.split(",")) != len(models) or len(batches) != len(models):
-            sys.exit("data_parallel_hosts: --steps and --batch-size need one value per model (%s)" % o.models)
-        for model, steps, batch in zip(models, o.steps.split(","), batches):
+        for model, steps, batch in model_runs(o.models, o.steps, o.batch_size):
             base = [o.kiln, "train", "--model", model, "--steps", steps, "--batch-size", batch,
                     "--test-limit", "1000", "--graph-compiler-cache-dir", cache, "--quiet"]
             run(base + ["--threads", "2"], out)  # warms the cache: compiling stays out of the figures
