@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 """kiln against today's peers on the same CPU, in one run (issue 31): the MLP
 (784-1024-1024-10) and the CNN of kiln_bench_train at batch 256, float32 and bfloat16,
-same initial weights and batches (bench/kiln_reference.py), momentum 0.05/0.9, 2 threads:
+same initial weights and batches (bench/kiln_reference.py), momentum 0.05/0.9, 2 threads;
+and the character GPT of `kiln train --model gpt` (workloads gpt-f32, gpt-bf16: 4 layers,
+width 128, context 64, batch 32, AdamW with kiln's schedule and clipping; same weights,
+batches and validation windows, bench/gpt_reference.py; its score is the validation loss
+in nats per character over --eval-windows windows):
 
-  kiln            build/kiln_bench_train (its best of three OpenMP settings)
+  kiln            build/kiln_bench_train, or `kiln train --model gpt` (its best of three
+                  OpenMP settings)
   torch-2         PyTorch 2 from PyPI (.venv-peers, scripts/install-peers), eager
   torch.compile   the same with torch.compile, modes default and max-autotune-no-cudagraphs
-  jax             JAX jit of the whole train step, buffers donated (bench/jax_train.py)
+  jax             JAX jit of the whole train step, buffers donated (bench/jax_train.py,
+                  bench/jax_gpt.py)
   tf.function     TensorFlow 2.15 (.venv-tf, scripts/install-tf): the train step as one
                   tf.function; "tf.function jit_compile" the same through XLA; "tf Estimator"
                   tf.compat.v1.estimator on a model_fn with MomentumOptimizer, fed by
-                  tf.data: the seed's own path (bench/tf_train.py)
+                  tf.data: the seed's own path (bench/tf_train.py, bench/tf_gpt.py)
   torch-1.13      Debian 12's PyTorch, eager (the peer of earlier figures, for continuity)
 
 Each PyTorch row takes the faster of its thread settings (default, OMP_WAIT_POLICY=PASSIVE),
@@ -28,7 +34,7 @@ warm one is a cache hit, one near the cold one a recompile. Prints Markdown tabl
 winning settings and the CPU's ISA.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/peers.py [--steps 300] [--repeats 3] \
-        [--workloads mlp-f32,mlp-bf16,cnn-f32,cnn-bf16] [--systems kiln,torch-2,...]
+        [--workloads mlp-f32,mlp-bf16,cnn-f32,cnn-bf16,gpt-f32,gpt-bf16] [--systems kiln,torch-2,...]
 """
 import argparse
 import os
@@ -50,6 +56,8 @@ CACHED = ("kiln", "torch.compile", "jax", "tf.function jit_compile")  # systems 
 
 
 def command(system, model, precision, steps, warmup, cache_dir, opts, extra=()):
+    if model == "gpt":
+        return gpt_command(system, precision, steps, warmup, cache_dir, opts, extra)
     common = ["--model", model, "--precision", precision, "--steps", str(steps), "--warmup", str(warmup),
               "--seed", "0", "--threads", str(opts.threads), *extra]
     if system in TF_MODES:
@@ -63,6 +71,31 @@ def command(system, model, precision, steps, warmup, cache_dir, opts, extra=()):
     python = "/usr/bin/python3" if system == "torch-1.13" else PEERS_PY
     mode = {"torch.compile": "default", "torch.compile max-autotune": "max-autotune-no-cudagraphs"}.get(system, "none")
     return [python, os.path.join(ROOT, "bench", "pytorch_train.py"), *common, "--compile", mode]
+
+
+def gpt_command(system, precision, steps, warmup, cache_dir, opts, extra):
+    """The GPT run of one system. The schedule is spelled out (warm-up 100, cosine to step
+    2000) so that kiln, which scales both to short runs, trains what the peers train."""
+    if system == "kiln":
+        extra = ["--batch-size" if e == "--batch" else e for e in extra]
+        return ["/usr/bin/python3", os.path.join(ROOT, "bench", "kiln_gpt_run.py"), "--warmup", str(warmup),
+                os.path.join(ROOT, "build", "kiln"), "train",
+                "--model", "gpt", "--steps", str(steps), "--seed", "0", "--warmup-steps", "100",
+                "--decay-steps", "2000", "--test-limit", str(opts.eval_windows), "--quiet",
+                "--graph-compiler-cache-dir", cache_dir, *extra] + (
+                    ["--precision-mode", "allow_mix_precision_bf16"] if precision == "bf16" else [])
+    common = ["--precision", precision, "--steps", str(steps), "--warmup", str(warmup), "--seed", "0",
+              "--threads", str(opts.threads), "--eval-windows", str(opts.eval_windows), *extra]
+    if system in TF_MODES:
+        return [TF_PY, os.path.join(ROOT, "bench", "tf_gpt.py"), *common, "--mode", TF_MODES[system]] + (
+            ["--cache-dir", cache_dir] if cache_dir and system == "tf.function jit_compile" else [])
+    if system == "jax":
+        return [PEERS_PY, os.path.join(ROOT, "bench", "jax_gpt.py"), *common] + (["--cache-dir", cache_dir]
+                                                                                if cache_dir else [])
+    python = "/usr/bin/python3" if system == "torch-1.13" else PEERS_PY
+    mode = {"torch.compile": "default", "torch.compile max-autotune": "max-autotune-no-cudagraphs"}.get(system, "none")
+    return [python, os.path.join(ROOT, "bench", "pytorch_gpt.py"), *common] + (
+        ["--compile", mode] if system != "torch-1.13" else [])
 
 
 def environment(system, config, cache_dir):
@@ -96,6 +129,11 @@ def run(system, model, precision, steps, warmup, config, cache_dir, opts, extra=
     return r
 
 
+def score(r):
+    """A run's quality: test accuracy (MLP, CNN) or validation loss in nats/char (gpt)."""
+    return "%.4f" % r["test_accuracy"] if "test_accuracy" in r else "val loss %.4f" % r["validation_loss"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=300)
@@ -104,6 +142,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workloads", default="mlp-f32,mlp-bf16")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--eval-windows", type=int, default=256, help="gpt: validation windows scored")
     ap.add_argument("--no-cache-table", action="store_true", help="skip the compile-cache comparison")
     opts = ap.parse_args()
     systems = opts.systems.split(",")
@@ -146,8 +185,8 @@ def main():
             for i in range(opts.repeats):
                 for s in systems:
                     r = run(s, model, precision, opts.steps, opts.warmup, best[s], speed_cache(s), opts)
-                    log("%s %s #%d: %s" % (s, wl, i + 1, "%.2f steps/s, accuracy %.4f" % (
-                        r["steps_per_second"], r["test_accuracy"]) if "error" not in r else "FAILED " + r["error"][-500:]))
+                    log("%s %s #%d: %s" % (s, wl, i + 1, "%.2f steps/s, %s" % (r["steps_per_second"], score(r))
+                                           if "error" not in r else "FAILED " + r["error"][-500:]))
                     if "error" not in r:
                         runs[s].append(r)
             kiln_rate = statistics.median(r["steps_per_second"] for r in runs["kiln"]) if runs.get("kiln") else None
@@ -159,7 +198,7 @@ def main():
                 med = statistics.median(rates)
                 rows.append((wl, s, "%.1f (%.1f–%.1f)" % (med, min(rates), max(rates)),
                              "%.2f×" % (kiln_rate / med) if kiln_rate and s != "kiln" else "1.00×" if s == "kiln" else "",
-                             "%.4f" % runs[s][0]["test_accuracy"], best[s][0]))
+                             score(runs[s][0]), best[s][0]))
         cache_rows = []
         if not opts.no_cache_table:
             model, precision = opts.workloads.split(",")[0].split("-")
@@ -167,7 +206,8 @@ def main():
                 d = os.path.join(work, "cache-" + s.replace(" ", "_"))
                 os.makedirs(d)
                 times = []
-                for extra in ((), (), ("--learning-rate", "0.1"), ("--batch", "128")):
+                other_rate = "0.002" if model == "gpt" else "0.1"
+                for extra in ((), (), ("--learning-rate", other_rate), ("--batch", str(16 if model == "gpt" else 128))):
                     r = run(s, model, precision, opts.warmup + 2, opts.warmup, configs(s, opts.threads)[0], d, opts, extra)
                     times.append(r.get("to_first_step"))
                     log("cache %s %s: %s" % (s, " ".join(extra) or "(same run)", "%.2f s%s" % (
@@ -181,15 +221,17 @@ def main():
                                                                     for f, v in flags.items()), opts.threads,
                                                time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     print()
-    print("| workload | system | steps/s, median (min–max) of %d × %d steps | kiln / system | test accuracy | "
+    print("| workload | system | steps/s, median (min–max) of %d × %d steps | kiln / system | "
+          "test accuracy (gpt: validation loss) | "
           "threads |" % (opts.repeats, opts.steps))
     print("|---|---|---:|---:|---:|---|")
     for r in rows:
         print("| %s | %s | %s | %s | %s | %s |" % r)
     if not opts.no_cache_table:
         print()
+        gpt = opts.workloads.startswith("gpt")
         print("| system | process start → end of first step, empty cache (s) | the same, second process (s) | "
-              "then learning rate 0.1 (s) | then batch 128 (s) |")
+              "then learning rate %s (s) | then batch %s (s) |" % (("0.002", "16") if gpt else ("0.1", "128")))
         print("|---|---:|---:|---:|---:|")
         for s, *times in cache_rows:
             print("| %s | %s |" % (s, " | ".join("%.1f" % v if v is not None else "failed" for v in times)))

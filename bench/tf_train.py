@@ -110,6 +110,50 @@ def train_function(a, tf, np, params0, x_train, y_train, order, low, jit):
     return [v.numpy() for v in params], times, losses, first_step_at, start
 
 
+def train_timed(tf, a, model_fn, xs, ys, names, prefix):
+    """Trains tf.estimator.Estimator(model_fn) for a.steps steps on batches of a.batch rows
+    of (xs, ys) through tf.data, in a fresh model directory (removed after), timing each
+    step with a hook: (the final values of the variables `names`, step end times, losses,
+    when the first step ended, when the session was ready). Checkpoints only at the start
+    and the end; a.threads intra-op threads, KILN_BENCH_TF_INTER_OP inter-op."""
+    import shutil
+    import tempfile
+    v1 = tf.compat.v1
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((xs, ys)).batch(a.batch).prefetch(tf.data.AUTOTUNE)
+    times, losses, marks = [], [], {}
+
+    class Timer(v1.train.SessionRunHook):
+        def begin(self):
+            self.loss = v1.get_collection(v1.GraphKeys.LOSSES)[0]
+
+        def before_run(self, run_context):
+            return v1.train.SessionRunArgs(self.loss)
+
+        def after_create_session(self, session, coord):
+            marks["start"] = time.perf_counter()
+
+        def after_run(self, run_context, run_values):
+            times.append(time.perf_counter())
+            losses.append(float(run_values.results))
+            if len(times) == 1:
+                marks["first"] = time.time()
+
+    model_dir = tempfile.mkdtemp(prefix=prefix)
+    session = v1.ConfigProto(intra_op_parallelism_threads=a.threads,  # 0: TensorFlow's default
+                             inter_op_parallelism_threads=int(os.environ.get("KILN_BENCH_TF_INTER_OP", "1")))
+    config = tf.estimator.RunConfig(model_dir=model_dir, session_config=session, save_summary_steps=None,
+                                    save_checkpoints_steps=10 ** 9,  # only the first and the final checkpoint
+                                    log_step_count_steps=10 ** 9)
+    est = tf.estimator.Estimator(model_fn, config=config)
+    v1.logging.set_verbosity(v1.logging.ERROR)
+    est.train(input_fn, hooks=[Timer()], max_steps=a.steps)
+    values = [est.get_variable_value(n) for n in names]
+    shutil.rmtree(model_dir, ignore_errors=True)
+    return values, times, losses, marks["first"], marks["start"]
+
+
 def train_estimator(a, tf, np, params0, x_train, y_train, order, low):
     forward = make_forward(tf, a.model, low)
     v1 = tf.compat.v1
@@ -123,44 +167,21 @@ def train_estimator(a, tf, np, params0, x_train, y_train, order, low):
         return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
     flat = np.concatenate(order)
-    xs, ys = x_train[flat], y_train[flat]
+    return train_timed(tf, a, model_fn, x_train[flat], y_train[flat], names, "kiln-bench-tf-")
 
-    def input_fn():
-        return tf.data.Dataset.from_tensor_slices((xs, ys)).batch(a.batch).prefetch(tf.data.AUTOTUNE)
 
-    times, losses = [], []
-    marks = {}
-
-    class Timer(v1.train.SessionRunHook):
-        def before_run(self, run_context):
-            return v1.train.SessionRunArgs(run_context.session.graph.get_tensor_by_name(self.loss_name))
-
-        def begin(self):
-            self.loss_name = v1.get_collection(v1.GraphKeys.LOSSES)[0].name
-
-        def after_create_session(self, session, coord):
-            marks["start"] = time.perf_counter()
-
-        def after_run(self, run_context, run_values):
-            times.append(time.perf_counter())
-            losses.append(float(run_values.results))
-            if len(times) == 1:
-                marks["first"] = time.time()
-
-    import tempfile
-    model_dir = tempfile.mkdtemp(prefix="kiln-bench-tf-")
-    session = v1.ConfigProto(intra_op_parallelism_threads=a.threads,
-                             inter_op_parallelism_threads=int(os.environ.get("KILN_BENCH_TF_INTER_OP", "1")))
-    config = tf.estimator.RunConfig(model_dir=model_dir, session_config=session, save_summary_steps=None,
-                                    save_checkpoints_steps=10 ** 9,  # only the first and the final checkpoint
-                                    log_step_count_steps=10 ** 9)
-    est = tf.estimator.Estimator(model_fn, config=config)
-    v1.logging.set_verbosity(v1.logging.ERROR)
-    est.train(input_fn, hooks=[Timer()], max_steps=a.steps)
-    params = [est.get_variable_value(n) for n in names]
-    import shutil
-    shutil.rmtree(model_dir, ignore_errors=True)
-    return params, times, losses, marks["first"], marks["start"]
+def start_tensorflow(a):
+    """Imports TensorFlow quietly with --cache-dir's persistent XLA cache, --threads intra-op
+    threads (0: its default) and KILN_BENCH_TF_INTER_OP inter-op threads (default 1)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if a.cache_dir:
+        os.environ["TF_XLA_FLAGS"] = (os.environ.get("TF_XLA_FLAGS", "") +
+                                      " --tf_xla_persistent_cache_directory=%s" % a.cache_dir).strip()
+    import tensorflow as tf
+    if a.threads:
+        tf.config.threading.set_intra_op_parallelism_threads(a.threads)
+    tf.config.threading.set_inter_op_parallelism_threads(int(os.environ.get("KILN_BENCH_TF_INTER_OP", "1")))
+    return tf
 
 
 def main():
@@ -172,16 +193,10 @@ def main():
     a = p.parse_args()
     if a.steps <= a.warmup:
         p.error("--steps must exceed --warmup")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    if a.cache_dir:
-        os.environ["TF_XLA_FLAGS"] = (os.environ.get("TF_XLA_FLAGS", "") +
-                                      " --tf_xla_persistent_cache_directory=%s" % a.cache_dir).strip()
+    tf = start_tensorflow(a)
     import numpy as np
-    import tensorflow as tf
     from kiln_reference import epoch_order, he_uniform, load, score
 
-    tf.config.threading.set_intra_op_parallelism_threads(a.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(int(os.environ.get("KILN_BENCH_TF_INTER_OP", "1")))
     x_train, y_train = load(a.data, "train")
     x_test, y_test = load(a.data, "test")
     y_train, y_test = y_train.astype(np.int32), y_test.astype(np.int32)
