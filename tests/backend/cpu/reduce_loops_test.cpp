@@ -1,11 +1,13 @@
 // Reductions as generated loops (codegen_reduce.cpp): a sum of a whole tensor splits its
 // run over the threads (partial sums in double), row sums keep partial sums in double
-// lanes, and a max stays in order. Each must agree with the interpreter's sequential double
+// lanes, and a row maximum runs in SIMD lanes with rows whose bits depend on the order
+// (a zero maximum, a NaN, nothing above -inf) walked again in order. Each must agree with the interpreter's sequential double
 // sum to well within a float rounding, and a NaN or an infinity anywhere must reach the sum
 // (the finite check of accelerate_train_mode's guarded step is such a sum).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -61,6 +63,39 @@ TEST(ReduceLoops, ANonFiniteElementAnywhereReachesTheSplitSum) {
       }
     }
   }
+}
+
+TEST(ReduceLoops, RowMaximaRunInLanesAndKeepTheSequentialBits) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {6, 64});
+  g.add_output("max", reduce_max(x, {1}).id());
+  const std::string src = testkit::source_of(g);
+  EXPECT_EQ(occurrences(src, "reduction(max : acc)"), 1) << src;
+
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  Array in = wavy({6, 64});
+  float* v = in.data<float>();
+  for (int64_t j = 0; j < 64; ++j) {
+    v[64 + j] = -inf;                   // row 1: nothing above -inf
+    v[128 + j] = j % 2 ? -0.0f : -1.0f;  // row 2: the maximum is -0 ...
+    v[192 + j] = -std::abs(v[192 + j]);  // row 3: ... or a tie of -0 and +0, -0 first
+  }
+  v[128 + 40] = 0.0f;  // row 2: a +0 after the -0s: the first zero found stays
+  v[192 + 7] = -0.0f;
+  v[192 + 30] = 0.0f;
+  v[256 + 50] = nan;  // row 4: a NaN anywhere is the maximum
+  v[320 + 63] = 9.0f;  // row 5: the maximum in the last lane
+  const auto r = testkit::run_both(g, {{"x", in}}, {}, PrecisionPolicy::original, 1);
+  const float* want = r.interp.at(0).at("max").data<float>();
+  const float* got = r.compiled.at(0).at("max").data<float>();
+  EXPECT_EQ(want[1], -inf);
+  EXPECT_TRUE(want[2] == 0.0f && std::signbit(want[2]));
+  EXPECT_TRUE(want[3] == 0.0f && std::signbit(want[3]));
+  EXPECT_TRUE(std::isnan(want[4]));
+  EXPECT_EQ(want[5], 9.0f);
+  for (int row = 0; row < 6; ++row)
+    EXPECT_EQ(std::memcmp(&want[row], &got[row], sizeof(float)), 0) << "row " << row << ": " << want[row] << " vs "
+                                                                   << got[row];
 }
 
 }  // namespace

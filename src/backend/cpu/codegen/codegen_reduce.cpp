@@ -47,9 +47,22 @@ void suffix_loops(std::ostringstream& k, const Reduction& r, const std::string& 
     return;
   }
   k << par << "  for (int64_t o = 0; o < " << r.O << "; ++o) {\n    double acc = " << r.init << ";\n";
-  if (!r.max) k << "#pragma omp simd reduction(+ : acc)\n";  // partial sums in double lanes, as run_loops
-  k << "    for (int64_t r = 0; r < " << r.K << "; ++r) {\n      const int64_t i = o * " << r.K << " + r;\n";
-  k << r.body << "      acc = " << r.accumulate("acc") << ";\n    }\n";
+  const std::string loop = "    for (int64_t r = 0; r < " + std::to_string(r.K) + "; ++r) {\n      const int64_t i = o * " +
+                           std::to_string(r.K) + " + r;\n" + r.body;
+  if (r.max) {
+    // A maximum in SIMD lanes: any order gives the same value, except which of +0 and -0
+    // wins a tie and which NaN propagates; a row whose maximum is a zero, holds a NaN or
+    // found nothing above the lowest float (all -inf, or a lane start the compiler chose
+    // below -inf's stand-in) is walked again in order: every row gets the sequential bits.
+    k << "    bool redo = false;\n#pragma omp simd reduction(max : acc) reduction(| : redo)\n" << loop;
+    k << "      acc = static_cast<double>(" << r.x << ") > acc ? static_cast<double>(" << r.x << ") : acc;\n";
+    k << "      redo = redo | (" << r.x << " != " << r.x << ");\n    }\n";
+    k << "    if (redo || acc == 0.0 || acc < -3.5e38) {\n      acc = " << r.init << ";\n" << loop;
+    k << "      acc = " << r.accumulate("acc") << ";\n    }\n    }\n";
+  } else {
+    k << "#pragma omp simd reduction(+ : acc)\n" << loop;  // partial sums in double lanes, as run_loops
+    k << "      acc = " << r.accumulate("acc") << ";\n    }\n";
+  }
   k << "    out[o] = " << r.finish("acc") << ";\n  }\n}\n\n";
 }
 
