@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -186,6 +187,40 @@ TEST(RowLoops, AGatherBesideExpIsTestedPerRowAndVectorizes) {
   Feeds feeds{{"table", counting({50, 40}, 0.01f)}, {"ids", idx}, {"h", counting({64, 40}, 0.02f)}};
   testkit::expect_same(testkit::run_both(g, feeds, {}, PrecisionPolicy::original),
                        [](const std::string&) { return testkit::Tolerance{0, 0}; });
+}
+
+// A bfloat16 tensor moved unchanged (a head merge, a transpose) is copied as bits: no
+// widening and rounding per element, and every pattern arrives as the interpreter copies
+// it, a signalling NaN's payload and a subnormal included. A value that is computed is
+// still rounded on its way out. Small tensors are read through a widened copy (x86 has
+// no 16-bit gather): their bits are kept beside it.
+TEST(RowLoops, SixteenBitElementsMovedUnchangedAreCopiedAsBits) {
+  for (const int64_t heads : {16, 64}) {  // 4096 elements (widened) and 16384 (read in place)
+    Graph g;
+    const Tensor x = placeholder(g, "x", DType::bf16, {8, heads, 4, 8});
+    g.add_output("merged", reshape(transpose(x, {0, 2, 1, 3}), {8, 4, heads * 8}).id());
+    g.add_output("flipped", transpose(reshape(x, {8 * heads, 32}), {1, 0}).id());
+    g.add_output("doubled", (transpose(reshape(x, {8 * heads, 32}), {1, 0}) * 2.0).id());
+    const std::string src = source_of(g);
+    const char* raw = heads == 16 ? "] = static_cast<uint16_t>(wb" : "] = u";
+    EXPECT_EQ(occurrences(src, raw), 2) << src;  // merged and flipped store the loaded bits
+    EXPECT_EQ(occurrences(src, "] = f2bf("), 1) << src;
+
+    Array in(DType::bf16, {8, heads, 4, 8});
+    uint16_t* bits = in.data<uint16_t>();
+    for (int64_t i = 0; i < in.numel(); ++i) bits[i] = static_cast<uint16_t>(0x3f80 + (i * 37) % 900);
+    bits[5] = 0x7f81;    // a signalling NaN: widening and rounding would quieten it (0x7fc1)
+    bits[77] = 0x8000;   // -0
+    bits[300] = 0x0001;  // the smallest subnormal
+    const auto r = testkit::run_both(g, {{"x", in}}, {}, PrecisionPolicy::original, 1);
+    for (const char* name : {"merged", "flipped"}) {
+      const Array& want = r.interp.at(0).at(name);
+      const Array& got = r.compiled.at(0).at(name);
+      ASSERT_EQ(got.dtype(), DType::bf16);
+      EXPECT_EQ(std::memcmp(want.bytes(), got.bytes(), want.nbytes()), 0) << name << " of " << heads << " heads";
+    }
+    EXPECT_EQ(r.compiled.at(0).at("flipped").data<uint16_t>()[5 * 8 * heads], 0x7f81);
+  }
 }
 
 }  // namespace

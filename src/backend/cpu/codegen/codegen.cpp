@@ -58,7 +58,7 @@ std::string elementwise_kernel(const Schedule& s, const Step& st, const std::str
     k << "// " << op_name(n.op) << " -> " << dtype_name(n.dtype) << shape_str(n.shape)
       << (s.buffers[s.buffer_of[st.roots[j]]].kind == BufferKind::variable_in_place ? " (in place)" : "") << "\n";
     outs << out_decl(s, st.roots[j], out);
-    stores << "      " << out << "[i] = " << ExprEmitter::store(n.dtype, values[j]) << ";\n";
+    stores << "      " << out << "[i] = " << em->store_value(n.dtype, values[j]) << ";\n";
   }
   k << "KILN_KERNEL void " << name << "(void** B) {\n" << em->pointer_decls() << outs.str();
   if (width == 0) {

@@ -214,15 +214,40 @@ std::string ExprEmitter::load(ValueId v, const std::string& idx) {
   const int64_t count = numel(s_.graph.node(v).shape);
   if ((t == DType::bf16 || t == DType::f16) && idx != "i" && count <= kWidenLimit) {
     const auto wat = std::find(widened_.begin(), widened_.end(), b);
-    const std::string w = "w" + std::to_string(wat - widened_.begin());  // the next slot when new
+    const int slot = static_cast<int>(wat - widened_.begin());  // the next slot when new
+    const std::string w = "w" + std::to_string(slot);
     if (wat == widened_.end()) {
       widened_.push_back(b);
       decls_ += "  float " + w + "[" + std::to_string(count) + "];\n  for (int64_t k = 0; k < " + std::to_string(count) +
                 "; ++k) " + w + "[k] = " + load(t, p + "[k]") + ";\n";
     }
+    pending_raw_ = {t, "", slot, idx, p, count};
     return w + "[" + idx + "]";
   }
+  if (t == DType::bf16 || t == DType::f16) {  // keep the bits too, for a store that moves them unchanged
+    const std::string bits = fresh("u");  // "r" names loops
+    *body_ << "      const uint16_t " << bits << " = " << elem << ";\n";
+    pending_raw_ = {t, bits, -1, "", "", 0};
+    return load(t, bits);
+  }
   return load(t, elem);
+}
+
+std::string ExprEmitter::store_value(DType t, const std::string& v) {
+  const auto found = raw_.find(v);
+  if (found == raw_.end() || found->second.type != t) return store(t, v);
+  const RawBits& raw = found->second;
+  if (raw.widened < 0) return raw.local;
+  // A widened buffer's bits, as 32-bit patterns (x86 gathers no 16-bit elements): made
+  // once, beside its float copy, before the loop.
+  const std::string wb = "wb" + std::to_string(raw.widened);
+  if (std::find(widened_bits_.begin(), widened_bits_.end(), raw.widened) == widened_bits_.end()) {
+    widened_bits_.push_back(raw.widened);
+    const std::string count = std::to_string(raw.count);
+    decls_ += "  uint32_t " + wb + "[" + count + "];\n  for (int64_t k = 0; k < " + count + "; ++k) " + wb + "[k] = " +
+              raw.pointer + "[k];\n";
+  }
+  return "static_cast<uint16_t>(" + wb + "[" + raw.index + "])";
 }
 
 std::string ExprEmitter::value(ValueId v, const std::string& idx, bool root) {
@@ -230,9 +255,15 @@ std::string ExprEmitter::value(ValueId v, const std::string& idx, bool root) {
   const auto key = std::make_pair(v, idx);
   if (auto it = known_.find(key); it != known_.end()) return it->second;
   const Node& n = s_.graph.node(v);
-  std::string e = (!root && s_.has_buffer(v)) ? load(v, idx) : compute(*this, n, idx);
+  pending_raw_ = RawBits{};
+  const bool loaded = !root && s_.has_buffer(v);
+  std::string e = loaded ? load(v, idx) : compute(*this, n, idx);
   const std::string name = fresh("t");
   *body_ << "      const " << value_type(n.dtype) << " " << name << " = " << e << ";\n";
+  if (loaded && pending_raw_.type != DType::f32)
+    raw_[name] = pending_raw_;  // a load of a 16-bit element
+  else if (const auto same = raw_.find(e); same != raw_.end())
+    raw_[name] = same->second;  // an op that passes its operand's value on unchanged
   return known_[key] = name;
 }
 

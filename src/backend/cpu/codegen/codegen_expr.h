@@ -70,6 +70,10 @@ class ExprEmitter {
   static std::string storage_type(DType t);  // element type of a buffer
   static std::string value_type(DType t);    // C++ type values are computed in
   static std::string store(DType t, const std::string& v);  // value -> storage element
+  // store(t, v), or the element v was loaded from when v is a 16-bit element moved
+  // unchanged (a reshape, transpose or slice of a bfloat16 tensor): a copy of its bits
+  // instead of a widening and a rounding per element, as the interpreter copies them.
+  std::string store_value(DType t, const std::string& v);
   static std::string load(DType t, const std::string& elem);  // storage element -> value
   // "  [const ]T* __restrict <name> = static_cast<...>(B[<buffer>]);"
   static std::string pointer_decl(DType t, const std::string& name, int buffer, bool is_const);
@@ -103,6 +107,20 @@ class ExprEmitter {
   // Values already computed in this loop body, by (value, index expression); row_known_:
   // those of row_body_ alone (the inner loop's locals are out of its scope).
   std::map<std::pair<ValueId, std::string>, std::string> known_, row_known_;
+  // Values that are a 16-bit buffer's element unchanged: name -> where its bits are (the
+  // local holding them, or a widened buffer's slot and the index); pending_raw_ is the
+  // last load's, for value() to name.
+  struct RawBits {
+    DType type = DType::f32;
+    std::string local;     // set: the element's bits are this local
+    int widened = -1;      // else: slot in widened_ of the buffer read at `index`
+    std::string index;
+    std::string pointer{};  // that buffer's pointer and element count
+    int64_t count = 0;
+  };
+  std::map<std::string, RawBits> raw_;
+  RawBits pending_raw_;
+  std::vector<int> widened_bits_;  // widened_ slots also copied as 32-bit bit patterns
 };
 
 // Work below this many elements runs on one thread: forking costs more than it saves.
