@@ -33,8 +33,11 @@ rate differs (0.1 for 0.05) and one whose batch differs (128 for 256): a time ne
 warm one is a cache hit, one near the cold one a recompile. Prints Markdown tables, the
 winning settings and the CPU's ISA.
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/peers.py [--steps 300] [--repeats 3] \
-        [--workloads mlp-f32,mlp-bf16,cnn-f32,cnn-bf16,gpt-f32,gpt-bf16] [--systems kiln,torch-2,...]
+    PYTHONPATH=build/python /usr/bin/python3 bench/peers.py [--steps 300,cnn=60] [--repeats 3] \
+        [--workloads mlp-f32,mlp-bf16,cnn-f32,cnn-bf16,gpt-f32,gpt-bf16] [--systems kiln,torch-2,...] \
+        [--write-benchmarks BENCHMARKS.md]
+
+scripts/bench-vs-peers installs the peers, builds kiln and runs all six workloads.
 """
 import argparse
 import os
@@ -52,6 +55,7 @@ TF_PY = os.environ.get("KILN_TF_PYTHON", os.path.join(ROOT, ".venv-tf", "bin", "
 SYSTEMS = ["kiln", "torch-2", "torch.compile", "torch.compile max-autotune", "jax", "tf.function",
            "tf.function jit_compile", "tf Estimator", "torch-1.13"]
 TF_MODES = {"tf.function": "function", "tf.function jit_compile": "xla", "tf Estimator": "estimator"}
+BEGIN, END = "<!-- bench-vs-peers:begin -->", "<!-- bench-vs-peers:end -->"
 CACHED = ("kiln", "torch.compile", "jax", "tf.function jit_compile")  # systems with a persistent compile cache
 
 
@@ -136,7 +140,8 @@ def score(r):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--steps", type=steps_spec, default=steps_spec("300"),
+                    help="steps per run: N for every model, or N,MODEL=N,... (e.g. 300,cnn=60)")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
@@ -144,6 +149,8 @@ def main():
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--eval-windows", type=int, default=256, help="gpt: validation windows scored")
     ap.add_argument("--no-cache-table", action="store_true", help="skip the compile-cache comparison")
+    ap.add_argument("--write-benchmarks", metavar="FILE",
+                    help="also write the tables between FILE's bench-vs-peers markers (BENCHMARKS.md)")
     opts = ap.parse_args()
     systems = opts.systems.split(",")
     unknown = set(systems) - set(SYSTEMS)
@@ -171,7 +178,8 @@ def main():
                     continue
                 rates = {}
                 for c in configs(s, opts.threads):
-                    r = run(s, model, precision, max(opts.steps // 2, opts.warmup + 20), opts.warmup, c, speed_cache(s), opts)
+                    r = run(s, model, precision, max(opts.steps[model] // 2, opts.warmup + 20), opts.warmup, c,
+                            speed_cache(s), opts)
                     rates[c[0]] = r.get("steps_per_second", 0.0)
                     log("probe %s %s %s: %s" % (s, wl, c[0], "%.2f steps/s" % rates[c[0]] if "error" not in r
                                                 else "FAILED " + r["error"][-300:]))
@@ -184,7 +192,7 @@ def main():
             runs = {s: [] for s in systems}
             for i in range(opts.repeats):
                 for s in systems:
-                    r = run(s, model, precision, opts.steps, opts.warmup, best[s], speed_cache(s), opts)
+                    r = run(s, model, precision, opts.steps[model], opts.warmup, best[s], speed_cache(s), opts)
                     log("%s %s #%d: %s" % (s, wl, i + 1, "%.2f steps/s, %s" % (r["steps_per_second"], score(r))
                                            if "error" not in r else "FAILED " + r["error"][-500:]))
                     if "error" not in r:
@@ -192,11 +200,11 @@ def main():
             kiln_rate = statistics.median(r["steps_per_second"] for r in runs["kiln"]) if runs.get("kiln") else None
             for s in systems:
                 if not runs[s]:
-                    rows.append((wl, s, "failed", "", "", best[s][0]))
+                    rows.append((wl, s, opts.steps[model], "failed", "", "", best[s][0]))
                     continue
                 rates = [r["steps_per_second"] for r in runs[s]]
                 med = statistics.median(rates)
-                rows.append((wl, s, "%.1f (%.1f–%.1f)" % (med, min(rates), max(rates)),
+                rows.append((wl, s, opts.steps[model], "%.1f (%.1f–%.1f)" % (med, min(rates), max(rates)),
                              "%.2f×" % (kiln_rate / med) if kiln_rate and s != "kiln" else "1.00×" if s == "kiln" else "",
                              score(runs[s][0]), best[s][0]))
         cache_rows = []
@@ -216,26 +224,62 @@ def main():
                 cache_rows.append((s, *times))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    model_name, flags = cpu_info()
-    print("CPU: %s; ISA: %s; %d threads; %s" % (model_name, ", ".join("%s %s" % (f, "yes" if v else "no")
-                                                                    for f, v in flags.items()), opts.threads,
-                                               time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
-    print()
-    print("| workload | system | steps/s, median (min–max) of %d × %d steps | kiln / system | "
-          "test accuracy (gpt: validation loss) | "
-          "threads |" % (opts.repeats, opts.steps))
-    print("|---|---|---:|---:|---:|---|")
-    for r in rows:
-        print("| %s | %s | %s | %s | %s | %s |" % r)
-    if not opts.no_cache_table:
-        print()
-        gpt = opts.workloads.startswith("gpt")
-        print("| system | process start → end of first step, empty cache (s) | the same, second process (s) | "
-              "then learning rate %s (s) | then batch %s (s) |" % (("0.002", "16") if gpt else ("0.1", "128")))
-        print("|---|---:|---:|---:|---:|")
-        for s, *times in cache_rows:
-            print("| %s | %s |" % (s, " | ".join("%.1f" % v if v is not None else "failed" for v in times)))
+    text = report(rows, None if opts.no_cache_table else cache_rows, opts)
+    print(text, end="")
+    if opts.write_benchmarks:
+        write_between_markers(opts.write_benchmarks, text)
 
+
+def steps_spec(text):
+    """--steps: "300" or "300,cnn=60" -> {model: steps} (a dict with a default)."""
+    steps = {}
+    try:
+        for part in text.split(","):
+            model, _, n = part.rpartition("=")
+            if model and model not in ("mlp", "cnn", "gpt"):
+                raise ValueError("unknown model %r (mlp, cnn, gpt)" % model)
+            if int(n) < 1:
+                raise ValueError("steps must be positive")
+            steps[model or None] = int(n)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError("%r: %s; expected N or N,MODEL=N,..." % (text, e))
+    if None not in steps:
+        raise argparse.ArgumentTypeError("%r: no steps for the other models; expected N or N,MODEL=N,..." % text)
+    return {m: steps.get(m, steps[None]) for m in ("mlp", "cnn", "gpt")}
+
+
+def report(rows, cache_rows, opts):
+    """The Markdown this run prints (and writes with --write-benchmarks): the CPU line, the
+    speed table, and the compile-cache table unless it was skipped."""
+    model_name, flags = cpu_info()
+    out = ["Measured by `bench/peers.py` (`scripts/bench-vs-peers`); CPU: %s; ISA: %s; %d threads; %s; %d "
+           "interleaved runs per system." % (model_name, ", ".join("%s %s" % (f, "yes" if v else "no")
+                                                                   for f, v in flags.items()), opts.threads,
+                                             time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), opts.repeats), "",
+           "| workload | system | steps | steps/s, median (min–max) | kiln / system | "
+           "test accuracy (gpt: validation loss) | threads |", "|---|---|---:|---:|---:|---:|---|"]
+    out += ["| %s | %s | %d | %s | %s | %s | %s |" % r for r in rows]
+    if cache_rows is not None:
+        gpt = opts.workloads.startswith("gpt")
+        out += ["", "| system | process start → end of first step, empty cache (s) | the same, second process (s) | "
+                "then learning rate %s (s) | then batch %s (s) |" % (("0.002", "16") if gpt else ("0.1", "128")),
+                "|---|---:|---:|---:|---:|"]
+        out += ["| %s | %s |" % (s, " | ".join("%.1f" % v if v is not None else "failed" for v in times))
+                for s, *times in cache_rows]
+    return "\n".join(out) + "\n"
+
+
+def write_between_markers(path, body):
+    """Replaces what lies between the bench-vs-peers markers of `path` with body (the markers
+    are added at the end when missing); the text outside them stays."""
+    text = open(path).read()
+    if BEGIN not in text or END not in text:
+        text = text.rstrip("\n") + "\n\n" + BEGIN + "\n" + END + "\n"
+    head, rest = text.split(BEGIN, 1)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(head + BEGIN + "\n" + body + END + rest.split(END, 1)[1])
+    os.replace(tmp, path)
 
 if __name__ == "__main__":
     main()

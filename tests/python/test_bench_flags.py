@@ -2,7 +2,8 @@
 their help says: bench/pipeline_vs_tfdata.py --pipeline runs the crop or the Inception map
 (the kiln side here, for real, on TFRecords kiln writes: TensorFlow is not installed for
 tests), and bench/data_parallel_hosts.py --batch-size takes one value per model or one for
-all."""
+all; bench/peers.py --steps takes one count or one per model, and --write-benchmarks
+replaces only its own block of BENCHMARKS.md."""
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ import kiln as tf
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 import data_parallel_hosts  # noqa: E402
+import peers  # noqa: E402
 import pipeline_vs_tfdata  # noqa: E402
 
 
@@ -59,3 +61,30 @@ def test_batch_sizes_are_per_model_or_one_for_all():
         data_parallel_hosts.model_runs("mlp,cnn", "10,20", "64,32,16")
     with pytest.raises(SystemExit, match="one value per model"):
         data_parallel_hosts.model_runs("mlp,cnn", "10", "64")
+
+
+def test_peers_steps_are_one_count_or_one_per_model():
+    assert peers.steps_spec("300,cnn=60") == {"mlp": 300, "cnn": 60, "gpt": 300}
+    assert peers.steps_spec("40") == {"mlp": 40, "cnn": 40, "gpt": 40}
+    for bad, why in [("cnn=60", "no steps for the other models"), ("300,rnn=5", "unknown model 'rnn'"),
+                     ("0", "must be positive"), ("many", "invalid literal")]:
+        with pytest.raises(Exception, match=why):
+            peers.steps_spec(bad)
+
+
+def test_peers_write_only_their_block_of_the_benchmarks_file(tmp_path):
+    opts = types.SimpleNamespace(threads=2, repeats=3, workloads="gpt-f32")
+    rows = [("gpt-f32", "kiln", 300, "20.8 (19.8–21.8)", "1.00×", "val loss 2.4280", "default"),
+            ("gpt-f32", "jax", 300, "failed", "", "", "default (2 CPUs)")]
+    text = peers.report(rows, [("kiln", 1.2, 0.2, 0.2, None)], opts)
+    assert "| gpt-f32 | kiln | 300 | 20.8 (19.8–21.8) | 1.00× | val loss 2.4280 | default |" in text
+    assert "then learning rate 0.002 (s) | then batch 16 (s) |" in text and "| kiln | 1.2 | 0.2 | 0.2 | failed |" in text
+    assert "ISA:" in text and "3 interleaved runs" in text
+    path = tmp_path / "BENCHMARKS.md"
+    path.write_text("# Benchmarks\n\nkept above\n")
+    peers.write_between_markers(str(path), "OLD-BLOCK\n")
+    path.write_text(path.read_text() + "kept below\n")
+    peers.write_between_markers(str(path), text)
+    written = path.read_text()
+    assert written.startswith("# Benchmarks\n\nkept above\n") and written.endswith(peers.END + "\nkept below\n")
+    assert "OLD-BLOCK" not in written and written.count(peers.BEGIN) == 1 and text in written
