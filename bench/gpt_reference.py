@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from kiln_reference import GAMMA, MASK, mix, mix_scalar
+from kiln_reference import GAMMA, MASK, mix_scalar, uniforms
 
 
 def add_gpt_arguments(p):
@@ -43,9 +43,7 @@ def add_gpt_arguments(p):
 
 def kiln_normal(shape, std, seed):
     """kiln's Init::normal(0, std, seed): Box-Muller on uniforms (seed, 2i) and (seed, 2i+1)."""
-    n = int(np.prod(shape))
-    i = np.arange(2 * n, dtype=np.uint64)
-    u = ((mix(np.uint64(mix_scalar(seed)) ^ i) >> np.uint64(11)).astype(np.float64) + 0.5) / 9007199254740992.0
+    u = uniforms(seed, 2 * int(np.prod(shape)))
     z = np.sqrt(-2.0 * np.log(u[0::2])) * np.cos(6.283185307179586 * u[1::2])
     return (std * z).astype(np.float32).reshape(shape)
 

@@ -25,13 +25,18 @@ def mix_scalar(x):
     return int(mix(np.array([x & MASK], dtype=np.uint64))[0])
 
 
+def uniforms(seed, n):
+    """kiln's counter-based uniforms u(seed, i) in (0, 1), i = 0 .. n-1, as float64."""
+    i = np.arange(n, dtype=np.uint64)
+    return ((mix(np.uint64(mix_scalar(seed)) ^ i) >> np.uint64(11)).astype(np.float64) + 0.5) * (1.0 / 9007199254740992.0)
+
+
 def he_uniform(shape, seed):
     """kiln's Init::he_uniform: element i = lo + (hi-lo)*u(seed, i), u in (0,1), hi =
     sqrt(6/fan_in); fan_in = shape[0] for [in,out] kernels, in*kh*kw for OIHW filters."""
     fan_in = shape[0] if len(shape) == 2 else shape[1] * int(np.prod(shape[2:]))
     hi = np.sqrt(6.0 / fan_in)
-    i = np.arange(int(np.prod(shape)), dtype=np.uint64)
-    u = ((mix(np.uint64(mix_scalar(seed)) ^ i) >> np.uint64(11)).astype(np.float64) + 0.5) * (1.0 / 9007199254740992.0)
+    u = uniforms(seed, int(np.prod(shape)))
     return (-hi + 2 * hi * u).astype(np.float32).reshape(shape)
 
 
