@@ -60,6 +60,10 @@ def test_the_reference_trains_what_kiln_trains_and_the_kiln_side_reports_the_tab
                             types.SimpleNamespace(eval_windows=8, threads=2), ("--batch", "4"))
     assert cmd[cmd.index("--warmup-steps") + 1] == "100" and cmd[cmd.index("--decay-steps") + 1] == "2000"
     assert "--batch" not in cmd and cmd[cmd.index("--batch-size") + 1] == "4"
+    assert cmd[cmd.index("--test-limit") + 1] == "8"  # --eval-windows, as kiln spells it
+    peer = peers.gpt_command("jax", "bf16", 12, 2, "", types.SimpleNamespace(eval_windows=8, threads=2), ())
+    assert peer[1].endswith("jax_gpt.py") and peer[peer.index("--eval-windows") + 1] == "8"
+    assert peer[peer.index("--precision") + 1] == "bf16" and "--cache-dir" not in peer
     cmd = [sys.executable if c == "/usr/bin/python3" else c for c in cmd]
     cmd[cmd.index("--seed") + 1] = "3"  # not peers' 0, so that the seed is seen to matter
     cmd += ["--data", str(text), "--layers", "2", "--heads", "2", "--width", "16", "--context", "8"]
