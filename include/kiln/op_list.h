@@ -56,6 +56,7 @@
   X(maximum, 2, Binary, true, true, Follow, "")                                                      \
   X(minimum, 2, Binary, true, true, Follow, "")                                                      \
   X(pow, 2, Binary, true, true, Keep, "")                                                            \
+  X(gelu_grad, 2, Binary, true, true, Follow, "")                                                    \
   X(equal, 2, Compare, false, true, None, "")                                                        \
   X(not_equal, 2, Compare, false, true, None, "")                                                    \
   X(less, 2, Compare, false, true, None, "")                                                         \
@@ -101,7 +102,7 @@
      inserted by minimize on each gradient when world_size > 1; world_size is checked at run */   \
   X(all_reduce, -1, Collective, false, false, Keep, "world_size")
 
-#define KILN_OP_COUNT 58
+#define KILN_OP_COUNT 59
 
 // For X-macro users that need a piece only where a true/false column is true, e.g. a
 // declaration for fusible ops only: KILN_OP_CHOOSE(fusible, <if true>, <if false>).

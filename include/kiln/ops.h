@@ -154,6 +154,9 @@ Tensor div(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, const Tensor& b);
+// gy * d/dx gelu(x) = gy * (Phi(x) + x * phi(x)) for floats, computed in float32 and rounded
+// once (gelu's gradient; one op, so a low-precision step does not round each part).
+Tensor gelu_grad(const Tensor& x, const Tensor& gy);
 Tensor equal(const Tensor& a, const Tensor& b);
 Tensor not_equal(const Tensor& a, const Tensor& b);
 Tensor less(const Tensor& a, const Tensor& b);

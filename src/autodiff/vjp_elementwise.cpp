@@ -28,11 +28,14 @@ void vjp_relu(const Node&, const Tensor& y, const Tensor& gy, Grads& gx) {
   gx[0] = select(greater(y, zeros_like(y)), gy, zeros_like(gy));
 }
 // d/dx x*Phi(x) = Phi(x) + x*phi(x)
-void vjp_gelu(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) {
-  const Tensor x = input(y, n, 0);
-  const Tensor cdf = 0.5 * (1.0 + erf(x * 0.7071067811865476));
+// One op (gelu_grad), so a bfloat16 step computes the gradient in float32 and rounds once.
+void vjp_gelu(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) { gx[0] = gelu_grad(input(y, n, 0), gy); }
+// g = gy * (Phi(x) + x*phi(x)): dg/dgy = gelu'(x) (gelu_grad again), dg/dx = gy * phi(x) * (2 - x^2).
+void vjp_gelu_grad(const Node& n, const Tensor& y, const Tensor& gg, Grads& gx) {
+  const Tensor x = input(y, n, 0), gy = input(y, n, 1);
   const Tensor pdf = exp(x * x * -0.5) * 0.3989422804014327;
-  gx[0] = gy * (cdf + x * pdf);
+  gx[0] = sum_to(gg * gy * pdf * (2.0 - x * x), x.shape());
+  gx[1] = sum_to(gelu_grad(x, gg), gy.shape());
 }
 void vjp_erf(const Node& n, const Tensor& y, const Tensor& gy, Grads& gx) {
   const Tensor x = input(y, n, 0);

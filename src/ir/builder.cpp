@@ -260,6 +260,7 @@ Tensor div(const Tensor& a, const Tensor& b) { return binary(Op::div, a, b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary(Op::maximum, a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary(Op::minimum, a, b); }
 Tensor pow(const Tensor& a, const Tensor& b) { return binary(Op::pow, a, b); }
+Tensor gelu_grad(const Tensor& x, const Tensor& gy) { return binary(Op::gelu_grad, x, gy); }
 Tensor equal(const Tensor& a, const Tensor& b) { return binary(Op::equal, a, b); }
 Tensor not_equal(const Tensor& a, const Tensor& b) { return binary(Op::not_equal, a, b); }
 Tensor less(const Tensor& a, const Tensor& b) { return binary(Op::less, a, b); }

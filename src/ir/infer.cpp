@@ -51,6 +51,8 @@ void unary(Ctx& c) {
 void binary(Ctx& c) {
   same_float_dtypes(c, c.in(0).dtype, c.in(1).dtype);
   if (c.in(0).dtype == DType::boolean) c.fail() << "arithmetic on bool values; cast them first";
+  if (c.n.op == Op::gelu_grad && !is_float(c.in(0).dtype))
+    c.fail() << "needs float inputs (f32, f16, bf16), got " << dtype_name(c.in(0).dtype);
   c.n.dtype = c.in(0).dtype;
   c.n.shape = broadcast_shapes(c.in(0).shape, c.in(1).shape, c.op());
 }

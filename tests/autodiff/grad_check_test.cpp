@@ -125,6 +125,7 @@ std::vector<GradCase> all_cases() {
   add_binary(c, "div", Op::div, div, u, pos);
   add_binary(c, "maximum", Op::maximum, maximum, [](Shape s) { return Grid(s, 0.0); }, [](Shape s) { return Grid(s, 0.1); });
   add_binary(c, "minimum", Op::minimum, minimum, [](Shape s) { return Grid(s, 0.0); }, [](Shape s) { return Grid(s, 0.1); });
+  add_binary(c, "gelu_grad", Op::gelu_grad, gelu_grad, [](Shape s) { return U(s, -3, 3); }, u);
   add_binary(c, "pow", Op::pow, pow, [](Shape s) { return U(s, 0.8, 2.0); }, [](Shape s) { return U(s, -1.5, 1.5); });
   const Build sel = [](const std::vector<Tensor>& x) { return select(x[0], x[1], x[2]); };
   c.push_back({"select_same", {Op::select}, {Mask({2, 3}), U({2, 3}), U({2, 3})}, sel});

@@ -116,6 +116,13 @@ Array compare(const Node& n, Inputs in, F f) {
 }
 
 float gelu_f(float x) { return 0.5f * x * (1.0f + kiln_math::erf_f32(x * 0.70710678118654752f)); }
+// The same operations, in the same order, as the composite gradient autodiff built before
+// this op existed, so float32 results did not change when it arrived.
+float gelu_grad_f(float x, float gy) {
+  const float cdf = 0.5f * (1.0f + kiln_math::erf_f32(x * 0.70710678118654752f));
+  const float pdf = kiln_math::exp_f32(x * x * -0.5f) * 0.3989422804014327f;
+  return gy * (cdf + x * pdf);
+}
 float sign_f(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f); }
 int64_t sign_i(int64_t x) { return x > 0 ? 1 : (x < 0 ? -1 : 0); }
 
@@ -188,6 +195,8 @@ Array interp_pow(const Node& n, Inputs in) {
       n, in, [](float a, float b) { return std::pow(a, b); },
       [](int64_t a, int64_t b) { return static_cast<int64_t>(std::pow(double(a), double(b))); });
 }
+
+Array interp_gelu_grad(const Node& n, Inputs in) { return binary_float(n, *in[0], *in[1], gelu_grad_f, n.dtype); }
 
 Array interp_equal(const Node& n, Inputs in) { return compare(n, in, [](double a, double b) { return a == b; }); }
 Array interp_not_equal(const Node& n, Inputs in) { return compare(n, in, [](double a, double b) { return a != b; }); }

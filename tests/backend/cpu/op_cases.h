@@ -174,6 +174,7 @@ inline std::vector<Case> elementwise_cases() {
       {"maximum", Op::maximum, maximum, [](Shape s) { return Grid(s, 0); }, [](Shape s) { return Grid(s, 0.1); }},
       {"minimum", Op::minimum, minimum, [](Shape s) { return Grid(s, 0); }, [](Shape s) { return Grid(s, 0.1); }},
       {"pow", Op::pow, pow, [](Shape s) { return U(s, 0.8, 2.0); }, [](Shape s) { return U(s, -1.5, 1.5); }},
+      {"gelu_grad", Op::gelu_grad, gelu_grad, [](Shape s) { return U(s, -4, 4); }, [](Shape s) { return U(s); }},
   };
   // add and mul in every arrangement; the others in three, rotating, so that every
   // arrangement is still seen by several ops (each case costs compile time).

@@ -71,6 +71,37 @@ TEST(InterpElementwise, UnaryMatchesTheStandardLibrary) {
   EXPECT_EQ(eval(g, rsqrt(p).id(), pos).to_floats(), (Floats{2, 1, 0.5f}));
 }
 
+// gelu's gradient: gy * (Phi(x) + x * phi(x)), against the formula in double; in bfloat16
+// it is computed in float32 and rounded once, so it equals the float32 result rounded.
+TEST(InterpElementwise, GeluGradIsTheDerivativeRoundedOnce) {
+  const Floats xs = {-3.5f, -1.25f, -0.3f, 0.0f, 0.7f, 1.9f, 4.0f};
+  const Floats gys = {0.5f, -2.0f, 1.0f, 3.0f, -0.75f, 1.5f, 2.0f};
+  Graph g;
+  Tensor x = placeholder(g, "x", DType::f32, {7});
+  Tensor gy = placeholder(g, "gy", DType::f32, {7});
+  const Feeds feeds{{"x", f32({7}, xs)}, {"gy", f32({7}, gys)}};
+  const Floats got = eval(g, gelu_grad(x, gy).id(), feeds).to_floats();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double v = xs[i];
+    const double want = gys[i] * (0.5 * (1 + std::erf(v / std::sqrt(2.0))) + v * std::exp(-v * v / 2) / std::sqrt(2 * M_PI));
+    EXPECT_NEAR(got[i], want, 2e-6 * std::max(1.0, std::fabs(want))) << "x=" << xs[i];
+  }
+  Graph h;
+  Tensor xb = cast(placeholder(h, "x", DType::f32, {7}), DType::bf16);
+  Tensor gb = cast(placeholder(h, "gy", DType::f32, {7}), DType::bf16);
+  const Array low = eval(h, gelu_grad(xb, gb).id(), feeds);
+  EXPECT_EQ(low.dtype(), DType::bf16);
+  const Floats xr = eval(h, cast(xb, DType::f32).id(), feeds).to_floats();
+  const Floats gr = eval(h, cast(gb, DType::f32).id(), feeds).to_floats();
+  Graph k;
+  Tensor xk = placeholder(k, "x", DType::f32, {7});
+  Tensor gk = placeholder(k, "gy", DType::f32, {7});
+  const Feeds rounded{{"x", f32({7}, xr)}, {"gy", f32({7}, gr)}};
+  EXPECT_EQ(low.to_floats(), eval(k, cast(cast(gelu_grad(xk, gk), DType::bf16), DType::f32).id(), rounded).to_floats());
+  Tensor i = placeholder(k, "i", DType::i32, {7});
+  EXPECT_THROW(gelu_grad(i, i), GraphError);
+}
+
 TEST(InterpElementwise, ComparisonsGiveBools) {
   Graph g;
   Tensor a = placeholder(g, "a", DType::f32, {3});

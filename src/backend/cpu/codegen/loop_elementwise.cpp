@@ -131,6 +131,14 @@ std::string loop_pow(LoopOp& op) {
              : "static_cast<int64_t>(km::pow(static_cast<double>(" + a + "), static_cast<double>(" + b + ")))";
 }
 
+// As the interpreter's gelu_grad_f: float32 throughout, one rounding at the end.
+std::string loop_gelu_grad(LoopOp& op) {
+  const std::string x = op.in(0), gy = op.in(1);
+  const std::string cdf = "(0.5f * (1.0f + km::erf(" + x + " * 0.70710678118654752f)))";
+  const std::string pdf = "(km::exp(" + x + " * " + x + " * -0.5f) * 0.3989422804014327f)";
+  return op.rounded("(" + gy + " * (" + cdf + " + " + x + " * " + pdf + "))");
+}
+
 std::string loop_equal(LoopOp& op) { return compare(op, "=="); }
 std::string loop_not_equal(LoopOp& op) { return compare(op, "!="); }
 std::string loop_less(LoopOp& op) { return compare(op, "<"); }
