@@ -85,23 +85,27 @@ inline float tanh_f32(float x) {
 }
 
 // IEEE binary16, round to nearest even; NaN stays NaN (quiet), overflow goes to infinity.
+// Branch-free (every case computed, then selected) so that loops converting to float16
+// vectorize; bit for bit the branching version (checked over all 2^32 floats when written).
 inline u16 f32_to_f16_bits(float f) {
   const u32 x = bits_of_float(f);
   const u32 sign = (x >> 16) & 0x8000u;
   const u32 absx = x & 0x7fffffffu;
-  if (absx > 0x7f800000u) return static_cast<u16>(sign | 0x7e00u);  // NaN
-  if (absx >= 0x477ff000u) return static_cast<u16>(sign | 0x7c00u);  // rounds to inf
-  if (absx < 0x38800000u) {  // subnormal or zero in f16: scale by 2^24 (exact) and round
-    const float scaled = float_from_bits(absx) * 16777216.0f;
-    u32 m = static_cast<u32>(scaled);
-    const float rem = scaled - static_cast<float>(m);
-    if (rem > 0.5f || (rem == 0.5f && (m & 1u))) ++m;
-    return static_cast<u16>(sign | m);
-  }
-  // normal: rebias the exponent (127 -> 15), round the mantissa from 23 to 10 bits
+  // All-ones masks rather than conditionals: GCC turns those back into branches.
+  const u32 tiny = 0u - static_cast<u32>(absx < 0x38800000u);  // subnormal or zero in f16
+  const u32 inf = 0u - static_cast<u32>(absx >= 0x477ff000u);   // rounds to infinity
+  const u32 nan = 0u - static_cast<u32>(absx > 0x7f800000u);
+  // tiny: scale by 2^24 (exact; below 1024) and round to nearest even by adding and
+  // subtracting 2^23, which leaves no fraction bits (the rounding mode is the default).
+  const float scaled = float_from_bits(absx & tiny) * 16777216.0f;
+  const u32 m = static_cast<u32>(static_cast<i32>((scaled + 8388608.0f) - 8388608.0f));
+  // normal: rebias the exponent (127 -> 15), round the mantissa from 23 to 10 bits.
   u32 r = absx - 0x38000000u;
   r += 0xfffu + ((r >> 13) & 1u);
-  return static_cast<u16>(sign | (r >> 13));
+  u32 v = (tiny & m) | (~tiny & (r >> 13));
+  v = (inf & 0x7c00u) | (~inf & v);
+  v = (nan & 0x7e00u) | (~nan & v);
+  return static_cast<u16>(sign | v);
 }
 
 inline float f16_bits_to_f32(u16 h) {
