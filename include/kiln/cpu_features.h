@@ -9,7 +9,8 @@ namespace kiln {
 
 struct CpuFeatures {
   std::string model;  // "AMD EPYC ..." from /proc/cpuinfo
-  bool avx2 = false, f16c = false, avx512f = false, avx512_bf16 = false, avx512_fp16 = false, amx_bf16 = false;
+  bool avx2 = false, f16c = false, avx512f = false, avx512_bf16 = false, avx512_fp16 = false, amx_bf16 = false,
+       amx_fp16 = false;
   int cores = 1;  // logical CPUs this process may use
   // "avx512f avx512_bf16 f16c" style summary of the flags above that are present.
   std::string isa() const;

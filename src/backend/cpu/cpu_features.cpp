@@ -18,6 +18,7 @@ std::string CpuFeatures::isa() const {
   add(avx512_bf16, "avx512_bf16");
   add(avx512_fp16, "avx512_fp16");
   add(amx_bf16, "amx_bf16");
+  add(amx_fp16, "amx_fp16");
   return s.empty() ? "baseline x86-64" : s;
 }
 
@@ -40,6 +41,7 @@ CpuFeatures cpu_features_from(std::istream& in) {
         c.avx512_bf16 |= w == "avx512_bf16";
         c.avx512_fp16 |= w == "avx512_fp16";
         c.amx_bf16 |= w == "amx_bf16";
+        c.amx_fp16 |= w == "amx_fp16";
       }
       break;  // the first processor's flags speak for all
     }

@@ -23,6 +23,14 @@ TEST(CpuFeatures, IntelWithAmx) {
   EXPECT_EQ(c.model, "Intel(R) Xeon(R) Platinum 8488C");
   EXPECT_TRUE(c.amx_bf16 && c.avx512_bf16 && c.avx512_fp16 && c.avx512f && c.avx2 && c.f16c);
   EXPECT_EQ(c.isa(), "avx2 f16c avx512f avx512_bf16 avx512_fp16 amx_bf16");
+  EXPECT_FALSE(c.amx_fp16);
+}
+
+// Granite Rapids adds AMX-FP16: the one feature that multiplies float16 faster than float32.
+TEST(CpuFeatures, IntelWithAmxFp16) {
+  const CpuFeatures c = parse("avx2 f16c avx512f avx512_bf16 avx512_fp16 amx_bf16 amx_tile amx_fp16");
+  EXPECT_TRUE(c.amx_fp16 && c.amx_bf16);
+  EXPECT_EQ(c.isa(), "avx2 f16c avx512f avx512_bf16 avx512_fp16 amx_bf16 amx_fp16");
 }
 
 TEST(CpuFeatures, Zen4WithAvx512Bf16Only) {
