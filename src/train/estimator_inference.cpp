@@ -87,6 +87,20 @@ constexpr double kTailInterpreterSeconds = 0.5;
 // The interpreter budget for a batch of `rows` after a first one of `first` rows.
 double tail_budget(int64_t rows, int64_t first) { return rows < first ? kTailInterpreterSeconds : 0; }
 
+// In a data-parallel job: does every rank evaluate `rows` rows with the same interpreter
+// budget? Then every rank builds the same graph at this batch, and rank 0 alone compiles it
+// (CompileOptions::share_in_job), as it does the training graphs. A rank with no rows, or
+// shares of other sizes (a last batch that does not split evenly), and each compiles its own.
+// A collective: every rank calls it for every batch. All equal exactly when
+// n * sum(v^2) == sum(v)^2 (exact in doubles for these sizes).
+bool same_on_every_rank(int64_t rows, double budget) {
+  const auto r = static_cast<double>(rows);
+  std::vector<double> v{r, r * r, budget, budget * budget};
+  sum_over_ranks(v);
+  const double n = World::get().size();
+  return rows > 0 && n * v[1] == v[0] * v[0] && n * v[3] == v[2] * v[2];
+}
+
 }  // namespace
 
 namespace {
@@ -144,11 +158,14 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std
   int64_t first_rows = -1;
   for (int64_t n = 0; (steps <= 0 || n < steps) && source->next(batch); ++n) {
     check_has_examples(batch, "batch " + std::to_string(n) + " of the evaluation input");
-    if (!take_rank_rows(batch)) continue;
-    const int64_t rows = batch.features.shape()[0];
-    if (first_rows < 0) first_rows = rows;
-    BuiltGraph& b = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::eval, batch, {}, false,
-                                tail_budget(rows, first_rows));
+    const bool mine = take_rank_rows(batch);
+    const int64_t rows = mine ? batch.features.shape()[0] : 0;
+    if (mine && first_rows < 0) first_rows = rows;
+    const double budget = mine ? tail_budget(rows, first_rows) : 0;
+    BackendOptions options = backend_options();
+    options.compile.share_in_job = world.distributed() && same_on_every_rank(rows, budget);
+    if (!mine) continue;
+    BuiltGraph& b = build_graph(*s_, model_fn_, params_, options, ModeKeys::eval, batch, {}, false, budget);
     check_fits(*b.graph, vars);
     check_batch(b, batch, "batch " + std::to_string(n) + " of the evaluation input");
     if (fresh_graphs && !b.warm_start.empty() && !overridden) {
