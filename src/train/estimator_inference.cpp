@@ -87,18 +87,44 @@ constexpr double kTailInterpreterSeconds = 0.5;
 // The interpreter budget for a batch of `rows` after a first one of `first` rows.
 double tail_budget(int64_t rows, int64_t first) { return rows < first ? kTailInterpreterSeconds : 0; }
 
-// In a data-parallel job: does every rank evaluate `rows` rows with the same interpreter
-// budget? Then every rank builds the same graph at this batch, and rank 0 alone compiles it
-// (CompileOptions::share_in_job), as it does the training graphs. A rank with no rows, or
-// shares of other sizes (a last batch that does not split evenly), and each compiles its own.
-// A collective: every rank calls it for every batch. All equal exactly when
-// n * sum(v^2) == sum(v)^2 (exact in doubles for these sizes).
-bool same_on_every_rank(int64_t rows, double budget) {
-  const auto r = static_cast<double>(rows);
-  std::vector<double> v{r, r * r, budget, budget * budget};
+// A batch shaped like `b` with `rows` rows, zeros: only its shapes and types matter to a
+// graph built for it.
+data::Batch zeros_with_rows(const data::Batch& b, int64_t rows) {
+  const auto resized = [rows](const Array& a) {
+    if (a.shape().empty()) return Array();  // no labels
+    Shape shape = a.shape();
+    shape.at(0) = rows;
+    return Array(a.dtype(), shape);
+  };
+  data::Batch out;
+  out.features = resized(b.features);
+  out.labels = resized(b.labels);
+  for (const data::NamedFeature& f : b.more) out.more.push_back({f.name, resized(f.values)});
+  return out;
+}
+
+// In a data-parallel job, the row counts of this evaluation batch for which every rank
+// builds a graph together, in the same order, so that rank 0 alone compiles each
+// (CompileOptions::share_in_job), as it does the training graphs: every rank's share when
+// all are alike, and both sizes when they differ by a row (1000 rows over 3 ranks: 333 and
+// 334; every rank builds both and keeps its own). Empty, and each rank makes its own,
+// when a rank has no rows here or the interpreter budgets differ (a rank's first batch
+// was another size), since then the ranks may not all compile. A collective: every rank
+// calls it for every batch.
+std::vector<int64_t> sizes_built_together(int64_t rows, double budget) {
+  const World& world = World::get();
+  const int n = world.size();
+  std::vector<double> v(2 * static_cast<size_t>(n), 0.0);
+  v[world.rank()] = static_cast<double>(rows);
+  v[n + world.rank()] = budget;
   sum_over_ranks(v);
-  const double n = World::get().size();
-  return rows > 0 && n * v[1] == v[0] * v[0] && n * v[3] == v[2] * v[2];
+  std::vector<int64_t> sizes;
+  for (int r = 0; r < n; ++r) {
+    const auto size = static_cast<int64_t>(v[r]);
+    if (size == 0 || v[n + r] != v[n]) return {};
+    if (std::find(sizes.begin(), sizes.end(), size) == sizes.end()) sizes.push_back(size);
+  }
+  return sizes;
 }
 
 }  // namespace
@@ -162,10 +188,17 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std
     const int64_t rows = mine ? batch.features.shape()[0] : 0;
     if (mine && first_rows < 0) first_rows = rows;
     const double budget = mine ? tail_budget(rows, first_rows) : 0;
-    BackendOptions options = backend_options();
-    options.compile.share_in_job = world.distributed() && same_on_every_rank(rows, budget);
+    const std::vector<int64_t> together = world.distributed() ? sizes_built_together(rows, budget) : std::vector<int64_t>{};
     if (!mine) continue;
-    BuiltGraph& b = build_graph(*s_, model_fn_, params_, options, ModeKeys::eval, batch, {}, false, budget);
+    BackendOptions options = backend_options();
+    options.compile.share_in_job = !together.empty();
+    BuiltGraph* own = nullptr;  // every rank builds `together` in its order, keeping its size's
+    for (int64_t size : together) {
+      BuiltGraph& g = build_graph(*s_, model_fn_, params_, options, ModeKeys::eval,
+                                  size == rows ? batch : zeros_with_rows(batch, size), {}, false, budget);
+      if (size == rows) own = &g;
+    }
+    BuiltGraph& b = own ? *own : build_graph(*s_, model_fn_, params_, options, ModeKeys::eval, batch, {}, false, budget);
     check_fits(*b.graph, vars);
     check_batch(b, batch, "batch " + std::to_string(n) + " of the evaluation input");
     if (fresh_graphs && !b.warm_start.empty() && !overridden) {
