@@ -271,10 +271,11 @@ def report(rows, cache_rows, opts):
 
 def write_between_markers(path, body):
     """Replaces what lies between the bench-vs-peers markers of `path` with body (the markers
-    are added at the end when missing); the text outside them stays."""
-    text = open(path).read()
+    are added at the end when missing, the file made when it does not exist, so an hour's run
+    never ends in a crash); the text outside them stays."""
+    text = open(path).read() if os.path.exists(path) else ""
     if BEGIN not in text or END not in text:
-        text = text.rstrip("\n") + "\n\n" + BEGIN + "\n" + END + "\n"
+        text = (text.rstrip("\n") + "\n\n" if text.strip() else "") + BEGIN + "\n" + END + "\n"
     head, rest = text.split(BEGIN, 1)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:

@@ -88,3 +88,6 @@ def test_peers_write_only_their_block_of_the_benchmarks_file(tmp_path):
     written = path.read_text()
     assert written.startswith("# Benchmarks\n\nkept above\n") and written.endswith(peers.END + "\nkept below\n")
     assert "OLD-BLOCK" not in written and written.count(peers.BEGIN) == 1 and text in written
+    fresh = tmp_path / "new.md"
+    peers.write_between_markers(str(fresh), text)
+    assert fresh.read_text() == peers.BEGIN + "\n" + text + peers.END + "\n"
