@@ -94,8 +94,9 @@ nlohmann::json train(const Options& o) {
   // The kiln train recipe: momentum 0.9 (TensorFlow semantics), learning rate 0.05.
   Estimator est(classifier_model_fn(net), config, Params{{"optimizer", "momentum"}, {"learning_rate", o.learning_rate}});
 
-  auto train_set = std::make_shared<const data::Dataset>(data::load_fashion_mnist(o.data_dir, data::Split::train));
-  auto test_set = std::make_shared<const data::Dataset>(data::load_fashion_mnist(o.data_dir, data::Split::test));
+  data::FashionMnist both = data::load_fashion_mnist_splits(o.data_dir);
+  auto train_set = std::make_shared<const data::Dataset>(std::move(both.train));
+  auto test_set = std::make_shared<const data::Dataset>(std::move(both.test));
   const int64_t batch = o.batch, eval_batch = o.eval_batch;
   const uint64_t seed = static_cast<uint64_t>(o.seed);
   const InputFn train_input = [train_set, batch, seed] {

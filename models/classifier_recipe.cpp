@@ -55,8 +55,9 @@ class ClassifierRecipe final : public Recipe {
   }
 
   TrainData load(const TrainSettings& s) override {
-    auto train = std::make_shared<data::Dataset>(data::load_fashion_mnist(s.data, data::Split::train));
-    auto test_all = data::load_fashion_mnist(s.data, data::Split::test);
+    data::FashionMnist both = data::load_fashion_mnist_splits(s.data);
+    auto train = std::make_shared<data::Dataset>(std::move(both.train));
+    auto test_all = std::move(both.test);
     if (s.test_limit > 0 && s.test_limit < test_all.size()) test_all = data::take(test_all, s.test_limit);
     if (s.train_limit > 0 && s.train_limit < train->size()) *train = data::take(*train, s.train_limit);
     check_image_size(model_, s.data, *train, test_all);

@@ -74,6 +74,14 @@ inline constexpr const char* kDefaultFashionMnistDir = "/usr/share/datasets/fash
 Dataset load_fashion_mnist(const std::string& dir = kDefaultFashionMnistDir,
                            Split split = Split::train);
 
+// Both splits, the test split read on a second thread while the training split is (most
+// of a warm start is reading the data). Errors as load_fashion_mnist's, the training
+// split's first.
+struct FashionMnist {
+  Dataset train, test;
+};
+FashionMnist load_fashion_mnist_splits(const std::string& dir = kDefaultFashionMnistDir);
+
 // ---------------------------------------------------------------------------------------
 // Batching
 // ---------------------------------------------------------------------------------------

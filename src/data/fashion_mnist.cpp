@@ -1,6 +1,7 @@
 // Fashion-MNIST: two IDX files per split, checked against each other and converted to the
 // f32 features / i32 labels a Dataset holds.
 #include <filesystem>
+#include <future>
 
 #include "kiln/data.h"
 #include "kiln/error.h"
@@ -67,7 +68,8 @@ Dataset load_fashion_mnist(const std::string& dir, Split split) {
                           << " labels but '" << images_path << "' has " << n
                           << " images (expected the same count)";
 
-  Dataset ds{Array(DType::f32, {n, images.dims[1] * images.dims[2]}), Array(DType::i32, {n})};
+  // Not zero-filled first: every feature is written below.
+  Dataset ds{Array::uninitialized(DType::f32, {n, images.dims[1] * images.dims[2]}), Array(DType::i32, {n})};
   int32_t* out_labels = ds.labels.data<int32_t>();
   for (int64_t i = 0; i < n; ++i) {
     if (labels.values[i] >= kNumClasses)
@@ -79,9 +81,20 @@ Dataset load_fashion_mnist(const std::string& dir, Split split) {
   // A lookup table instead of a division for each of the 47M pixels; same rounding.
   float scale[256];
   for (int v = 0; v < 256; ++v) scale[v] = static_cast<float>(v) / 255.0f;
+  // On every core: most of the time is the first touch of 188 MB (page faults), which the
+  // kernel serves in parallel (90 ms on one core, 50 on two).
   float* out_features = ds.features.data<float>();
-  for (size_t i = 0; i < images.values.size(); ++i) out_features[i] = scale[images.values[i]];
+  const uint8_t* pixels = images.values.data();
+  const int64_t count = static_cast<int64_t>(images.values.size());
+#pragma omp parallel for schedule(static) if (count > (int64_t{1} << 20))
+  for (int64_t i = 0; i < count; ++i) out_features[i] = scale[pixels[i]];
   return ds;
+}
+
+FashionMnist load_fashion_mnist_splits(const std::string& dir) {
+  auto test = std::async(std::launch::async, [dir] { return load_fashion_mnist(dir, Split::test); });
+  Dataset train = load_fashion_mnist(dir, Split::train);
+  return {std::move(train), test.get()};
 }
 
 }  // namespace kiln::data

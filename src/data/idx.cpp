@@ -1,4 +1,5 @@
-// IDX reading and writing through zlib's gz* calls, which also read uncompressed files.
+// IDX reading and writing through zlib's gz* calls, which also read uncompressed files;
+// a plain gzip file is read faster in one piece (inflate.h).
 #include <zlib.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "kiln/data.h"
 #include "kiln/error.h"
 #include "kiln/shape.h"
+#include "inflate.h"
 
 namespace kiln::data {
 namespace {
@@ -83,6 +85,57 @@ std::string hex_bytes(const uint8_t* p, size_t n) {
   return s;
 }
 
+// Where read_idx's bytes come from: the whole file inflated at once (the usual case), or
+// zlib's stream (anything else; its errors name what is wrong with the stream).
+struct Source {
+  std::string path;
+  std::optional<std::vector<uint8_t>> whole;
+  size_t pos = 0;
+  GzFile gz;
+
+  size_t read(uint8_t* dst, size_t n) {
+    if (!whole) return read_some(gz.get(), dst, n, path);
+    n = std::min(n, whole->size() - pos);
+    std::memcpy(dst, whole->data() + pos, n);
+    pos += n;
+    return n;
+  }
+};
+
+Source open_source(const std::string& path, uint64_t max_bytes) {
+  Source src{path, inflate_gzip_file(path, max_bytes), 0, nullptr};
+  if (src.whole) return src;
+  src.gz.reset(gzopen(path.c_str(), "rb"));
+  if (!src.gz) KILN_THROW(DataError) << what_file(path) << "cannot open: " << std::strerror(errno);
+  gzbuffer(src.gz.get(), 1 << 17);  // larger than the 8 KiB default: fewer syscalls for 47 MB
+  return src;
+}
+
+// Reads the payload of `count` bytes into `values`; returns how many bytes follow it.
+// From memory the inflated buffer itself becomes the values (no second 47 MB copy).
+uint64_t read_payload(Source& src, uint64_t count, std::vector<uint8_t>& values) {
+  if (src.whole) {
+    const uint64_t avail = src.whole->size() - src.pos;
+    values = std::move(*src.whole);
+    values.erase(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(src.pos));
+    values.resize(static_cast<size_t>(std::min(count, avail)));
+    return avail - values.size();
+  }
+  // Grown as the data arrives, so a header that claims 2^31 bytes costs memory only for
+  // the bytes the file really has.
+  constexpr size_t kChunk = size_t{16} << 20;
+  size_t got_values = 0;
+  while (got_values < count) {
+    const size_t want = std::min<size_t>(kChunk, count - got_values);
+    values.resize(got_values + want);
+    const size_t r = read_some(src.gz.get(), values.data() + got_values, want, src.path);
+    got_values += r;
+    if (r < want) break;
+  }
+  values.resize(got_values);
+  return got_values < count ? 0 : count_rest(src.gz.get(), src.path);
+}
+
 }  // namespace
 
 IdxData read_idx(const std::string& path) {
@@ -98,12 +151,9 @@ IdxData read_idx(const std::string& path) {
   if (!std::filesystem::is_regular_file(status))
     KILN_THROW(DataError) << what_file(path) << "is not a regular file (expected an IDX file)";
 
-  GzFile f(gzopen(path.c_str(), "rb"));
-  if (!f) KILN_THROW(DataError) << what_file(path) << "cannot open: " << std::strerror(errno);
-  gzbuffer(f.get(), 1 << 17);  // larger than the 8 KiB default: fewer syscalls for 47 MB
-
+  Source src = open_source(path, 4 + 4 * kMaxRank + kMaxElements);
   uint8_t header[4 + 4 * kMaxRank];
-  const size_t got = read_some(f.get(), header, 4, path);
+  const size_t got = src.read(header, 4);
   if (got == 0)
     KILN_THROW(DataError) << what_file(path) << "is empty (expected a gzip'd IDX file)";
   if (got < 4)
@@ -120,7 +170,7 @@ IdxData read_idx(const std::string& path) {
     KILN_THROW(DataError) << what_file(path) << "unsupported rank " << rank << " (expected 1.."
                           << kMaxRank << ")";
   const size_t header_size = 4 + 4 * static_cast<size_t>(rank);
-  const size_t got_dims = read_some(f.get(), header + 4, header_size - 4, path);
+  const size_t got_dims = src.read(header + 4, header_size - 4);
   if (got_dims < header_size - 4)
     KILN_THROW(DataError) << what_file(path) << "truncated header: has " << 4 + got_dims
                           << " bytes, expected " << header_size << " for rank " << rank;
@@ -142,23 +192,12 @@ IdxData read_idx(const std::string& path) {
     KILN_THROW(DataError) << what_file(path) << "dims " << shape_str(out.dims)
                           << " have more than 2^31 elements (expected a dataset that fits in memory)";
 
-  // Grown as the data arrives, so a header that claims 2^31 bytes costs memory only for
-  // the bytes the file really has.
-  constexpr size_t kChunk = size_t{16} << 20;
-  size_t got_values = 0;
-  while (got_values < count) {
-    const size_t want = std::min<size_t>(kChunk, count - got_values);
-    out.values.resize(got_values + want);
-    const size_t r = read_some(f.get(), out.values.data() + got_values, want, path);
-    got_values += r;
-    if (r < want) break;
-  }
-  out.values.resize(got_values);
+  const uint64_t extra = read_payload(src, count, out.values);
+  const size_t got_values = out.values.size();
   if (got_values < count)
     KILN_THROW(DataError) << what_file(path) << "truncated payload: has " << got_values
                           << " bytes of data, expected " << count << " for dims "
                           << shape_str(out.dims);
-  const uint64_t extra = count_rest(f.get(), path);
   if (extra)
     KILN_THROW(DataError) << what_file(path) << "has " << extra << " trailing bytes after the "
                           << count << " bytes of data for dims " << shape_str(out.dims)
