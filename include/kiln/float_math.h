@@ -84,6 +84,17 @@ inline float tanh_f32(float x) {
   return a < 0.625f ? small : (x < 0 ? -large : large);
 }
 
+// GELU (the exact form, with erf) and the factor of its derivative, d gelu(x)/dx =
+// cdf(x) + x pdf(x), so that gelu_grad(x, gy) = gy * gelu_grad_factor_f32(x). Generated
+// code reads both from tables at every 16-bit value when its input is bfloat16 or float16
+// (the same function made the table: the same bits).
+inline float gelu_f32(float x) { return 0.5f * x * (1.0f + erf_f32(x * 0.70710678118654752f)); }
+inline float gelu_grad_factor_f32(float x) {
+  const float cdf = 0.5f * (1.0f + erf_f32(x * 0.70710678118654752f));
+  const float pdf = exp_f32(x * x * -0.5f) * 0.3989422804014327f;
+  return cdf + x * pdf;
+}
+
 // IEEE binary16, round to nearest even; NaN stays NaN (quiet), overflow goes to infinity.
 // Branch-free (every case computed, then selected) so that loops converting to float16
 // vectorize; bit for bit the branching version (checked over all 2^32 floats when written).

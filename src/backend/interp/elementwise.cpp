@@ -115,14 +115,10 @@ Array compare(const Node& n, Inputs in, F f) {
   return out;
 }
 
-float gelu_f(float x) { return 0.5f * x * (1.0f + kiln_math::erf_f32(x * 0.70710678118654752f)); }
+float gelu_f(float x) { return kiln_math::gelu_f32(x); }
 // The same operations, in the same order, as the composite gradient autodiff built before
 // this op existed, so float32 results did not change when it arrived.
-float gelu_grad_f(float x, float gy) {
-  const float cdf = 0.5f * (1.0f + kiln_math::erf_f32(x * 0.70710678118654752f));
-  const float pdf = kiln_math::exp_f32(x * x * -0.5f) * 0.3989422804014327f;
-  return gy * (cdf + x * pdf);
-}
+float gelu_grad_f(float x, float gy) { return gy * kiln_math::gelu_grad_factor_f32(x); }
 float sign_f(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f); }
 int64_t sign_i(int64_t x) { return x > 0 ? 1 : (x < 0 ? -1 : 0); }
 

@@ -87,6 +87,15 @@ std::string ExprEmitter::pointer_decl(DType t, const std::string& name, int buff
 
 std::string ExprEmitter::pointer_decls() const { return decls_; }
 
+std::string ExprEmitter::table16(const std::string& fn, DType t) {
+  KILN_CHECK(t == DType::bf16 || t == DType::f16) << "table16 of " << dtype_name(t);
+  const std::string widen = t == DType::bf16 ? "bf2f" : "hf2f";
+  const std::string name = "tab_" + fn + "_" + widen;
+  if (tables_.insert(name).second)
+    decls_ += "  const float* __restrict " + name + " = table_" + fn + "_" + widen + "();\n";
+  return name;
+}
+
 std::string ExprEmitter::coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count,
                                     bool outermost) const {
   ++coordinates_;

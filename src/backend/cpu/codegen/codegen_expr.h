@@ -64,8 +64,12 @@ class ExprEmitter {
   // slices and transposes (a depthwise convolution's gradient) costs no division per link.
   void note_coordinates(const std::string& idx, const Shape& shape, std::vector<std::string> at);
 
-  // Pointer declarations for the buffers the emitted code reads ("p<buffer>").
+  // Pointer declarations for the buffers the emitted code reads ("p<buffer>"), and the
+  // tables the code reads (table16).
   std::string pointer_decls() const;
+  // The local pointing at the prelude's table of kiln_math::<fn>_f32 at every value of t
+  // (bfloat16 or float16), declared with the pointers (made before the parallel loop).
+  std::string table16(const std::string& fn, DType t);
 
   static std::string storage_type(DType t);  // element type of a buffer
   static std::string value_type(DType t);    // C++ type values are computed in
@@ -101,6 +105,7 @@ class ExprEmitter {
   };
   std::map<std::string, Coordinates> noted_;  // index local -> its coordinates (note_coordinates)
   std::string decls_;
+  std::set<std::string> tables_;  // the table locals declared in decls_
   std::vector<int> declared_;
   std::vector<int> widened_;  // 16-bit buffers copied to float32 arrays before the loop
   static constexpr int64_t kWidenLimit = 4096;  // elements (16 KiB on the stack)

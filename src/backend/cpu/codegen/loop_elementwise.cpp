@@ -95,9 +95,13 @@ std::string loop_relu(LoopOp& op) {
   return op.is_float() ? "(" + x + " < 0 ? 0.0f : " + x + ")" : "(" + x + " > 0 ? " + x + " : static_cast<int64_t>(0))";
 }
 
+// A 16-bit input has 65536 values: read gelu at it from a table (table16).
 std::string loop_gelu(LoopOp& op) {
   const std::string x = op.in(0);
-  return op.rounded("(0.5f * " + x + " * (1.0f + km::erf(" + x + " * 0.70710678118654752f)))");
+  const DType t = op.input(0).dtype;
+  if (t == DType::bf16 || t == DType::f16)
+    return op.rounded(op.em.table16("gelu", t) + "[" + op.em.store_value(t, x) + "]");
+  return op.rounded("kiln_math::gelu_f32(" + x + ")");
 }
 
 std::string loop_add(LoopOp& op) { return infix(op, "+"); }
@@ -131,12 +135,15 @@ std::string loop_pow(LoopOp& op) {
              : "static_cast<int64_t>(km::pow(static_cast<double>(" + a + "), static_cast<double>(" + b + ")))";
 }
 
-// As the interpreter's gelu_grad_f: float32 throughout, one rounding at the end.
+// As the interpreter's gelu_grad_f: float32 throughout, one rounding at the end; the
+// factor from a table when x is 16-bit (as gelu's).
 std::string loop_gelu_grad(LoopOp& op) {
   const std::string x = op.in(0), gy = op.in(1);
-  const std::string cdf = "(0.5f * (1.0f + km::erf(" + x + " * 0.70710678118654752f)))";
-  const std::string pdf = "(km::exp(" + x + " * " + x + " * -0.5f) * 0.3989422804014327f)";
-  return op.rounded("(" + gy + " * (" + cdf + " + " + x + " * " + pdf + "))");
+  const DType t = op.input(0).dtype;
+  const std::string factor = t == DType::bf16 || t == DType::f16
+                                 ? op.em.table16("gelu_grad_factor", t) + "[" + op.em.store_value(t, x) + "]"
+                                 : "kiln_math::gelu_grad_factor_f32(" + x + ")";
+  return op.rounded("(" + gy + " * " + factor + ")");
 }
 
 std::string loop_equal(LoopOp& op) { return compare(op, "=="); }

@@ -96,6 +96,24 @@ inline uint16_t f2hf(float f) { return kiln_math::f32_to_f16_bits(f); }
 #endif
 inline float rbf(float x) { return bf2f(f2bf(x)); }
 inline float rhf(float x) { return hf2f(f2hf(x)); }
+// A float function at every bfloat16 or float16 value, made on first use (before a
+// kernel's parallel loop): loops whose input is 16-bit read gelu and its derivative's
+// factor here instead of computing erf and exp (7x and 5x faster), with the same bits.
+struct Table16 {
+  float v[65536];
+  template <class F>
+  explicit Table16(F f) {
+    for (int i = 0; i < 65536; ++i) v[i] = f(static_cast<uint16_t>(i));
+  }
+};
+#define KILN_TABLE16(fn, widen)                                                        \
+  inline const float* table_##fn##_##widen() {                                         \
+    static const Table16 t([](uint16_t h) { return kiln_math::fn##_f32(widen(h)); }); \
+    return t.v;                                                                        \
+  }
+KILN_TABLE16(gelu, bf2f) KILN_TABLE16(gelu, hf2f)
+KILN_TABLE16(gelu_grad_factor, bf2f) KILN_TABLE16(gelu_grad_factor, hf2f)
+#undef KILN_TABLE16
 // float -> integer as the interpreter does it: truncate, NaN -> 0, saturate.
 inline int64_t f2i(double v, double lo, double hi) {
   if (v != v) return 0;
