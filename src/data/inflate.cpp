@@ -46,7 +46,9 @@ std::optional<std::vector<uint8_t>> inflate_gzip_file(const std::string& path, u
   if (!in || in->size() < 18 || (*in)[0] != 0x1f || (*in)[1] != 0x8b) return std::nullopt;
   const uint8_t* t = in->data() + in->size() - 4;  // ISIZE: the size modulo 2^32
   const uint64_t size = uint64_t{t[0]} | uint64_t{t[1]} << 8 | uint64_t{t[2]} << 16 | uint64_t{t[3]} << 24;
-  if (size > max_bytes) return std::nullopt;
+  // DEFLATE expands at most 1032:1, so a trailer claiming more is a lie, and refusing it
+  // keeps memory proportional to the file (as zlib's stream, which grows as data arrives).
+  if (size > max_bytes || size > uint64_t{1032} * in->size()) return std::nullopt;
   std::unique_ptr<libdeflate_decompressor, DecompressorFree> d(libdeflate_alloc_decompressor());
   if (!d) return std::nullopt;
   // One byte of room beyond what the trailer says, so that a stream longer than its

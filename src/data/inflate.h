@@ -11,7 +11,8 @@
 namespace kiln::data {
 
 // The decompressed bytes of `path` when it is a single-member gzip file whose stream
-// decodes cleanly to the size its trailer states, and that size is at most `max_bytes`;
+// decodes cleanly to the size its trailer states, and that size is at most `max_bytes`
+// (and at most what DEFLATE can expand the file to, so a lying trailer costs no memory);
 // otherwise (not gzip, several members, trailing bytes, a corrupt or cut stream, too big,
 // unreadable) nothing, and the caller reads the file another way.
 std::optional<std::vector<uint8_t>> inflate_gzip_file(const std::string& path, uint64_t max_bytes);

@@ -92,6 +92,9 @@ TEST_F(Inflate, LeavesEveryUnusualFileToTheStream) {
     lie[lie.size() - 4] = static_cast<uint8_t>(lie[lie.size() - 4] + delta);
     EXPECT_FALSE(inflate_gzip_file(write("lie.gz", lie), 1ull << 31)) << "size off by " << delta;
   }
+  Bytes huge = z;  // a trailer claiming 2^31 - 1 bytes: refused before allocating them
+  for (int k = 1; k <= 4; ++k) huge[huge.size() - k] = k == 1 ? 0x7f : 0xff;
+  EXPECT_FALSE(inflate_gzip_file(write("huge.gz", huge), 1ull << 31)) << "a trailer beyond 1032:1";
   Bytes flipped = z;
   flipped[z.size() / 2] ^= 0x10;  // corrupt data: bad stream or a CRC mismatch
   EXPECT_FALSE(inflate_gzip_file(write("flip.gz", flipped), 1ull << 31)) << "a flipped bit";
