@@ -21,13 +21,16 @@ struct DecompressorFree {
   void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
 
-// The whole file, or nothing when it cannot be read in full.
-std::optional<std::vector<uint8_t>> read_whole(const std::string& path) {
+// The whole file when it starts as gzip does (0x1f 0x8b), or nothing (not gzip, or it
+// cannot be read in full): an uncompressed file is not read twice.
+std::optional<std::vector<uint8_t>> read_whole_gzip(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::unique_ptr<const int, FdCloser> guard(new int(fd));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  uint8_t magic[2];
+  if (::pread(fd, magic, 2, 0) != 2 || magic[0] != 0x1f || magic[1] != 0x8b) return std::nullopt;
   std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
   size_t got = 0;
   while (got < bytes.size()) {
@@ -41,7 +44,7 @@ std::optional<std::vector<uint8_t>> read_whole(const std::string& path) {
 }  // namespace
 
 std::optional<std::vector<uint8_t>> inflate_gzip_file(const std::string& path, uint64_t max_bytes) {
-  auto in = read_whole(path);
+  auto in = read_whole_gzip(path);
   // A gzip member is at least 18 bytes: a 10-byte header, a deflate stream, an 8-byte trailer.
   if (!in || in->size() < 18 || (*in)[0] != 0x1f || (*in)[1] != 0x8b) return std::nullopt;
   const uint8_t* t = in->data() + in->size() - 4;  // ISIZE: the size modulo 2^32
