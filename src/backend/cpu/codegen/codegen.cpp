@@ -26,6 +26,30 @@ int64_t row_width(const Shape& shape) {
   return w >= 8 && count / w >= 16 ? w : 0;
 }
 
+// A flat loop that reads tables (ExprEmitter::table_lookup), in blocks of 256 elements:
+// the body's statements once for the 32-bit indices, a gather per table, then the body
+// with the gathered values. The statements are pure, so the first pass keeps only what
+// the indices need; the result is the direct loop's, element for element.
+std::string gathering_loop(const ExprEmitter& em, int64_t count, const std::string& body, const std::string& stores) {
+  const size_t n = em.lookups().size();
+  std::ostringstream k;
+  k << "#pragma omp parallel for if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
+  k << "  for (int64_t b = 0; b < " << count << "; b += 256) {\n";
+  k << "    const int64_t e = km::min<int64_t>(" << count << ", b + 256);\n";
+  for (size_t l = 0; l < n; ++l) k << "    int32_t x" << l << "[256];\n    float g" << l << "[256];\n";
+  k << "#pragma omp simd\n    for (int64_t i = b; i < e; ++i) {\n";
+  k << ExprEmitter::resolve_lookups(body, n, [](size_t) { return std::string("0.0f"); });
+  for (size_t l = 0; l < n; ++l) k << "      x" << l << "[i - b] = static_cast<int32_t>(" << em.lookups()[l].index << ");\n";
+  k << "    }\n";
+  for (size_t l = 0; l < n; ++l)
+    k << "#pragma omp simd\n    for (int64_t j = 0; j < e - b; ++j) g" << l << "[j] = " << em.lookups()[l].table << "[x" << l
+      << "[j]];\n";
+  k << "#pragma omp simd\n    for (int64_t i = b; i < e; ++i) {\n";
+  k << ExprEmitter::resolve_lookups(body, n, [](size_t l) { return "g" + std::to_string(l) + "[i - b]"; }) << stores;
+  k << "    }\n  }\n}\n\n";
+  return k.str();
+}
+
 // One loop computing every root of the step; all stores come after all loads of an
 // iteration, so a root may overwrite (in place) a value another root still reads.
 // Where the roots read other elements than their own (broadcasts, transposes, slices,
@@ -61,13 +85,14 @@ std::string elementwise_kernel(const Schedule& s, const Step& st, const std::str
     stores << "      " << out << "[i] = " << em->store_value(n.dtype, values[j]) << ";\n";
   }
   k << "KILN_KERNEL void " << name << "(void** B) {\n" << em->pointer_decls() << outs.str();
+  if (width == 0 && !em->lookups().empty()) return k.str() + gathering_loop(*em, count, body.str(), stores.str());
   if (width == 0) {
     k << "#pragma omp parallel for simd if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
     k << "  for (int64_t i = 0; i < " << count << "; ++i) {\n" << body.str() << stores.str() << "  }\n}\n\n";
     return k.str();
   }
   k << "#pragma omp parallel for if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
-  k << "  for (int64_t r = 0; r < " << count / width << "; ++r) {\n" << em->row_statements();
+  k << "  for (int64_t r = 0; r < " << count / width << "; ++r) {\n" << em->direct_lookups(em->row_statements());
   // One inner loop per piece of the row between pad edges (ExprEmitter::note_row_break):
   // with constant bounds on j, the compiler folds each pad's test and clamp, so a sum of
   // pads (a slice's gradient) becomes plain copies.
@@ -78,7 +103,7 @@ std::string elementwise_kernel(const Schedule& s, const Step& st, const std::str
     k << "#pragma omp simd\n";
     k << "    for (int64_t j = " << cuts[c] << "; j < " << cuts[c + 1] << "; ++j) {\n";
     k << "      const int64_t i = r * " << width << " + j;\n";
-    k << body.str() << stores.str() << "    }\n";
+    k << em->direct_lookups(body.str()) << stores.str() << "    }\n";
   }
   k << "  }\n}\n\n";
   return k.str();

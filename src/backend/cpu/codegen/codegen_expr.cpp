@@ -96,6 +96,27 @@ std::string ExprEmitter::table16(const std::string& fn, DType t) {
   return name;
 }
 
+std::string ExprEmitter::table_lookup(const std::string& fn, DType t, const std::string& index) {
+  lookups_.push_back({table16(fn, t), index});
+  return "KILN_LOOKUP_" + std::to_string(lookups_.size() - 1) + "_";
+}
+
+std::string ExprEmitter::resolve_lookups(std::string text, size_t count, const std::function<std::string(size_t)>& as) {
+  for (size_t k = 0; k < count; ++k) {
+    const std::string marker = "KILN_LOOKUP_" + std::to_string(k) + "_";
+    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at)) {
+      const std::string with = as(k);
+      text.replace(at, marker.size(), with);
+      at += with.size();
+    }
+  }
+  return text;
+}
+
+std::string ExprEmitter::direct_lookups(const std::string& text) const {
+  return resolve_lookups(text, lookups_.size(), [&](size_t k) { return lookups_[k].table + "[" + lookups_[k].index + "]"; });
+}
+
 std::string ExprEmitter::coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count,
                                     bool outermost) const {
   ++coordinates_;

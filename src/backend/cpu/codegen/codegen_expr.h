@@ -2,11 +2,13 @@
 // code of each op is its loop_<op> emitter (loop_ops.h); this class walks the fused
 // expression, loads values that have buffers and names every intermediate once.
 #pragma once
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "backend/cpu/schedule/schedule.h"
 
@@ -70,6 +72,17 @@ class ExprEmitter {
   // The local pointing at the prelude's table of kiln_math::<fn>_f32 at every value of t
   // (bfloat16 or float16), declared with the pointers (made before the parallel loop).
   std::string table16(const std::string& fn, DType t);
+  // table16(fn, t)[index] as a marker in the emitted text, resolved by resolve_lookups: a
+  // flat loop gathers a block of lookups with 32-bit indices first (GCC 12 emulates a
+  // gather whose index is 16-bit with scalar loads, 2x slower), other loops read directly.
+  std::string table_lookup(const std::string& fn, DType t, const std::string& index);
+  struct Lookup {
+    std::string table, index;
+  };
+  const std::vector<Lookup>& lookups() const { return lookups_; }
+  // `text` with lookup k's marker replaced by `as(k)`; direct_lookups: table[index].
+  static std::string resolve_lookups(std::string text, size_t count, const std::function<std::string(size_t)>& as);
+  std::string direct_lookups(const std::string& text) const;
 
   static std::string storage_type(DType t);  // element type of a buffer
   static std::string value_type(DType t);    // C++ type values are computed in
@@ -106,6 +119,7 @@ class ExprEmitter {
   std::map<std::string, Coordinates> noted_;  // index local -> its coordinates (note_coordinates)
   std::string decls_;
   std::set<std::string> tables_;  // the table locals declared in decls_
+  std::vector<Lookup> lookups_;   // table_lookup's, by marker number
   std::vector<int> declared_;
   std::vector<int> widened_;  // 16-bit buffers copied to float32 arrays before the loop
   static constexpr int64_t kWidenLimit = 4096;  // elements (16 KiB on the stack)

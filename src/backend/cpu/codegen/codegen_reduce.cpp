@@ -157,7 +157,7 @@ std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& 
   std::ostringstream body;
   ExprEmitter em(s, body);
   r.x = em.value(n.inputs[0], "i");
-  r.body = body.str();
+  r.body = em.direct_lookups(body.str());
 
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(r.in_shape) << " -> " << shape_str(n.shape)

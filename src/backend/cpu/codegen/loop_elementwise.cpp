@@ -100,7 +100,7 @@ std::string loop_gelu(LoopOp& op) {
   const std::string x = op.in(0);
   const DType t = op.input(0).dtype;
   if (t == DType::bf16 || t == DType::f16)
-    return op.rounded(op.em.table16("gelu", t) + "[" + op.em.store_value(t, x) + "]");
+    return op.rounded(op.em.table_lookup("gelu", t, op.em.store_value(t, x)));
   return op.rounded("kiln_math::gelu_f32(" + x + ")");
 }
 
@@ -141,7 +141,7 @@ std::string loop_gelu_grad(LoopOp& op) {
   const std::string x = op.in(0), gy = op.in(1);
   const DType t = op.input(0).dtype;
   const std::string factor = t == DType::bf16 || t == DType::f16
-                                 ? op.em.table16("gelu_grad_factor", t) + "[" + op.em.store_value(t, x) + "]"
+                                 ? op.em.table_lookup("gelu_grad_factor", t, op.em.store_value(t, x))
                                  : "kiln_math::gelu_grad_factor_f32(" + x + ")";
   return op.rounded("(" + gy + " * " + factor + ")");
 }
