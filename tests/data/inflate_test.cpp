@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/data.h"
+#include "support/temp_files.h"
 
 namespace kiln::data {
 namespace {
@@ -20,11 +21,7 @@ using Bytes = std::vector<uint8_t>;
 
 class Inflate : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/kiln_inflate_test_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
+  void SetUp() override { std::filesystem::create_directories(dir_); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // `bytes` gzip'd by zlib as one member.
@@ -60,7 +57,7 @@ class Inflate : public ::testing::Test {
     return b;
   }
 
-  std::string dir_;
+  const std::string dir_ = testkit::fresh_dir("inflate").string();
 };
 
 TEST_F(Inflate, PlainGzipGivesTheExactBytes) {

@@ -69,10 +69,8 @@ class ExprEmitter {
   // Pointer declarations for the buffers the emitted code reads ("p<buffer>"), and the
   // tables the code reads (table16).
   std::string pointer_decls() const;
-  // The local pointing at the prelude's table of kiln_math::<fn>_f32 at every value of t
-  // (bfloat16 or float16), declared with the pointers (made before the parallel loop).
-  std::string table16(const std::string& fn, DType t);
-  // table16(fn, t)[index] as a marker in the emitted text, resolved by resolve_lookups: a
+  // The table of kiln_math::<fn>_f32 at every value of t (bfloat16 or float16; the
+  // prelude's Table16, made before the parallel loop) at `index`, as a marker in the emitted text, resolved by resolve_lookups: a
   // flat loop gathers a block of lookups with 32-bit indices first (GCC 12 emulates a
   // gather whose index is 16-bit with scalar loads, 2x slower), other loops read directly.
   std::string table_lookup(const std::string& fn, DType t, const std::string& index);
@@ -97,6 +95,8 @@ class ExprEmitter {
 
  private:
   std::string fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
+  // The local pointing at a table, declared with the pointers once per kernel.
+  std::string table16(const std::string& fn, DType t);
   std::string j_over(int64_t k) const;
   std::string aligned_coordinate(const std::string& R, int64_t stride, int64_t size, bool outermost) const;
   std::string load(ValueId v, const std::string& idx);
