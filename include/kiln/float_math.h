@@ -1,5 +1,5 @@
-// Kernel maths that must give the same bits wherever kiln computes them: float exp, erf and
-// tanh, and the float16 and bfloat16 conversions. One source for three users: the interpreter
+// Kernel maths that must give the same bits wherever kiln computes them: float exp, erf,
+// tanh and GELU, and the float16 and bfloat16 conversions. One source for three users: the interpreter
 // (backend/interp), kiln/dtype.h (Array's conversions, the portable loops of the float16
 // route), and generated code, whose prelude the build makes from this very text
 // (kFloatMathText, as it does with src/ir/philox.h). So it is freestanding: no include and
@@ -7,7 +7,8 @@
 // They vectorize where libm's scalar calls do not (GELU, softmax and RNN loops spent most of
 // their time in them); every user compiles them without fused multiply-adds. Against glibc
 // over every 97th float: exp within 1 ulp (subnormal results included), erf within 3 ulps,
-// tanh within 2; NaN in, NaN out (tests/backend/cpu/prelude_math_test.cpp).
+// tanh within 2, GELU within 3e-7 x max(1, |x|); NaN in, NaN out
+// (tests/backend/cpu/prelude_math_test.cpp).
 #ifndef KILN_FLOAT_MATH_H
 #define KILN_FLOAT_MATH_H
 
@@ -84,15 +85,46 @@ inline float tanh_f32(float x) {
   return a < 0.625f ? small : (x < 0 ? -large : large);
 }
 
-// GELU (the exact form, with erf) and the factor of its derivative, d gelu(x)/dx =
-// cdf(x) + x pdf(x), so that gelu_grad(x, gy) = gy * gelu_grad_factor_f32(x). Generated
-// code reads both from tables at every 16-bit value when its input is bfloat16 or float16
-// (the same function made the table: the same bits).
-inline float gelu_f32(float x) { return 0.5f * x * (1.0f + erf_f32(x * 0.70710678118654752f)); }
+// GELU (the exact form, x Phi(x)) and the factor of its derivative, d gelu(x)/dx =
+// Phi(x) + x phi(x), so that gelu_grad(x, gy) = gy * gelu_grad_factor_f32(x). Phi(x) - 1/2
+// = x P(x^2) / Q(x^2) for |x| < 4 sqrt(2) (0 or 1 beyond), a rational fit of degree 5 over 5
+// (bench/erf_fit.py), within 2.1e-7 of Phi; phi is that rational's own derivative (within
+// 4.5e-7 of the density), so the gradient is the gradient of the function computed. No exp
+// and no second arm: a third of erf_f32's work, which made float32 GELU loops compute-bound.
+// Generated code reads both from tables at every 16-bit value when its input is bfloat16 or
+// float16 (the same function made the table: the same bits).
+inline constexpr float kGeluEdge = 5.656854249f;  // 4 sqrt(2): Phi is 0 or 1 in float beyond
+// Coefficients, highest power of x^2 first: P, Q and their derivatives P', Q'.
+inline constexpr float kGeluP[6] = {2.181767478e-08f, 6.364534329e-06f, 1.769301889e-04f,
+                                    4.725857638e-03f, 3.469181806e-02f, 3.989422023e-01f};
+inline constexpr float kGeluQ[6] = {1.171211920e-06f, 7.601842663e-05f, 1.930513885e-03f,
+                                    2.911881171e-02f, 2.536250651e-01f, 1.0f};
+inline constexpr float kGeluDP[5] = {1.090883757e-07f, 2.545813732e-05f, 5.307905376e-04f, 9.451715276e-03f,
+                                     3.469181806e-02f};
+inline constexpr float kGeluDQ[5] = {5.856059488e-06f, 3.040737065e-04f, 5.791541655e-03f, 5.823762342e-02f,
+                                     2.536250651e-01f};
+template <int N>
+inline float horner(const float (&c)[N], float z) {
+  float r = c[0];
+  for (int k = 1; k < N; ++k) r = r * z + c[k];
+  return r;
+}
+inline float gelu_f32(float x) {
+  const float c = x < -kGeluEdge ? -kGeluEdge : (x > kGeluEdge ? kGeluEdge : x);
+  const float z = c * c;
+  const float inside = 0.5f + c * horner(kGeluP, z) / horner(kGeluQ, z);
+  const float cdf = x <= -kGeluEdge ? 0.0f : (x >= kGeluEdge ? 1.0f : inside);
+  return x * cdf;
+}
 inline float gelu_grad_factor_f32(float x) {
-  const float cdf = 0.5f * (1.0f + erf_f32(x * 0.70710678118654752f));
-  const float pdf = exp_f32(x * x * -0.5f) * 0.3989422804014327f;
-  return cdf + x * pdf;
+  const float c = x < -kGeluEdge ? -kGeluEdge : (x > kGeluEdge ? kGeluEdge : x);
+  const float z = c * c;
+  const float p = horner(kGeluP, z), q = horner(kGeluQ, z), dp = horner(kGeluDP, z), dq = horner(kGeluDQ, z);
+  const float r = 1.0f / q;
+  // d/dc [c P(c^2) / Q(c^2)] = ((P + 2z P') Q - 2z P Q') / Q^2
+  const float pdf = ((p + (z + z) * dp) * q - (z + z) * p * dq) * (r * r);
+  const float inside = 0.5f + c * p * r + x * pdf;
+  return x <= -kGeluEdge ? 0.0f : (x >= kGeluEdge ? 1.0f : inside);
 }
 
 // IEEE binary16, round to nearest even; NaN stays NaN (quiet), overflow goes to infinity.

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -48,6 +49,14 @@ __attribute__((noinline)) void tanh_loop(const float* x, float* y) {
 #pragma omp simd
   for (int i = 0; i < kBatch; ++i) y[i] = km::tanh(x[i]);  // KILN-TANH-LOOP
 }
+__attribute__((noinline)) void gelu_loop(const float* x, float* y) {
+#pragma omp simd
+  for (int i = 0; i < kBatch; ++i) y[i] = kiln_math::gelu_f32(x[i]);  // KILN-GELU-LOOP
+}
+__attribute__((noinline)) void gelu_grad_loop(const float* x, float* y) {
+#pragma omp simd
+  for (int i = 0; i < kBatch; ++i) y[i] = y[i] * kiln_math::gelu_grad_factor_f32(x[i]);  // KILN-GELU-GRAD-LOOP
+}
 struct Fn {
   const char* name;
   void (*loop)(const float*, float*);
@@ -77,6 +86,8 @@ int main() {
     std::printf("%s %.3f %.9g\n", fn.name, fn.worst, fn.at);
   }
   std::printf("bits %llx %llx %llx\n", fns[0].hash, fns[1].hash, fns[2].hash);
+  gelu_loop(x, y);  // built for their vectorization report
+  gelu_grad_loop(x, y);
   // Values whose results are exact: zeros, infinities, NaN, overflow, underflow to zero,
   // exp of a tiny x (1), erf's and tanh's saturated tails (1), tanh of a tiny x (x).
   const float exact[3][11] = {{0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.7229f, 1000.0f, -104.5f, -1000.0f, 1e-30f, -1e-10f},
@@ -196,7 +207,8 @@ TEST(PreludeMath, SpecialValuesComeOutAsLibmGivesThem) {
 
 TEST(PreludeMath, LoopsUsingThemVectorize) {
   const Built& b = built();
-  for (const char* marker : {"KILN-EXP-LOOP", "KILN-ERF-LOOP", "KILN-TANH-LOOP"}) {
+  for (const char* marker :
+       {"KILN-EXP-LOOP", "KILN-ERF-LOOP", "KILN-TANH-LOOP", "KILN-GELU-LOOP", "KILN-GELU-GRAD-LOOP"}) {
     const std::string where = "math.cpp:" + std::to_string(line_of(b.source, marker)) + ":";
     bool vectorized = false;
     std::istringstream in(b.vec_info);
@@ -204,6 +216,43 @@ TEST(PreludeMath, LoopsUsingThemVectorize) {
       vectorized |= line.find(where) != std::string::npos && line.find("loop vectorized") != std::string::npos;
     EXPECT_TRUE(vectorized) << marker << " (" << where << ") is not vectorized; the compiler said:\n" << b.vec_info;
   }
+}
+
+// GELU and the factor of its derivative against the formulas in double (x Phi(x) and
+// Phi(x) + x phi(x), Phi from erfc so that the negative tail is exact) over every 997th
+// float with |x| < 20: within float rounding of the rational fit (kiln/float_math.h),
+// errors scaled by max(1, |x|) as the products with x scale them; exact where saturated.
+TEST(PreludeMath, GeluAndItsDerivativeStayNearTheFormulas) {
+  double worst_gelu = 0, worst_factor = 0;
+  float at_gelu = 0, at_factor = 0;
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 997) {
+    const auto bits = static_cast<uint32_t>(u);
+    float x;
+    std::memcpy(&x, &bits, 4);
+    if (!(std::fabs(x) < 20.0f)) continue;
+    const double v = x, cdf = 0.5 * std::erfc(-v / std::sqrt(2.0));
+    const double pdf = std::exp(-v * v / 2) / std::sqrt(2 * M_PI), scale = std::max(1.0, std::fabs(v));
+    const double eg = std::fabs(kiln_math::gelu_f32(x) - v * cdf) / scale;
+    const double ef = std::fabs(kiln_math::gelu_grad_factor_f32(x) - (cdf + v * pdf)) / scale;
+    if (eg > worst_gelu) worst_gelu = eg, at_gelu = x;
+    if (ef > worst_factor) worst_factor = ef, at_factor = x;
+  }
+  EXPECT_LE(worst_gelu, 3e-7) << "gelu at " << at_gelu;
+  EXPECT_LE(worst_factor, 6e-7) << "gelu's derivative at " << at_factor;
+  for (const float x : {5.66f, 7.0f, 1e30f}) {
+    EXPECT_EQ(kiln_math::gelu_f32(x), x);
+    EXPECT_EQ(kiln_math::gelu_f32(-x), 0.0f);
+    EXPECT_EQ(kiln_math::gelu_grad_factor_f32(x), 1.0f);
+    EXPECT_EQ(kiln_math::gelu_grad_factor_f32(-x), 0.0f);
+  }
+  EXPECT_EQ(kiln_math::gelu_f32(0.0f), 0.0f);
+  EXPECT_EQ(kiln_math::gelu_grad_factor_f32(0.0f), 0.5f);
+  EXPECT_TRUE(std::isnan(kiln_math::gelu_f32(NAN)));
+  EXPECT_TRUE(std::isnan(kiln_math::gelu_grad_factor_f32(NAN)));
+  // No step at the edge where the fit gives way to 0 and 1.
+  const float edge = kiln_math::kGeluEdge, below = std::nextafter(edge, 0.0f);
+  EXPECT_NEAR(kiln_math::gelu_grad_factor_f32(below), 1.0, 1e-5);
+  EXPECT_NEAR(kiln_math::gelu_f32(-below), 0.0, 1e-6);
 }
 
 }  // namespace
