@@ -3,12 +3,14 @@
 // lanes, and a row maximum runs in SIMD lanes with rows whose bits depend on the order
 // (a zero maximum, a NaN, nothing above -inf) walked again in order. Each must agree with the interpreter's sequential double
 // sum to well within a float rounding, and a NaN or an infinity anywhere must reach the sum
-// (the finite check of accelerate_train_mode's guarded step is such a sum).
+// (the finite check of accelerate_train_mode's guarded step is such a sum). Column sums
+// stream the rows in fixed chunks.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <omp.h>
 #include <string>
 
 #include "backend/cpu/codegen/codegen.h"
@@ -96,6 +98,43 @@ TEST(ReduceLoops, RowMaximaRunInLanesAndKeepTheSequentialBits) {
   for (int row = 0; row < 6; ++row)
     EXPECT_EQ(std::memcmp(&want[row], &got[row], sizeof(float)), 0) << "row " << row << ": " << want[row] << " vs "
                                                                    << got[row];
+}
+
+// A sum over the leading axis with at most 2048 columns streams the rows in a fixed number
+// of chunks with partial sums in double: one pass, the same bits at any thread count, and
+// within a float rounding of the interpreter's sequential sum; a NaN reaches its column.
+// Many columns, or too few rows to split, keep the column blocks.
+TEST(ReduceLoops, ColumnSumsStreamRowChunksAndAgreeWithTheInterpreter) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {1001, 300});  // rows not a multiple of the chunks
+  g.add_output("squares", reduce_sum(x * x, {0}).id());
+  g.add_output("mean", reduce_mean(x, {0}).id());
+  g.add_output("low", reduce_sum(cast(x, DType::bf16), {0}).id());
+  const Tensor wide = placeholder(g, "wide", DType::f32, {64, 2100});
+  g.add_output("wide", reduce_sum(wide, {0}).id());
+  const Tensor few = placeholder(g, "few", DType::f32, {100, 300});
+  g.add_output("few", reduce_sum(few, {0}).id());
+  const std::string src = testkit::source_of(g);
+  EXPECT_EQ(occurrences(src, "double part["), 3) << src;
+  EXPECT_EQ(occurrences(src, "double acc[64];"), 2) << src;
+
+  Array in = wavy({1001, 300});
+  in.data<float>()[777 * 300 + 5] = std::numeric_limits<float>::quiet_NaN();
+  const Feeds feeds{{"x", in}, {"wide", wavy({64, 2100})}, {"few", wavy({100, 300})}};
+  const auto r = testkit::run_both(g, feeds, {}, PrecisionPolicy::original, 1);
+  testkit::expect_same(r, [](const std::string&) { return testkit::Tolerance{1e-7, 1e-6}; });
+  EXPECT_TRUE(std::isnan(r.compiled.at(0).at("squares").data<float>()[5]));
+  EXPECT_FALSE(std::isnan(r.compiled.at(0).at("squares").data<float>()[4]));
+
+  auto compiled = compile_cpu(g, CompileOptions{});
+  Variables none;
+  const int threads = omp_get_max_threads();
+  const Fetches two = compiled->run(feeds, none);
+  omp_set_num_threads(1);
+  const Fetches one = compiled->run(feeds, none);
+  omp_set_num_threads(threads);
+  for (const char* name : {"squares", "mean", "low"})
+    EXPECT_EQ(std::memcmp(one.at(name).bytes(), two.at(name).bytes(), one.at(name).nbytes()), 0) << name;
 }
 
 }  // namespace
