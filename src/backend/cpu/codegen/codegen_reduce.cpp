@@ -81,14 +81,16 @@ int64_t row_chunks(const Reduction& r) {
 void row_chunk_loops(std::ostringstream& k, const Reduction& r, const std::string& par, int64_t chunks) {
   const int64_t rows = (r.K + chunks - 1) / chunks;
   k << "  double part[" << chunks * r.O << "];\n" << par;
-  k << "  for (int64_t c = 0; c < " << chunks << "; ++c) {\n    double* __restrict acc = part + c * " << r.O << ";\n";
+  k << "  for (int64_t chunk = 0; chunk < " << chunks << "; ++chunk) {\n";
+  k << "    double* __restrict acc = part + chunk * " << r.O << ";\n";
   k << "    for (int64_t j = 0; j < " << r.O << "; ++j) acc[j] = 0.0;\n";
-  k << "    for (int64_t r = c * " << rows << "; r < km::min<int64_t>(" << r.K << ", (c + 1) * " << rows
+  k << "    for (int64_t r = chunk * " << rows << "; r < km::min<int64_t>(" << r.K << ", (chunk + 1) * " << rows
     << "); ++r)\n#pragma omp simd\n";
-  k << "      for (int64_t j = 0; j < " << r.O << "; ++j) {\n      const int64_t i = r * " << r.O << " + j;\n" << r.body;
+  k << "      for (int64_t j = 0; j < " << r.O << "; ++j) {\n";
+  k << "      const int64_t i = r * " << r.O << " + j;\n" << r.body;
   k << "      acc[j] = " << r.accumulate("acc[j]") << ";\n    }\n  }\n";
   k << "#pragma omp simd\n  for (int64_t j = 0; j < " << r.O << "; ++j) {\n    double sum = part[j];\n";
-  k << "    for (int64_t c = 1; c < " << chunks << "; ++c) sum = sum + part[c * " << r.O << " + j];\n";
+  k << "    for (int64_t chunk = 1; chunk < " << chunks << "; ++chunk) sum = sum + part[chunk * " << r.O << " + j];\n";
   k << "    out[j] = " << r.finish("sum") << ";\n  }\n}\n\n";
 }
 
