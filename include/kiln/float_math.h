@@ -1,13 +1,13 @@
 // Kernel maths that must give the same bits wherever kiln computes them: float exp, erf,
-// tanh and GELU, and the float16 and bfloat16 conversions. One source for three users: the interpreter
-// (backend/interp), kiln/dtype.h (Array's conversions, the portable loops of the float16
-// route), and generated code, whose prelude the build makes from this very text
+// tanh and GELU, and the float16 and bfloat16 conversions. One source for three users: the
+// interpreter (backend/interp), kiln/dtype.h (Array's conversions, the portable loops of the
+// float16 route), and generated code, whose prelude the build makes from this very text
 // (kFloatMathText, as it does with src/ir/philox.h). So it is freestanding: no include and
 // its own type names.
 // They vectorize where libm's scalar calls do not (GELU, softmax and RNN loops spent most of
 // their time in them); every user compiles them without fused multiply-adds. Against glibc
 // over every 97th float: exp within 1 ulp (subnormal results included), erf within 3 ulps,
-// tanh within 2, GELU within 3e-7 x max(1, |x|); NaN in, NaN out
+// tanh within 2; GELU within 3e-7 x max(1, |x|) of its formula in double; NaN in, NaN out
 // (tests/backend/cpu/prelude_math_test.cpp).
 #ifndef KILN_FLOAT_MATH_H
 #define KILN_FLOAT_MATH_H

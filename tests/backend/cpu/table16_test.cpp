@@ -1,5 +1,5 @@
 // gelu and gelu_grad of a bfloat16 or float16 input read a table of the function at every
-// 16-bit value (prelude's Table16) instead of computing erf and exp per element: over all
+// 16-bit value (prelude's Table16) instead of computing them per element: over all
 // 65536 inputs the compiled step gives the interpreter's bits exactly (NaNs as NaNs), and
 // the generated code really reads the tables, gathering a block at a time in flat loops
 // and directly in row loops and reductions. A float32 input still computes.

@@ -70,9 +70,10 @@ class ExprEmitter {
   // tables the code reads (table16).
   std::string pointer_decls() const;
   // The table of kiln_math::<fn>_f32 at every value of t (bfloat16 or float16; the
-  // prelude's Table16, made before the parallel loop) at `index`, as a marker in the emitted text, resolved by resolve_lookups: a
-  // flat loop gathers a block of lookups with 32-bit indices first (GCC 12 emulates a
-  // gather whose index is 16-bit with scalar loads, 2x slower), other loops read directly.
+  // prelude's Table16, made before the parallel loop) at `index`, as a marker in the
+  // emitted text, resolved by resolve_lookups: a flat loop gathers a block of lookups with
+  // 32-bit indices first (GCC 12 emulates a gather whose index is 16-bit with scalar
+  // loads, 2x slower), other loops read directly.
   std::string table_lookup(const std::string& fn, DType t, const std::string& index);
   struct Lookup {
     std::string table, index;
