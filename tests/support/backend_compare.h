@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
+#include <omp.h>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -164,6 +166,20 @@ void expect_same(const BothRuns& r, TolOf tol_of) {
     }
     EXPECT_TRUE(arrays_close("variable '" + name + "'", want, it->second, tol_of(name)));
   }
+}
+
+// Outputs `names` of g compiled, run at the current thread count and at one thread: the
+// same bits (sums that split work in a fixed way, whatever the threads).
+inline void expect_same_bits_at_one_thread(const Graph& g, const Feeds& feeds, const std::vector<std::string>& names) {
+  auto compiled = compile_cpu(g, CompileOptions{});
+  Variables none;
+  const int threads = omp_get_max_threads();
+  const Fetches many = compiled->run(feeds, none);
+  omp_set_num_threads(1);
+  const Fetches one = compiled->run(feeds, none);
+  omp_set_num_threads(threads);
+  for (const std::string& name : names)
+    EXPECT_EQ(std::memcmp(one.at(name).bytes(), many.at(name).bytes(), one.at(name).nbytes()), 0) << name;
 }
 
 }  // namespace kiln::testkit

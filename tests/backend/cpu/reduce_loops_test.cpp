@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <omp.h>
 #include <string>
 
 #include "backend/cpu/codegen/codegen.h"
@@ -18,6 +17,7 @@
 #include "passes/passes.h"
 #include "support/backend_compare.h"
 #include "support/generated_code.h"
+#include "support/vectorization.h"
 
 namespace kiln {
 namespace {
@@ -73,6 +73,8 @@ TEST(ReduceLoops, RowMaximaRunInLanesAndKeepTheSequentialBits) {
   g.add_output("max", reduce_max(x, {1}).id());
   const std::string src = testkit::source_of(g);
   EXPECT_EQ(occurrences(src, "reduction(max : acc)"), 1) << src;
+  // In lanes for real: with a bool NaN flag GCC kept the loop scalar, five times slower.
+  EXPECT_TRUE(testkit::loop_vectorizes(src, src.find("#pragma omp simd reduction(max : acc)")));
 
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   Array in = wavy({6, 64});
@@ -126,15 +128,7 @@ TEST(ReduceLoops, ColumnSumsStreamRowChunksAndAgreeWithTheInterpreter) {
   EXPECT_TRUE(std::isnan(r.compiled.at(0).at("squares").data<float>()[5]));
   EXPECT_FALSE(std::isnan(r.compiled.at(0).at("squares").data<float>()[4]));
 
-  auto compiled = compile_cpu(g, CompileOptions{});
-  Variables none;
-  const int threads = omp_get_max_threads();
-  const Fetches two = compiled->run(feeds, none);
-  omp_set_num_threads(1);
-  const Fetches one = compiled->run(feeds, none);
-  omp_set_num_threads(threads);
-  for (const char* name : {"squares", "mean", "low"})
-    EXPECT_EQ(std::memcmp(one.at(name).bytes(), two.at(name).bytes(), one.at(name).nbytes()), 0) << name;
+  testkit::expect_same_bits_at_one_thread(g, feeds, {"squares", "mean", "low"});
 }
 
 }  // namespace

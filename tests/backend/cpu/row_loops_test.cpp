@@ -4,22 +4,16 @@
 // coordinate the row loop rewrites must read exactly what the interpreter reads.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
-#include "backend/cpu/build/toolchain.h"
 #include "backend/cpu/codegen/codegen.h"
 #include "kiln/ops.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"
 #include "support/generated_code.h"
-#include "support/temp_files.h"
 #include "support/test_arrays.h"
+#include "support/vectorization.h"
 
 namespace kiln {
 namespace {
@@ -160,27 +154,7 @@ TEST(RowLoops, AGatherBesideExpIsTestedPerRowAndVectorizes) {
   EXPECT_LT(src.find("const bool h", rows), inner) << src;
   EXPECT_NE(src.find("km::exp(", inner), std::string::npos) << src;
 
-  const auto dir = ::testkit::fresh_dir("row-loops-vec");
-  std::filesystem::create_directories(dir);
-  const auto file = dir / "step.cpp", info = dir / "vec.txt";
-  std::ofstream(file) << src;
-  const cpu::Toolchain& tc = cpu::host_toolchain();
-  std::string cmd = tc.cxx;
-  for (const std::string& f : tc.flags) cmd += " " + f;
-  cmd += " -c -fopt-info-vec-optimized=" + info.string() + " -o " + (dir / "step.o").string() + " " + file.string();
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  const std::string report = ::testkit::read_file(info);
-  // The inner loop: GCC names it by its `for` line (after the pragma) or its first statement.
-  const int pragma = 1 + static_cast<int>(std::count(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(inner), '\n'));
-  bool vectorized = false;
-  std::istringstream lines(report);
-  for (std::string l; std::getline(lines, l);)
-    for (int at : {pragma + 1, pragma + 2})
-      vectorized |= l.find("step.cpp:" + std::to_string(at) + ":") != std::string::npos &&
-                    l.find("loop vectorized") != std::string::npos;
-  EXPECT_TRUE(vectorized) << "the inner loop (after line " << pragma << ") is not vectorized; the compiler said:\n"
-                          << report << src;
-  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(testkit::loop_vectorizes(src, inner));
 
   Array idx(DType::i32, {64});
   for (int64_t i = 0; i < 64; ++i) idx.set(i, static_cast<double>((i * 7) % 53) - 1);  // -1 and 50..51: zero rows
