@@ -34,18 +34,20 @@ TEST(CompiledMlp, TrainingStepCompilesToFewKernelsAndMatchesTheInterpreter) {
   RecordProperty("library_calls", rep.library_calls);
   RecordProperty("fallback_ops", rep.fallback_ops);
   // The step as compiled today (change these numbers when fusion changes, on purpose):
-  //  25 fused loops =  1 one_hot of the labels
+  //  22 fused loops =  1 one_hot of the labels
   //                 + 12 for softmax cross-entropy and its gradient (row max, shifted exp,
   //                      row sums, log, the picked logit, the mean, the gradient's
-  //                      broadcasts and division)
-  //                 +  5 for the backward of the layers (2 ReLU masks, 3 bias-gradient sums)
+  //                      broadcasts and division; the last also sums the output layer's
+  //                      bias gradient, joined to it: column_sums.h)
+  //                 +  2 for the backward of the layers (2 ReLU masks, each summing its
+  //                      layer's bias gradient in the same pass)
   //                 +  7 optimizer updates, each writing a Momentum slot and its variable
   //                      in place in one loop (6 variables), and global_step
   //   8 oneDNN matmuls = 3 forward + 5 backward (no gradient w.r.t. the features); the
   //                      forward ones add the bias (and apply ReLU) as oneDNN post-ops
   //                      instead of 3 loops over their products
   //   0 interpreter fallbacks
-  EXPECT_EQ(rep.kernels, 25);
+  EXPECT_EQ(rep.kernels, 22);
   EXPECT_EQ(rep.library_calls, 8);
   EXPECT_EQ(rep.fallback_ops, 0);
   EXPECT_LT(rep.arena_bytes, rep.unplanned_bytes) << "memory planning should reuse buffers";

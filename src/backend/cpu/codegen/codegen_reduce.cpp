@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "backend/cpu/codegen/codegen_expr.h"
+#include "backend/cpu/schedule/column_sums.h"
 
 namespace kiln::cpu {
 namespace {
@@ -70,15 +71,10 @@ void suffix_loops(std::ostringstream& k, const Reduction& r, const std::string& 
 }
 
 // A sum over leading axes with few columns: the rows split into a fixed number of chunks
-// (whatever the thread count, so the bits do not depend on it), each summed row by row
-// into its own partial sums in double while the input streams past once, and the
-// partials added in chunk order. Column blocks would walk the input with a stride, once
-// per block, at about two thirds of the speed. Zero chunks: not worth it here.
-int64_t row_chunks(const Reduction& r) {
-  if (r.max || r.O > 2048) return 0;
-  const int64_t chunks = std::min<int64_t>({16, r.K / 32, 8192 / r.O});  // partials: at most 64 KiB
-  return chunks >= 4 ? chunks : 0;
-}
+// (column_sum_chunks), each summed row by row into its own partial sums in double while
+// the input streams past once, and the partials added in chunk order. Column blocks
+// would walk the input with a stride, once per block, at about two thirds of the speed.
+int64_t row_chunks(const Reduction& r) { return r.max ? 0 : column_sum_chunks(r.K, r.O); }
 
 void row_chunk_loops(std::ostringstream& k, const Reduction& r, const std::string& par, int64_t chunks) {
   const int64_t rows = (r.K + chunks - 1) / chunks;
@@ -170,6 +166,7 @@ void run_loops(std::ostringstream& k, const Reduction& r, const std::string& par
 }  // namespace
 
 std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& name) {
+  if (st.roots.size() > 1) return joined_column_sums_kernel(s, st, name);
   const Node& n = s.graph.node(st.node());
   Reduction r{n, s.graph.node(n.inputs[0]).shape};
   for (int64_t a : n.attrs.ints("axes")) r.axes.insert(a);

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/schedule/arena_plan.h"
 #include "backend/cpu/schedule/bias_gradient.h"
+#include "backend/cpu/schedule/column_sums.h"
 #include "backend/cpu/schedule/fusion.h"
 #include "backend/cpu/schedule/in_place_update.h"
 #include "backend/cpu/schedule/layout_plan.h"
@@ -96,6 +97,7 @@ Schedule make_schedule(Graph lowered) {
   merge_elementwise(s);
   drop_internal_roots(s);
   alias_reshapes(s);
+  join_column_sums(s);
   write_assigns_in_place(s);
   plan_layouts(s);
   plan_arena(s);

@@ -67,8 +67,9 @@ struct Schedule {
 
 // The schedule of a lowered graph: which values get buffers (fusion.h), one step per
 // computed buffer in node order, bias gradients joined to their convolutions
-// (bias_gradient.h), multi-output loops (fusion.h), variables updated in place
-// (in_place_update.h), activation layouts (layout_plan.h), and the arena (arena_plan.h).
+// (bias_gradient.h), multi-output loops (fusion.h), column sums joined to the loops that
+// compute what they sum (column_sums.h), variables updated in place (in_place_update.h),
+// activation layouts (layout_plan.h), and the arena (arena_plan.h).
 Schedule make_schedule(Graph lowered);
 
 // Which values a fused expression rooted at `root` reads from buffers.
