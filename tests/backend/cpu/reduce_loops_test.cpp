@@ -4,7 +4,7 @@
 // (a zero maximum, a NaN, nothing above -inf) walked again in order. Each must agree with the interpreter's sequential double
 // sum to well within a float rounding, and a NaN or an infinity anywhere must reach the sum
 // (the finite check of accelerate_train_mode's guarded step is such a sum). Column sums
-// stream the rows in fixed chunks.
+// stream the rows in fixed chunks; row reductions that read a row broadcast run as rows.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,6 +100,30 @@ TEST(ReduceLoops, RowMaximaRunInLanesAndKeepTheSequentialBits) {
   for (int row = 0; row < 6; ++row)
     EXPECT_EQ(std::memcmp(&want[row], &got[row], sizeof(float)), 0) << "row " << row << ": " << want[row] << " vs "
                                                                    << got[row];
+}
+
+// A row reduction whose body reads a value broadcast along the row (a softmax's gradient
+// divides by its row sum) walks its outputs as rows (r, j), so the broadcast's index is a
+// function of the row that the compiler hoists, instead of divisions in every lane.
+TEST(ReduceLoops, RowReductionsOfARowBroadcastRunAsRows) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", DType::f32, {2, 20, 64});
+  const Tensor sum = placeholder(g, "sum", DType::f32, {2, 20, 1});
+  g.add_output("sum", reduce_sum(x / sum, {2}).id());
+  g.add_output("max", reduce_max(x - sum, {2}).id());
+  g.add_output("plain", reduce_sum(x * x, {2}).id());  // no coordinates: the flat form
+  const std::string src = testkit::source_of(g);
+  EXPECT_EQ(occurrences(src, "for (int64_t r = 0; r < 40; ++r) {"), 2) << src;
+  EXPECT_EQ(occurrences(src, "for (int64_t o = 0; o < 40; ++o) {"), 1) << src;
+  EXPECT_EQ(occurrences(src, "const int64_t i = r * 64 + j;"), 3) << src;  // the maximum's walk again too
+
+  Array in = wavy({2, 20, 64});
+  in.data<float>()[7 * 64 + 3] = std::numeric_limits<float>::quiet_NaN();  // row 7: walked again in order
+  const auto r = testkit::run_both(g, {{"x", in}, {"sum", wavy({2, 20, 1})}}, {}, PrecisionPolicy::original, 1);
+  testkit::expect_same(r, [](const std::string& name) {
+    return name == "max" ? testkit::Tolerance{0, 0} : testkit::Tolerance{1e-7, 1e-6};
+  });
+  EXPECT_TRUE(std::isnan(r.compiled.at(0).at("max").data<float>()[7]));
 }
 
 // A sum over the leading axis with at most 2048 columns streams the rows in a fixed number

@@ -6,6 +6,7 @@
 #include "backend/cpu/codegen/codegen_reduce.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -25,6 +26,11 @@ struct Reduction {
   int64_t O = 0;  // outputs
   bool max = false;
   std::string init{}, x{}, body{};
+  // A row sum or maximum whose body computes coordinates (a value broadcast along the row,
+  // a softmax's sum read by its gradient) walks its outputs as rows: loop variables r and
+  // j, and the body's statements of r alone (row) once per output, before the lanes.
+  bool rows = false;
+  std::string row{};
 
   std::string accumulate(const std::string& acc) const {
     return max ? "((static_cast<double>(" + x + ") > " + acc + " || " + x + " != " + x + ") ? static_cast<double>(" + x +
@@ -48,9 +54,11 @@ void suffix_loops(std::ostringstream& k, const Reduction& r, const std::string& 
     k << "  out[0] = " << r.finish("acc") << ";\n}\n\n";
     return;
   }
-  k << par << "  for (int64_t o = 0; o < " << r.O << "; ++o) {\n    double acc = " << r.init << ";\n";
-  const std::string loop = "    for (int64_t r = 0; r < " + std::to_string(r.K) + "; ++r) {\n      const int64_t i = o * " +
-                           std::to_string(r.K) + " + r;\n" + r.body;
+  const std::string o = r.rows ? "r" : "o", e = r.rows ? "j" : "r";  // the output's and element's variables
+  k << par << "  for (int64_t " << o << " = 0; " << o << " < " << r.O << "; ++" << o << ") {\n" << r.row
+    << "    double acc = " << r.init << ";\n";
+  const std::string loop = "    for (int64_t " + e + " = 0; " + e + " < " + std::to_string(r.K) + "; ++" + e +
+                           ") {\n      const int64_t i = " + o + " * " + std::to_string(r.K) + " + " + e + ";\n" + r.body;
   if (r.max) {
     // A maximum in SIMD lanes: any order gives the same value, except which of +0 and -0
     // wins a tie and which NaN propagates; a row whose maximum is a zero, holds a NaN or
@@ -67,7 +75,7 @@ void suffix_loops(std::ostringstream& k, const Reduction& r, const std::string& 
     k << "#pragma omp simd reduction(+ : acc)\n" << loop;  // partial sums in double lanes, as run_loops
     k << "      acc = " << r.accumulate("acc") << ";\n    }\n";
   }
-  k << "    out[o] = " << r.finish("acc") << ";\n  }\n}\n\n";
+  k << "    out[" << o << "] = " << r.finish("acc") << ";\n  }\n}\n\n";
 }
 
 // A sum over leading axes with few columns: the rows split into a fixed number of chunks
@@ -182,19 +190,33 @@ std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& 
   r.O = numel(n.shape);
   r.max = n.op == Op::reduce_max;
   r.init = r.max ? "-INFINITY" : "0.0";
-  std::ostringstream body;
-  ExprEmitter em(s, body);
-  r.x = em.value(n.inputs[0], "i");
-  r.body = em.direct_lookups(body.str());
+  const bool suffix = red_axes.empty() || kept_axes.empty() || kept_axes.back() < red_axes.front();
+  const bool prefix = !suffix && red_axes.back() < kept_axes.front();
+  std::ostringstream body, row_body;
+  auto em = std::make_unique<ExprEmitter>(s, body);
+  r.x = em->value(n.inputs[0], "i");
+  std::string text = body.str();
+  const bool whole = r.O == 1 && !r.max && r.K > kParallelThreshold;  // suffix_loops splits it instead
+  if (suffix && !whole && r.O > 1 && r.K == r.in_shape.back() && em->computed_coordinates()) {
+    auto rows = std::make_unique<ExprEmitter>(s, row_body);
+    rows->split_rows(r.K);
+    const std::string x = rows->value(n.inputs[0], "i");
+    if (rows->row_breaks().empty()) {  // one piece per row: a pad's edge would cut it
+      text = row_body.str();
+      r.x = x;
+      r.rows = true;
+      r.row = rows->direct_lookups(rows->row_statements());
+      em = std::move(rows);
+    }
+  }
+  r.body = em->direct_lookups(text);
 
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(r.in_shape) << " -> " << shape_str(n.shape)
     << "\n";
-  k << "KILN_KERNEL void " << name << "(void** B) {\n" << em.pointer_decls() << out_decl(s, st.node());
+  k << "KILN_KERNEL void " << name << "(void** B) {\n" << em->pointer_decls() << out_decl(s, st.node());
   const std::string par = "#pragma omp parallel for if (" + std::to_string(r.O * r.K) + " > " +
                           std::to_string(kParallelThreshold) + ") schedule(static)\n";
-  const bool suffix = red_axes.empty() || kept_axes.empty() || kept_axes.back() < red_axes.front();
-  const bool prefix = !suffix && red_axes.back() < kept_axes.front();
   if (suffix)
     suffix_loops(k, r, par);
   else if (prefix)
