@@ -91,6 +91,33 @@ TEST(ColumnSums, AJoinedStepStoresTheLoopsBitsAndSumsAsASumAlone) {
   testkit::expect_same_bits_at_one_thread(b.g, feeds, {"db", "dscale"});
 }
 
+// LayerNorm's backward: dy comes from a product (no loop computes it); the scale's and the
+// shift's gradients sum it over the rows, and the input's gradient is a loop that reads
+// it. The sums join that loop, which comes after them (nothing reads them in between),
+// so dy is read once instead of three times; a sum the loop itself reads cannot.
+TEST(ColumnSums, SumsJoinALaterLoopThatReadsWhatTheySum) {
+  for (const bool loop_reads_sum : {false, true}) {
+    Graph g;
+    const Tensor a = placeholder(g, "a", DType::f32, {256, 64});
+    const Tensor w = placeholder(g, "w", DType::f32, {64, 64});
+    const Tensor xhat = placeholder(g, "xhat", DType::f32, {256, 64});
+    const Tensor dy = matmul(a, w);
+    const Tensor dbeta = reduce_sum(dy, {0});
+    const Tensor dgamma = reduce_sum(dy * xhat, {0});
+    const Tensor dx = loop_reads_sum ? dy * xhat - dbeta : dy * xhat + 1.0;
+    for (const auto& [name, t] : {std::pair{"dbeta", dbeta}, {"dgamma", dgamma}, {"dx", dx}}) g.add_output(name, t.id());
+    const cpu::Schedule s = cpu::make_schedule(g);
+    const std::vector<ValueId> want =
+        loop_reads_sum ? std::vector<ValueId>{dx.id(), dgamma.id()} : std::vector<ValueId>{dx.id(), dbeta.id(), dgamma.id()};
+    int found = 0;
+    for (const cpu::Step& st : s.steps) found += st.roots == want;
+    EXPECT_EQ(found, 1) << (loop_reads_sum ? "the loop reads dbeta" : "");
+    const Feeds feeds{{"a", wavy({256, 64}, 0.0f)}, {"w", wavy({64, 64}, 1.0f)}, {"xhat", wavy({256, 64}, 2.0f)}};
+    const auto r = testkit::run_both(g, feeds, {}, PrecisionPolicy::original, 1);
+    testkit::expect_same(r, [](const std::string&) { return testkit::Tolerance{1e-6, 1e-6}; });
+  }
+}
+
 // A loop whose value reads other elements than its own (a row broadcast, a pad) runs as
 // rows with the index arithmetic per row, as an elementwise step does, and a bfloat16
 // loop stores its rounded values and sums what it stored.

@@ -25,30 +25,41 @@ Shape chunked_column_sum(const Schedule& s, const Step& st) {
   return column_sum_chunks(numel(in) / in.back(), in.back()) > 0 ? in : Shape{};
 }
 
-// The value of an elementwise step that sum step `st` reads at the index it sums and
-// whose step comes first, with that step's index; {-1, 0} if none. `loop_roots`: per step
-// already joined, how many of its roots are the loop's (the sums follow them).
-std::pair<ValueId, size_t> summed_loop_value(const Schedule& s, const Step& st, const Shape& in,
-                                             const std::map<ValueId, size_t>& made_by,
-                                             const std::map<size_t, size_t>& loop_roots) {
-  const ValueId x = s.graph.node(st.node()).inputs[0];
-  std::pair<ValueId, size_t> best{-1, 0};
-  for (ValueId leaf : st.reads) {
-    const auto at = made_by.find(leaf);
-    if (at == made_by.end()) continue;
-    const Step& loop = s.steps[at->second];
-    const auto joined = loop_roots.find(at->second);
-    if (loop.kind != StepKind::elementwise && joined == loop_roots.end()) continue;
-    const size_t count = joined == loop_roots.end() ? loop.roots.size() : joined->second;
-    if (std::find(loop.roots.begin(), loop.roots.begin() + static_cast<std::ptrdiff_t>(count), leaf) ==
-        loop.roots.begin() + static_cast<std::ptrdiff_t>(count))
-      continue;  // a sum joined earlier: not an element of the loop
-    bool same_shape = true;
-    for (size_t r = 0; r < count; ++r) same_shape = same_shape && s.graph.node(loop.roots[r]).shape == in;
-    if (!same_shape || (leaf != x && !reads_at_same_index(s, x, leaf))) continue;
-    if (best.first < 0 || at->second < best.second) best = {leaf, at->second};
+// The loop roots of step k (the sums joined to it follow them), or none if it is no loop.
+std::vector<ValueId> loop_roots_of(const Schedule& s, size_t k, const std::map<size_t, size_t>& joined) {
+  const Step& st = s.steps[k];
+  const auto j = joined.find(k);
+  if (st.kind != StepKind::elementwise && j == joined.end()) return {};
+  return {st.roots.begin(), st.roots.begin() + static_cast<std::ptrdiff_t>(j == joined.end() ? st.roots.size() : j->second)};
+}
+
+// The loops that sum step k could join, earliest first: loops over its input's shape
+// that compute or read, at the index they write, a value the sum reads at the index it
+// sums (so that the joined loop loads or computes it once for both); before it, or after
+// it and before the first step that reads the sum.
+std::vector<size_t> candidate_loops(const Schedule& s, size_t k, const Shape& in, const std::map<size_t, size_t>& joined) {
+  const ValueId summed = s.graph.node(s.steps[k].node()).inputs[0];
+  size_t end = s.steps.size();
+  for (size_t r : readers(s, s.steps[k].node())) end = std::min(end, r);
+  std::vector<size_t> out;
+  for (size_t l = 0; l < end; ++l) {
+    if (l == k) continue;
+    const std::vector<ValueId> roots = loop_roots_of(s, l, joined);
+    bool fits = !roots.empty();
+    for (ValueId r : roots) fits = fits && s.graph.node(r).shape == in;
+    if (!fits) continue;
+    for (ValueId x : s.steps[k].reads) {
+      if (x != summed && !reads_at_same_index(s, summed, x)) continue;
+      const bool computes = std::count(roots.begin(), roots.end(), x) > 0;
+      bool reads = std::count(s.steps[l].reads.begin(), s.steps[l].reads.end(), x) > 0;
+      for (ValueId r : roots) reads = reads && reads_at_same_index(s, r, x);
+      if (computes || reads) {
+        out.push_back(l);
+        break;
+      }
+    }
   }
-  return best;
+  return out;
 }
 
 }  // namespace
@@ -69,26 +80,30 @@ void join_column_sums(Schedule& s) {
   for (size_t k = 0; k < s.steps.size(); ++k) {
     const Shape in = chunked_column_sum(s, s.steps[k]);
     if (in.empty()) continue;
-    const auto [x, l] = summed_loop_value(s, s.steps[k], in, made_by, loop_roots);
-    if (x < 0) continue;
     // Every other value the sum reads is computed before the loop (or is no step's), or
     // is an element the loop computes, read at the index it writes.
     const ValueId summed = s.graph.node(s.steps[k].node()).inputs[0];
-    const auto element = [&](ValueId leaf) {
-      const auto& roots = s.steps[l].roots;
-      const auto end = roots.begin() + static_cast<std::ptrdiff_t>(loop_roots.count(l) ? loop_roots[l] : roots.size());
-      return std::find(roots.begin(), end, leaf) != end && (leaf == summed || reads_at_same_index(s, summed, leaf));
+    auto ready = [&](size_t l) {
+      const std::vector<ValueId> roots = loop_roots_of(s, l, loop_roots);
+      for (ValueId leaf : s.steps[k].reads) {
+        const auto at = made_by.find(leaf);
+        const bool element = std::count(roots.begin(), roots.end(), leaf) > 0 &&
+                             (leaf == summed || reads_at_same_index(s, summed, leaf));
+        if (at != made_by.end() && at->second >= l && !element) return false;
+      }
+      return true;
     };
-    bool ready = true;
-    for (ValueId leaf : s.steps[k].reads) {
-      const auto at = made_by.find(leaf);
-      ready = ready && (at == made_by.end() || at->second < l || element(leaf));
-    }
     const int64_t columns = in.back(), bytes = column_sum_chunks(numel(in) / columns, columns) * columns * 8;
-    if (!ready || partial_bytes[l] + bytes > kPartialBytes) continue;
+    size_t l = k;
+    for (size_t c : candidate_loops(s, k, in, loop_roots))
+      if (ready(c) && partial_bytes[c] + bytes <= kPartialBytes) {
+        l = c;
+        break;
+      }
+    if (l == k) continue;
     partial_bytes[l] += bytes;
     Step& loop = s.steps[l];
-    loop_roots.emplace(l, loop.roots.size());
+    loop_roots.emplace(l, loop.roots.size());  // no-op when it has sums already
     loop.kind = StepKind::reduce;
     loop.roots.push_back(s.steps[k].node());
     for (ValueId leaf : s.steps[k].reads)

@@ -13,14 +13,17 @@ namespace kiln::cpu {
 int64_t column_sum_chunks(int64_t rows, int64_t columns);
 
 // A sum over every axis but the last (a dense layer's bias gradient, LayerNorm's
-// gradients of its scale and shift) that streams row chunks and reads a value an
-// elementwise loop computes at the index it writes (its dy: GELU's or ReLU's gradient,
-// a residual add) joins that loop: the loop's step computes and stores the value and
-// adds it to the chunk's partial sums while it is in registers, so the value (4 MB in
-// the GPT's MLP) is not read back from memory. The joined step is a reduce step whose
-// roots are the loop's roots, then the sums; it runs where the loop ran, so every other
-// value the sum reads must be computed before that. Several sums of the same shape may
-// join one loop (LayerNorm's two and the bias gradient all read the same dy).
+// gradients of its scale and shift) that streams row chunks joins an elementwise loop
+// over the same shape that computes or reads, at the index it writes, a value the sum
+// reads: its dy (GELU's or ReLU's gradient, a residual add; or LayerNorm's input
+// gradient, which reads the dy a product computed). The joined step walks the row chunks
+// the sum alone would, computes and stores the loop's elements and adds the sum's to
+// the chunk's partials while the values are in registers, so the sum does not read them
+// back from memory (4 MB per GPT MLP layer). It is a reduce step whose roots are the
+// loop's, then the sums, and it runs where the loop ran: every other value a sum reads
+// must be computed before that, and nothing before it may read the sum (a sum moves to a
+// later loop only if its first reader comes after). Several sums of the same shape may
+// join one loop (LayerNorm's two both read the dy its input gradient reads).
 void join_column_sums(Schedule& s);
 
 }  // namespace kiln::cpu
