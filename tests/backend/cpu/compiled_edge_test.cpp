@@ -50,6 +50,8 @@ TEST(CompiledEdge, EmptyTensorsAndEmptyMatmul) {
   g.add_output("mm", (matmul(a, b) + x).id());  // K = 0: a sum of nothing is zero
   g.add_output("empty", (exp(a) + 1.0).id());
   g.add_output("sum_empty", reduce_sum(a, {1}).id());
+  g.add_output("columns_of_nothing", reduce_sum(a, {0}).id());  // no column: no chunk to size
+  g.add_output("columns_of_no_rows", reduce_sum(b, {0}).id());  // zeros
   expect_backends_agree(g, {{"x", testkit::f32({2, 3}, {1, 2, 3, 4, 5, 6})},
                             {"a", Array(DType::f32, {2, 0})},
                             {"b", Array(DType::f32, {0, 3})}});

@@ -18,7 +18,7 @@ Shape chunked_column_sum(const Schedule& s, const Step& st) {
   const Node& n = s.graph.node(st.node());
   if (n.op != Op::reduce_sum && n.op != Op::reduce_mean) return {};
   const Shape& in = s.graph.node(n.inputs[0]).shape;
-  if (in.size() < 2) return {};
+  if (in.size() < 2 || numel(in) == 0) return {};
   std::vector<int64_t> leading(in.size() - 1);
   for (size_t a = 0; a < leading.size(); ++a) leading[a] = static_cast<int64_t>(a);
   if (n.attrs.ints("axes") != leading) return {};
@@ -65,7 +65,7 @@ std::vector<size_t> candidate_loops(const Schedule& s, size_t k, const Shape& in
 }  // namespace
 
 int64_t column_sum_chunks(int64_t rows, int64_t columns) {
-  if (columns > 2048) return 0;
+  if (columns <= 0 || columns > 2048) return 0;
   const int64_t chunks = std::min<int64_t>({16, rows / 32, 8192 / columns});  // partials: at most 64 KiB
   return chunks >= 4 ? chunks : 0;
 }
