@@ -96,15 +96,7 @@ std::string elementwise_kernel(const Schedule& s, const Step& st, const std::str
   // One inner loop per piece of the row between pad edges (ExprEmitter::note_row_break):
   // with constant bounds on j, the compiler folds each pad's test and clamp, so a sum of
   // pads (a slice's gradient) becomes plain copies.
-  std::vector<int64_t> cuts{0};
-  cuts.insert(cuts.end(), em->row_breaks().begin(), em->row_breaks().end());
-  cuts.push_back(width);
-  for (size_t c = 0; c + 1 < cuts.size(); ++c) {
-    k << "#pragma omp simd\n";
-    k << "    for (int64_t j = " << cuts[c] << "; j < " << cuts[c + 1] << "; ++j) {\n";
-    k << "      const int64_t i = r * " << width << " + j;\n";
-    k << em->direct_lookups(body.str()) << stores.str() << "    }\n";
-  }
+  k << em->row_loops(width, body.str() + stores.str());
   k << "  }\n}\n\n";
   return k.str();
 }

@@ -60,24 +60,9 @@ std::string joined_column_sums_kernel(const Schedule& s, const Step& st, const s
     k << "    for (int64_t j = 0; j < " << O << "; ++j) part" << m << "[chunk * " << O << " + j] = 0.0;\n";
   k << "    for (int64_t r = chunk * " << rows << "; r < km::min<int64_t>(" << K << ", (chunk + 1) * " << rows
     << "); ++r) {\n" << em->direct_lookups(em->row_statements());
-  std::vector<int64_t> cuts{0};  // the row's pieces between pad edges, as elementwise_kernel
-  cuts.insert(cuts.end(), em->row_breaks().begin(), em->row_breaks().end());
-  cuts.push_back(O);
-  for (size_t c = 0; c + 1 < cuts.size(); ++c) {
-    k << "#pragma omp simd\n    for (int64_t j = " << cuts[c] << "; j < " << cuts[c + 1] << "; ++j) {\n";
-    k << "      const int64_t i = r * " << O << " + j;\n" << em->direct_lookups(body.str()) << stores.str() << "    }\n";
-  }
-  k << "    }\n  }\n";
-  for (size_t m = 0; m < sums.size(); ++m) {
-    const Node& n = s.graph.node(sums[m]);
-    const std::string part = "part" + std::to_string(m);
-    k << "#pragma omp simd\n  for (int64_t j = 0; j < " << O << "; ++j) {\n    double sum = " << part << "[j];\n";
-    k << "    for (int64_t chunk = 1; chunk < " << chunks << "; ++chunk) sum = sum + " << part << "[chunk * " << O
-      << " + j];\n";
-    const std::string v = n.op == Op::reduce_mean ? "(sum / " + std::to_string(K) + ".0)" : "sum";
-    k << "    sum" << m << "[j] = "
-      << ExprEmitter::store(n.dtype, "static_cast<" + ExprEmitter::value_type(n.dtype) + ">(" + v + ")") << ";\n  }\n";
-  }
+  k << em->row_loops(O, body.str() + stores.str()) << "    }\n  }\n";  // one loop per piece between pad edges
+  for (size_t m = 0; m < sums.size(); ++m)
+    k << combined_chunks(s.graph.node(sums[m]), "part" + std::to_string(m), "sum" + std::to_string(m), O, chunks, K);
   k << "}\n\n";
   return k.str();
 }

@@ -117,6 +117,20 @@ std::string ExprEmitter::direct_lookups(const std::string& text) const {
   return resolve_lookups(text, lookups_.size(), [&](size_t k) { return lookups_[k].table + "[" + lookups_[k].index + "]"; });
 }
 
+std::string ExprEmitter::row_loops(int64_t width, const std::string& inner) const {
+  std::vector<int64_t> cuts{0};
+  cuts.insert(cuts.end(), row_breaks_.begin(), row_breaks_.end());
+  cuts.push_back(width);
+  std::ostringstream k;
+  for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+    k << "#pragma omp simd\n";
+    k << "    for (int64_t j = " << cuts[c] << "; j < " << cuts[c + 1] << "; ++j) {\n";
+    k << "      const int64_t i = r * " << width << " + j;\n";
+    k << direct_lookups(inner) << "    }\n";
+  }
+  return k.str();
+}
+
 std::string ExprEmitter::coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count,
                                     bool outermost) const {
   ++coordinates_;

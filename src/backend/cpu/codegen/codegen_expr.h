@@ -50,6 +50,11 @@ class ExprEmitter {
     if (j > 0 && j < row_width_) row_breaks_.insert(j);
   }
   const std::set<int64_t>& row_breaks() const { return row_breaks_; }
+  // The inner loops of a row loop over j (i = r * width + j), one per piece of the row
+  // between row breaks (none unless split_rows), each running `inner` (the body with its
+  // stores, lookups read directly): with constant bounds on j, the compiler folds each
+  // pad's test and clamp.
+  std::string row_loops(int64_t width, const std::string& inner) const;
 
   // Declares a local `const int64_t` holding `expr`; returns its name.
   std::string declare_index(const std::string& expr);

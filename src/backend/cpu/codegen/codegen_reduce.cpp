@@ -37,10 +37,7 @@ struct Reduction {
                      ") : " + acc + ")"
                : acc + " + static_cast<double>(" + x + ")";
   }
-  std::string finish(const std::string& acc) const {
-    std::string v = n.op == Op::reduce_mean ? "(" + acc + " / " + std::to_string(K) + ".0)" : acc;
-    return ExprEmitter::store(n.dtype, "static_cast<" + ExprEmitter::value_type(n.dtype) + ">(" + v + ")");
-  }
+  std::string finish(const std::string& acc) const { return finished_sum(n, acc, K); }
 };
 
 // Reduced axes after the kept ones: one contiguous run per output. A sum of everything
@@ -95,9 +92,7 @@ void row_chunk_loops(std::ostringstream& k, const Reduction& r, const std::strin
   k << "      for (int64_t j = 0; j < " << r.O << "; ++j) {\n";
   k << "      const int64_t i = r * " << r.O << " + j;\n" << r.body;
   k << "      acc[j] = " << r.accumulate("acc[j]") << ";\n    }\n  }\n";
-  k << "#pragma omp simd\n  for (int64_t j = 0; j < " << r.O << "; ++j) {\n    double sum = part[j];\n";
-  k << "    for (int64_t chunk = 1; chunk < " << chunks << "; ++chunk) sum = sum + part[chunk * " << r.O << " + j];\n";
-  k << "    out[j] = " << r.finish("sum") << ";\n  }\n}\n\n";
+  k << combined_chunks(r.n, "part", "out", r.O, chunks, r.K) << "}\n\n";
 }
 
 // Reduce leading axes (e.g. a bias gradient over the batch): blocks of columns, each
@@ -172,6 +167,21 @@ void run_loops(std::ostringstream& k, const Reduction& r, const std::string& par
 }
 
 }  // namespace
+
+std::string finished_sum(const Node& n, const std::string& acc, int64_t count) {
+  const std::string v = n.op == Op::reduce_mean ? "(" + acc + " / " + std::to_string(count) + ".0)" : acc;
+  return ExprEmitter::store(n.dtype, "static_cast<" + ExprEmitter::value_type(n.dtype) + ">(" + v + ")");
+}
+
+std::string combined_chunks(const Node& n, const std::string& part, const std::string& out, int64_t columns,
+                            int64_t chunks, int64_t count) {
+  std::ostringstream k;
+  k << "#pragma omp simd\n  for (int64_t j = 0; j < " << columns << "; ++j) {\n    double sum = " << part << "[j];\n";
+  k << "    for (int64_t chunk = 1; chunk < " << chunks << "; ++chunk) sum = sum + " << part << "[chunk * " << columns
+    << " + j];\n";
+  k << "    " << out << "[j] = " << finished_sum(n, "sum", count) << ";\n  }\n";
+  return k.str();
+}
 
 std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& name) {
   if (st.roots.size() > 1) return joined_column_sums_kernel(s, st, name);

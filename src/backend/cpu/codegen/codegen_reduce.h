@@ -13,4 +13,14 @@ namespace kiln::cpu {
 std::string reduce_kernel(const Schedule& s, const Step& st, const std::string& name);
 std::string joined_column_sums_kernel(const Schedule& s, const Step& st, const std::string& name);
 
+// A sum's (or mean's, over `count` elements) final value from its double accumulator
+// `acc`, as stored in the node's type.
+std::string finished_sum(const Node& n, const std::string& acc, int64_t count);
+
+// After a chunked column sum's loop (column_sum_chunks): each of the `columns` sums of its
+// `chunks` partials in `part` ([chunk][column], double), added in chunk order, stored as
+// `out`[j].
+std::string combined_chunks(const Node& n, const std::string& part, const std::string& out, int64_t columns,
+                            int64_t chunks, int64_t count);
+
 }  // namespace kiln::cpu
