@@ -15,7 +15,8 @@
 // rules of their own.
 //
 // X(name, arity, family, differentiable, fusible, precision, attributes)
-//   arity      number of inputs; -1 = one or more (concat)
+//   arity      number of inputs; -1 = as many as the family's rule allows (concat: one or
+//              more; dense: 2 to 4)
 //   family     which inference rule applies (see OpFamily), and for ops that are not
 //              fusible, which kind of CPU kernel computes them
 //   differentiable  autodiff propagates gradients through it (grad.cpp)
@@ -74,8 +75,9 @@
   X(pad, 1, Pad, true, true, Follow, "low high")                                                    \
   X(concat, -1, Concat, true, false, Follow, "axis")                                                 \
   X(matmul, 2, MatMul, true, false, Low, "transpose_a transpose_b")                                  \
-  /* matmul + bias [n] (+ ReLU), rounded once: made by the epilogue pass after autodiff */           \
-  X(dense, 3, Dense, false, false, Low, "transpose_a transpose_b relu")                             \
+  /* matmul + bias [n] + addend [m,n] (+ ReLU), rounded once: made by the epilogue pass after */     \
+  /* autodiff; inputs a, b, then the bias unless bias=0, then the addend if addend=1 */             \
+  X(dense, -1, Dense, false, false, Low, "transpose_a transpose_b relu bias? addend?")              \
   X(conv2d, 2, Conv2D, true, false, Low, "stride padding groups?")                                       \
   /* conv2d + per-channel bias (+ ReLU), rounded once: made by the epilogue pass */                 \
   X(conv2d_bias, 3, Conv2DBias, false, false, Low, "stride padding relu groups?")                        \

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "ir/conv_geometry.h"
+#include "ir/dense_inputs.h"
 #include "kiln/error.h"
 #include "kiln/graph.h"
 
@@ -218,18 +219,34 @@ void matmul(Ctx& c) {
   c.n.shape = out;
 }
 
-// A 2-D matmul whose result gets a bias row [n] (or [1, n]), float32 or the product's type.
+// A 2-D matmul whose result gets a bias row [n] (or [1, n]; float32 or the product's
+// type) unless bias=0, and an addend of the result's shape and type if addend=1.
 void dense(Ctx& c) {
+  for (const char* flag : {"relu", "bias", "addend"}) {
+    const int64_t v = c.n.attrs.i_or(flag, flag[0] == 'b' ? 1 : 0);
+    if (v != 0 && v != 1) c.fail() << flag << " must be 0 or 1, got " << v;
+  }
+  const size_t want = 2 + dense_has_bias(c.n) + dense_has_addend(c.n);
+  if (c.n.inputs.size() != want)
+    c.fail() << "takes " << want << " inputs (a, b" << (dense_has_bias(c.n) ? ", bias" : "")
+             << (dense_has_addend(c.n) ? ", addend" : "") << "), got " << c.n.inputs.size();
   if (c.in(0).shape.size() != 2) c.fail() << "is 2-D only, got " << shape_str(c.in(0).shape);
   matmul(c);
-  const Node& b = c.in(2);
   const int64_t n = c.n.shape[1];
-  if (!(b.shape == Shape{n} || b.shape == Shape{1, n}))
-    c.fail() << "bias must be [" << n << "] or [1," << n << "], got " << shape_str(b.shape);
-  if (b.dtype != DType::f32 && b.dtype != c.n.dtype)
-    c.fail() << "bias must be f32 or " << dtype_name(c.n.dtype) << ", got " << dtype_name(b.dtype);
-  const int64_t relu = c.n.attrs.i("relu");
-  if (relu != 0 && relu != 1) c.fail() << "relu must be 0 or 1, got " << relu;
+  const DenseInputs d = dense_inputs(c.n);
+  if (d.bias >= 0) {
+    const Node& b = c.g.node(d.bias);
+    if (!(b.shape == Shape{n} || b.shape == Shape{1, n}))
+      c.fail() << "bias must be [" << n << "] or [1," << n << "], got " << shape_str(b.shape);
+    if (b.dtype != DType::f32 && b.dtype != c.n.dtype)
+      c.fail() << "bias must be f32 or " << dtype_name(c.n.dtype) << ", got " << dtype_name(b.dtype);
+  }
+  if (d.addend >= 0) {
+    const Node& x = c.g.node(d.addend);
+    if (x.shape != c.n.shape || x.dtype != c.n.dtype)
+      c.fail() << "addend must be " << dtype_name(c.n.dtype) << shape_str(c.n.shape) << ", got "
+               << dtype_name(x.dtype) << shape_str(x.shape);
+  }
 }
 
 // Checks n's stride and padding for a kh x kw window.

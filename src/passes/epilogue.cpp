@@ -7,7 +7,7 @@ namespace {
 bool onednn_type(DType t) { return t == DType::f32 || t == DType::bf16; }
 
 struct Match {
-  ValueId product = -1, bias = -1;  // the matmul or conv2d
+  ValueId product = -1, bias = -1, addend = -1;  // the matmul or conv2d; -1: none
   bool relu = false;
 };
 
@@ -23,6 +23,12 @@ bool fits(const Node& p, const Node& b) {
   return b.shape == Shape{o, 1, 1} || b.shape == Shape{1, o, 1, 1};
 }
 
+// The other input of add node `a` when `a` adds `v` to something else of `v`'s type, else -1.
+ValueId other_addend(const Node& a, ValueId v, const Node& vn) {
+  if (a.op != Op::add || a.dtype != vn.dtype || a.shape != vn.shape || a.inputs[0] == a.inputs[1]) return -1;
+  return a.inputs[0] == v ? a.inputs[1] : a.inputs[0];
+}
+
 }  // namespace
 
 Graph fuse_epilogues(const Graph& g) {
@@ -31,25 +37,42 @@ Graph fuse_epilogues(const Graph& g) {
   std::vector<ValueId> user(n, -1);  // a user of each value (the only one, when uses == 1)
   for (size_t i = 0; i < n; ++i)
     for (ValueId in : g.nodes()[i].inputs) user[in] = static_cast<ValueId>(i);
+  // The sole user of v, or -1.
+  auto sole_user = [&](ValueId v) { return uses[v] == 1 ? user[v] : -1; };
 
-  // Which node becomes a dense node: the relu of relu(matmul + bias), else the add.
+  // Is v in memory anyway: made by a kernel of its own or read by another op too? An
+  // elementwise value read only by the sum (momentum * velocity) is better computed in
+  // the sum's loop than stored for oneDNN to read back.
+  auto stored = [&](ValueId v) { return !op_info(g.node(v).op).fusible || uses[v] > 1; };
+
+  // Which node becomes the dense (conv2d_bias) node: the last of the chain product
+  // [+ bias] [+ addend] [relu], where a matmul takes a bias, an addend or both (added in
+  // that order, as oneDNN does) and a convolution a bias; each link the only user of the
+  // one before.
   std::vector<Match> at(n);
   for (size_t i = 0; i < n; ++i) {
+    const auto pid = static_cast<ValueId>(i);
     const Node& m = g.nodes()[i];
-    const bool product = (m.op == Op::matmul && m.shape.size() == 2) || m.op == Op::conv2d;
-    if (!product || !onednn_type(m.dtype) || uses[i] != 1) continue;
-    const ValueId aid = user[i];
-    const Node& a = g.node(aid);
-    if (a.op != Op::add || a.dtype != m.dtype || a.shape != m.shape || a.inputs[0] == a.inputs[1]) continue;
-    const ValueId bias = a.inputs[0] == static_cast<ValueId>(i) ? a.inputs[1] : a.inputs[0];
-    if (!fits(m, g.node(bias))) continue;
-    ValueId root = aid;
-    bool relu = false;
-    if (uses[aid] == 1 && g.node(user[aid]).op == Op::relu) {
-      root = user[aid];
-      relu = true;
+    const bool matmul = m.op == Op::matmul && m.shape.size() == 2;
+    if (!(matmul || m.op == Op::conv2d) || !onednn_type(m.dtype)) continue;
+    Match f{pid};
+    ValueId root = pid;
+    if (const ValueId a = sole_user(root); a >= 0)
+      if (const ValueId o = other_addend(g.node(a), root, m); o >= 0 && fits(m, g.node(o))) {
+        f.bias = o;
+        root = a;
+      }
+    if (const ValueId a = sole_user(root); matmul && a >= 0)
+      if (const ValueId o = other_addend(g.node(a), root, m); o >= 0 && g.node(o).shape == m.shape && stored(o)) {
+        f.addend = o;
+        root = a;
+      }
+    if (root == pid) continue;  // nothing to fold
+    if (const ValueId r = sole_user(root); r >= 0 && g.node(r).op == Op::relu) {
+      f.relu = true;
+      root = r;
     }
-    at[root] = {static_cast<ValueId>(i), bias, relu};
+    if (at[root].product < 0) at[root] = f;  // an add of two products folds the first
   }
 
   Rewriter rw(g);
@@ -63,8 +86,15 @@ Graph fuse_epilogues(const Graph& g) {
     const Node& m = g.node(f.product);
     Attrs attrs = m.attrs;
     attrs.set("relu", int64_t{f.relu});
+    std::vector<ValueId> inputs{rw.mapped(m.inputs[0]), rw.mapped(m.inputs[1])};
+    if (f.bias >= 0) inputs.push_back(rw.mapped(f.bias));
+    if (m.op == Op::matmul && f.bias < 0) attrs.set("bias", int64_t{0});
+    if (f.addend >= 0) {
+      inputs.push_back(rw.mapped(f.addend));
+      attrs.set("addend", int64_t{1});
+    }
     const Op op = m.op == Op::matmul ? Op::dense : Op::conv2d_bias;
-    const ValueId d = rw.out().add(op, {rw.mapped(m.inputs[0]), rw.mapped(m.inputs[1]), rw.mapped(f.bias)}, attrs);
+    const ValueId d = rw.out().add(op, inputs, attrs);
     rw.alias(id, d);
     carry_name(rw.out(), g.node(id), d);
   }

@@ -53,13 +53,16 @@ Graph sink_transposes(const Graph& g);
 // unchanged.
 Graph apply_precision(const Graph& g, PrecisionPolicy policy);
 
-// Folds relu(matmul(a, b) + bias) and matmul(a, b) + bias into dense(a, b, bias) {relu},
-// and the same around conv2d into conv2d_bias(x, w, bias) {relu}, which oneDNN computes
-// with post-ops (the bias added to the float32 accumulator, ReLU, one rounding) instead
-// of a loop that reads the product back. Only float32/bfloat16 products used once (2-D
-// matmuls), with a bias row [n] / [1, n] or one per channel ([o,1,1], [1,o,1,1]); the
-// product and sum are left dead for DCE. Under mixed precision the result is rounded once, not after the product and
-// again after the sum: slightly more accurate, and the interpreter runs the same node.
+// Folds relu?(matmul(a, b) + bias + addend) — bias, addend or both — into
+// dense(a, b, bias?, addend?) {relu}, and relu?(conv2d(x, w) + bias) into
+// conv2d_bias(x, w, bias) {relu}, which oneDNN computes with post-ops (the bias added to
+// the float32 accumulator, then the addend, ReLU, one rounding) instead of a loop that
+// reads the product back: a residual connection's sum, or a gradient's second term,
+// costs no pass of its own. Only float32/bfloat16 products used once (2-D matmuls), with
+// a bias row [n] / [1, n] or one per channel ([o,1,1], [1,o,1,1]), and an addend of the
+// product's shape and type; the product and sums are left dead for DCE. Under mixed
+// precision the result is rounded once, not after the product and again after each sum:
+// slightly more accurate, and the interpreter runs the same node.
 Graph fuse_epilogues(const Graph& g);
 
 // Folds ReLU's gradient mask into a max pooling's gradient on the ReLU's output:

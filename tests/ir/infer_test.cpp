@@ -97,6 +97,28 @@ TEST_F(Infer, MatmulInnerDimensionMismatch) {
                      "[matmul]", "batch");
 }
 
+// dense (made by the epilogue pass, never by the builder): its bias and addend inputs.
+TEST_F(Infer, DenseInputsFollowItsBiasAndAddendFlags) {
+  Tensor x24 = placeholder(g, "x24", DType::f32, {2, 4});
+  auto dense = [&](std::vector<ValueId> in, int64_t bias, int64_t addend) {
+    Attrs a;
+    a.set("transpose_a", int64_t{0});
+    a.set("transpose_b", int64_t{0});
+    a.set("relu", int64_t{0});
+    a.set("bias", bias);
+    a.set("addend", addend);
+    return g.add(Op::dense, in, a);
+  };
+  const ValueId ok = dense({x23.id(), x34.id(), x4.id(), x24.id()}, 1, 1);
+  EXPECT_EQ(g.node(ok).shape, (Shape{2, 4}));
+  EXPECT_EQ(g.node(dense({x23.id(), x34.id(), x24.id()}, 0, 1)).shape, (Shape{2, 4}));
+  EXPECT_GRAPH_ERROR(dense({x23.id(), x34.id(), x4.id()}, 1, 1), "[dense]", "takes 4 inputs (a, b, bias, addend)",
+                     "got 3");
+  EXPECT_GRAPH_ERROR(dense({x23.id(), x34.id(), x4.id()}, 0, 1), "[dense]", "addend must be f32[2,4]", "got f32[4]");
+  EXPECT_GRAPH_ERROR(dense({x23.id(), x34.id(), x24.id()}, 1, 0), "[dense]", "bias must be [4] or [1,4]");
+  EXPECT_GRAPH_ERROR(dense({x23.id(), x34.id(), x4.id()}, 2, 0), "[dense]", "bias must be 0 or 1, got 2");
+}
+
 TEST_F(Infer, BroadcastMismatch) {
   EXPECT_GRAPH_ERROR(x23 + x4, "[add]", "[2,3]", "[4]");
   EXPECT_GRAPH_ERROR(maximum(x23, x34), "[maximum]");

@@ -1,5 +1,5 @@
-// The epilogue pass: relu(matmul + bias) and matmul + bias become one dense node (oneDNN
-// post-ops); before/after IR, and the cases it must leave alone.
+// The epilogue pass: relu(matmul + bias), matmul + bias and either plus an addend become
+// one dense node (oneDNN post-ops); before/after IR, and the cases it must leave alone.
 #include <gtest/gtest.h>
 
 #include "passes/passes.h"
@@ -45,7 +45,7 @@ TEST(Epilogues, LeavesAloneWhatOneDnnCannotFuseOrWhatIsNeededUnfused) {
 %1 = variable() {dtype="f32", init="zeros", shape=[3,5]} : f32[3,5] "w"
 %2 = variable() {dtype="f32", init="zeros", shape=[4,5]} : f32[4,5] "full"
 %3 = matmul(%0, %1) {transpose_a=0, transpose_b=0} : f32[4,5]
-%4 = add(%3, %2) : f32[4,5]
+%4 = add(%3, %3) : f32[4,5]
 %5 = matmul(%0, %0) {transpose_a=1, transpose_b=0} : f32[3,3]
 %6 = exp(%5) : f32[3,3]
 %7 = add(%5, %6) : f32[3,3]
@@ -57,7 +57,7 @@ TEST(Epilogues, LeavesAloneWhatOneDnnCannotFuseOrWhatIsNeededUnfused) {
 %13 = variable() {dtype="f32", init="zeros", shape=[5]} : f32[5] "b"
 %14 = matmul(%0, %1) {transpose_a=0, transpose_b=0} : f32[4,5]
 %15 = add(%14, %13) : f32[4,5]
-output "full_bias" = %4
+output "product_twice" = %4
 output "product_used_twice" = %7
 output "f16" = %12
 output "product_is_an_output" = %14
@@ -65,6 +65,56 @@ output "sum" = %15
 )");
   const Graph after = dce(fuse_epilogues(before));
   EXPECT_EQ(count_op(after, Op::dense), 0) << text(after);
+}
+
+TEST(Epilogues, AResidualOrAnotherProductFoldsAsTheAddendAfterTheBiasAndBeforeRelu) {
+  const Graph before = ir(R"(%0 = placeholder() {dtype="f32", shape=[4,3]} : f32[4,3] "x"
+%1 = variable() {dtype="f32", init="zeros", shape=[3,5]} : f32[3,5] "w"
+%2 = variable() {dtype="f32", init="zeros", shape=[5]} : f32[5] "b"
+%3 = placeholder() {dtype="f32", shape=[4,5]} : f32[4,5] "residual"
+%4 = matmul(%0, %1) {transpose_a=0, transpose_b=0} : f32[4,5]
+%5 = add(%4, %2) : f32[4,5]
+%6 = add(%3, %5) : f32[4,5]
+%7 = relu(%6) : f32[4,5]
+%8 = matmul(%0, %1) {transpose_a=0, transpose_b=0} : f32[4,5]
+%9 = matmul(%0, %1) {transpose_a=0, transpose_b=0} : f32[4,5]
+%10 = add(%8, %9) : f32[4,5]
+output "block" = %7
+output "two_products" = %10
+)");
+  EXPECT_EQ(text(dce(fuse_epilogues(before))), R"(%0 = placeholder() {dtype="f32", shape=[4,3]} : f32[4,3] "x"
+%1 = variable() {dtype="f32", init="zeros", shape=[3,5]} : f32[3,5] "w"
+%2 = variable() {dtype="f32", init="zeros", shape=[5]} : f32[5] "b"
+%3 = placeholder() {dtype="f32", shape=[4,5]} : f32[4,5] "residual"
+%4 = dense(%0, %1, %2, %3) {addend=1, relu=1, transpose_a=0, transpose_b=0} : f32[4,5]
+%5 = matmul(%0, %1) {transpose_a=0, transpose_b=0} : f32[4,5]
+%6 = dense(%0, %1, %5) {addend=1, bias=0, relu=0, transpose_a=0, transpose_b=0} : f32[4,5]
+output "block" = %4
+output "two_products" = %6
+)");
+}
+
+// An addend that a loop would compute inside the sum (read by nothing else) stays there:
+// folding it would store it only for oneDNN to read it back (momentum * velocity + grad).
+TEST(Epilogues, AnAddendComputedOnlyForTheSumStaysInItsLoop) {
+  const Graph before = ir(R"(%0 = placeholder() {dtype="f32", shape=[4,3]} : f32[4,3] "x"
+%1 = variable() {dtype="f32", init="zeros", shape=[3,5]} : f32[3,5] "w"
+%2 = variable() {dtype="f32", init="zeros", shape=[4,5]} : f32[4,5] "velocity"
+%3 = constant() {dtype="f32", shape=[], value=0.9} : f32[]
+%4 = mul(%2, %3) : f32[4,5]
+%5 = matmul(%0, %1) {transpose_a=0, transpose_b=0} : f32[4,5]
+%6 = add(%4, %5) : f32[4,5]
+%7 = mul(%2, %3) : f32[4,5]
+%8 = matmul(%0, %1) {transpose_a=0, transpose_b=0} : f32[4,5]
+%9 = add(%7, %8) : f32[4,5]
+%10 = exp(%7) : f32[4,5]
+output "kept" = %6
+output "shared" = %9
+output "other_reader" = %10
+)");
+  const Graph after = dce(fuse_epilogues(before));
+  EXPECT_EQ(count_op(after, Op::dense), 1) << text(after);  // only the shared %7 folds
+  EXPECT_EQ(count_op(after, Op::add), 1) << text(after);
 }
 
 TEST(Epilogues, UnderMixedBfloat16TheCastBiasFolds) {

@@ -21,23 +21,28 @@ void narrow(const std::vector<float>& in, void* out) {
   for (int64_t i = 0; i < n; ++i) p[i] = f32_to_bf16_bits(in[i]);
 }
 
-// The epilogue with a bfloat16 bias of n values widened into `storage`.
+// The epilogue with a bfloat16 bias of n values widened into `storage` (a convolution's
+// epilogue has no addend).
 Epilogue widened_epilogue(const Epilogue& e, int64_t n, std::vector<float>& storage) {
   if (!e.bias || !e.bias_bf16) return e;
   widen(e.bias, storage, n);
-  return {storage.data(), false, e.relu};
+  return {storage.data(), false, e.relu, e.addend};
 }
 
 }  // namespace
 
 void widened_matmul_bf16(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t batch, int64_t m, int64_t n,
                          int64_t k, bool transpose_a, bool transpose_b, const Epilogue& epilogue) {
-  thread_local std::vector<float> fa, fb, fc, fbias;
+  thread_local std::vector<float> fa, fb, fc, fbias, faddend;
   widen(a, fa, batch * m * k);
   widen(b, fb, batch * k * n);
   fc.resize(static_cast<size_t>(batch * m * n));
-  matmul_f32(fa.data(), fb.data(), fc.data(), batch, m, n, k, transpose_a, transpose_b,
-             widened_epilogue(epilogue, n, fbias));
+  Epilogue e = widened_epilogue(epilogue, n, fbias);
+  if (e.addend) {  // of C's type: bfloat16
+    widen(e.addend, faddend, batch * m * n);
+    e.addend = faddend.data();
+  }
+  matmul_f32(fa.data(), fb.data(), fc.data(), batch, m, n, k, transpose_a, transpose_b, e);
   narrow(fc, c);
 }
 

@@ -202,6 +202,7 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
   static std::map<std::pair<GeomKey, int>, ConvPrim> cache;
   thread_local Scratch scratch[3];
   KILN_CHECK(pass == ConvPass::forward || (!e.bias && !e.relu)) << "only the forward convolution has an epilogue";
+  KILN_CHECK(!e.addend) << "a convolution takes no addend";
   KILN_CHECK(pass == ConvPass::backward_filter || !db.out) << "only backward_filter computes the bias gradient";
   const int bias = pass == ConvPass::backward_filter ? (db.out ? (db.bf16 ? 2 : 1) : 0) : bias_code(e);
   guarded("convolution", [&] {

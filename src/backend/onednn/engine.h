@@ -24,15 +24,15 @@ void guarded(const char* what, F&& f) {
   }
 }
 
-// An Epilogue's post-ops (ReLU or none), and its bias type for primitive cache keys and
-// descriptors: 0 no bias, 1 float32, 2 bfloat16.
-inline dnnl::primitive_attr epilogue_attr(bool relu) {
+// An Epilogue's post-ops: the addend (a binary add of a tensor described by `addend`,
+// post-op 0; none for a zero descriptor), then ReLU; and its bias type for primitive
+// cache keys and descriptors: 0 no bias, 1 float32, 2 bfloat16.
+inline dnnl::primitive_attr epilogue_attr(bool relu, const dnnl::memory::desc& addend = {}) {
   dnnl::primitive_attr attr;
-  if (relu) {
-    dnnl::post_ops ops;
-    api::append_relu(ops);
-    attr.set_post_ops(ops);
-  }
+  dnnl::post_ops ops;
+  if (addend != dnnl::memory::desc()) ops.append_binary(dnnl::algorithm::binary_add, addend);
+  if (relu) api::append_relu(ops);
+  if (ops.len() > 0) attr.set_post_ops(ops);
   return attr;
 }
 inline int bias_code(const Epilogue& e) { return e.bias ? (e.bias_bf16 ? 2 : 1) : 0; }

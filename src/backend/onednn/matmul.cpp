@@ -15,8 +15,8 @@ namespace kiln::onednn {
 namespace {
 
 using dt = dnnl::memory::data_type;
-// type, batch, m, n, k, transposes; bias (0 none, 1 f32, 2 bf16), relu
-using Key = std::tuple<dt, int64_t, int64_t, int64_t, int64_t, bool, bool, int, bool>;
+// type, batch, m, n, k, transposes; bias (0 none, 1 f32, 2 bf16), relu, addend
+using Key = std::tuple<dt, int64_t, int64_t, int64_t, int64_t, bool, bool, int, bool, bool>;
 
 struct Prim {
   dnnl::memory::desc a, b, c, bias;
@@ -36,13 +36,15 @@ Prim& primitive(const Key& key) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  const auto [type, batch, m, n, k, ta, tb, bias, relu] = key;
+  const auto [type, batch, m, n, k, ta, tb, bias, relu, addend] = key;
   Prim p;
   p.a = desc(type, batch, m, k, ta);
   p.b = desc(type, batch, k, n, tb);
   p.c = desc(type, batch, m, n, false);
   p.bias = bias_desc(bias, {1, 1, n}, {n, n, 1});  // a zero descriptor: no bias
-  p.prim = dnnl::matmul(api::matmul_pd(engine(), p.a, p.b, p.bias, p.c, epilogue_attr(relu)));
+  // The addend has C's type and layout: oneDNN adds it as a binary post-op.
+  p.prim = dnnl::matmul(
+      api::matmul_pd(engine(), p.a, p.b, p.bias, p.c, epilogue_attr(relu, addend ? p.c : dnnl::memory::desc())));
   return cache.emplace(key, std::move(p)).first->second;
 }
 
@@ -50,13 +52,16 @@ void matmul(dt type, const void* a, const void* b, void* c, int64_t batch, int64
             bool transpose_a, bool transpose_b, const Epilogue& e) {
   try {
     const int bias = bias_code(e);
-    Prim& p = primitive({type, batch, m, n, k, transpose_a, transpose_b, bias, e.relu});
+    Prim& p = primitive({type, batch, m, n, k, transpose_a, transpose_b, bias, e.relu, e.addend != nullptr});
     dnnl::stream s(engine());
     dnnl::memory ma(p.a, engine(), const_cast<void*>(a));
     dnnl::memory mb(p.b, engine(), const_cast<void*>(b));
     dnnl::memory mc(p.c, engine(), c);
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.bias, engine(), const_cast<void*>(e.bias)));
+    if (e.addend)
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                   dnnl::memory(p.c, engine(), const_cast<void*>(e.addend)));
     p.prim.execute(s, args);
     s.wait();
   } catch (const dnnl::error& e) {

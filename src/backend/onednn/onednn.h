@@ -12,12 +12,14 @@ namespace kiln::onednn {
 // the flag is set. A is [batch, M, K] (or [batch, K, M] if transpose_a), B is
 // [batch, K, N] (or [batch, N, K]), C is [batch, M, N].
 // Optionally, before a product is stored: a bias (float32, or bfloat16 as 16-bit
-// patterns) added to the float32 accumulator, then ReLU (oneDNN post-ops). For matmul a
-// row [n] added to every row; for convolution one value per output channel.
+// patterns) added to the float32 accumulator, then (matmul only) an addend of C's shape
+// and type, then ReLU (oneDNN post-ops). For matmul the bias is a row [n] added to every
+// row; for convolution one value per output channel.
 struct Epilogue {
   const void* bias = nullptr;
   bool bias_bf16 = false;
   bool relu = false;
+  const void* addend = nullptr;
 };
 void matmul_f32(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n, int64_t k,
                 bool transpose_a, bool transpose_b, const Epilogue& epilogue = {});

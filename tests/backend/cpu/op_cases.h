@@ -370,6 +370,16 @@ inline std::vector<Case> nn_cases() {
                [](const auto& x) { return matmul(x[0], x[1]) + x[2]; }, 4});
   c.push_back({"two_dense_layers", {Op::matmul, Op::add, Op::relu}, {U({8, 6}), U({6, 5}), U({5}), U({5, 3}), U({3})},
                [](const auto& x) { return matmul(relu(matmul(x[0], x[1]) + x[2]), x[3]) + x[4]; }, 4});
+  // Addends (a binary post-op): a residual after the bias, one under ReLU, a product's
+  // sum with another product, and a bias-less product plus an input.
+  c.push_back({"dense_residual", {Op::matmul, Op::add}, {U({8, 6}), U({6, 5}), U({5}), U({8, 5})},
+               [](const auto& x) { return x[3] + (matmul(x[0], x[1]) + x[2]); }, 4});
+  c.push_back({"dense_residual_relu", {Op::matmul, Op::add, Op::relu}, {U({8, 6}), U({6, 5}), U({1, 5}), U({8, 5})},
+               [](const auto& x) { return relu(matmul(x[0], x[1]) + x[2] + x[3]); }, 4});
+  c.push_back({"matmul_plus_matmul", {Op::matmul, Op::add}, {U({4, 6}), U({6, 3}), U({4, 2}), U({2, 3})},
+               [](const auto& x) { return matmul(x[0], x[1]) + matmul(x[2], x[3]); }, 4});
+  c.push_back({"matmul_plus_input", {Op::matmul, Op::add}, {U({3, 7}), U({3, 5}), U({7, 5})},
+               [](const auto& x) { return matmul(x[0], x[1], true) + x[2]; }, 4});
   c.push_back({"matmul_chain", {Op::matmul}, {U({4, 6}), U({6, 6}), U({6, 3})},
                [](const auto& x) { return matmul(tanh(matmul(x[0], x[1])), x[2]); }, 4});
 

@@ -7,6 +7,7 @@
 #include "backend/cpu/schedule/bias_gradient.h"
 #include "backend/cpu/schedule/lowering.h"
 #include "ir/conv_geometry.h"
+#include "ir/dense_inputs.h"
 #include "kiln/error.h"
 
 namespace kiln::cpu {
@@ -24,14 +25,24 @@ struct Tail {
 };
 
 // The (bias, bias_dtype, relu) arguments of rt->matmul / rt->conv: a dense or
-// conv2d_bias node's epilogue (its third input and relu attribute), else none.
+// conv2d_bias node's epilogue (its bias input and relu attribute), else none; for
+// matmul then the addend (a dense node's, ir/dense_inputs.h).
 Tail epilogue(const Schedule& s, const Node& n) {
   const OpFamily f = op_info(n.op).family;
-  if (f != OpFamily::Dense && f != OpFamily::Conv2DBias) return {"nullptr, 0, 0", {}};
+  const bool matmul = f == OpFamily::Dense || f == OpFamily::MatMul;
+  if (f != OpFamily::Dense && f != OpFamily::Conv2DBias) return {matmul ? "nullptr, 0, 0, nullptr" : "nullptr, 0, 0", {}};
+  const ValueId bias = f == OpFamily::Dense ? dense_inputs(n).bias : n.inputs[2];
+  const ValueId addend = f == OpFamily::Dense ? dense_inputs(n).addend : -1;
   const bool relu = n.attrs.i("relu") != 0;
-  return {"B[" + std::to_string(s.buffer_of[n.inputs[2]]) + "], " +
-              std::to_string(static_cast<int>(s.graph.node(n.inputs[2]).dtype)) + ", " + std::to_string(relu),
-          {relu ? "+ bias, relu" : "+ bias"}};
+  Tail t;
+  t.args = bias < 0 ? "nullptr, 0, " : "B[" + std::to_string(s.buffer_of[bias]) + "], " +
+                                            std::to_string(static_cast<int>(s.graph.node(bias).dtype)) + ", ";
+  t.args += std::to_string(relu);
+  if (matmul) t.args += addend < 0 ? ", nullptr" : ", B[" + std::to_string(s.buffer_of[addend]) + "]";
+  if (bias >= 0) t.notes.push_back("+ bias");
+  if (addend >= 0) t.notes.push_back("+ addend");
+  if (relu) t.notes.push_back("relu");
+  return t;
 }
 
 std::string matmul_call(const Schedule& s, const Step& st) {

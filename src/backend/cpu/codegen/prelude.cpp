@@ -69,7 +69,7 @@ namespace {
 struct Runtime {
   int abi_version;
   void (*matmul)(int, const void*, const void*, void*, int64_t, int64_t, int64_t, int64_t, int, int, const void*, int,
-                 int);
+                 int, const void*);
   void (*conv)(int, int, const void*, const void*, void*, const int64_t*, const void*, int, int, int);
   void (*fallback)(void*, int, void**);
   void (*tick)(void*, int);

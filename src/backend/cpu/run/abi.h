@@ -5,16 +5,18 @@
 
 namespace kiln::cpu {
 
-inline constexpr int kAbiVersion = 10;
+inline constexpr int kAbiVersion = 11;
 
 // Services kiln offers to generated code (filled by the host, passed to every step).
 struct Runtime {
   int abi_version;
   // C = op(A) x op(B), batched; dtype is a kiln::DType value (f32, bf16 or f16). With a
   // bias ([n], of type bias_dtype: f32 or bf16; f32/bf16 products only), C = op(A) x op(B)
-  // + bias, then ReLU if relu, computed before C is rounded to its type.
+  // + bias; then (since 11) + addend if not null (C's shape and type; f32/bf16 only), then
+  // ReLU if relu, all computed before C is rounded to its type.
   void (*matmul)(int dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n,
-                 int64_t k, int transpose_a, int transpose_b, const void* bias, int bias_dtype, int relu);
+                 int64_t k, int transpose_a, int transpose_b, const void* bias, int bias_dtype, int relu,
+                 const void* addend);
   // Convolution (pass 0 forward, 1 backward_input, 2 backward_filter) through oneDNN.
   // geom holds the 14 values of onednn::ConvGeom in order; inputs as for onednn::conv2d.
   // The forward may add a per-channel bias (bias_dtype f32 or bf16) and apply ReLU, as

@@ -28,16 +28,16 @@ void widened_f16(const void* a, int64_t na, const void* b, int64_t nb, void* out
   f32_to_f16(fo.data(), static_cast<uint16_t*>(out), nout);
 }
 
-// The bias/ReLU a generated step passes with a product (see Runtime in abi.h).
-onednn::Epilogue epilogue_of(DType t, const void* bias, int bias_dtype, int relu) {
-  KILN_CHECK(!bias || t != DType::f16) << "a float16 product has no epilogue";
-  return {bias, static_cast<DType>(bias_dtype) == DType::bf16, relu != 0};
+// The bias/addend/ReLU a generated step passes with a product (see Runtime in abi.h).
+onednn::Epilogue epilogue_of(DType t, const void* bias, int bias_dtype, int relu, const void* addend = nullptr) {
+  KILN_CHECK(!(bias || addend) || t != DType::f16) << "a float16 product has no epilogue";
+  return {bias, static_cast<DType>(bias_dtype) == DType::bf16, relu != 0, addend};
 }
 
 void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m, int64_t n, int64_t k,
-               int ta, int tb, const void* bias, int bias_dtype, int relu) {
+               int ta, int tb, const void* bias, int bias_dtype, int relu, const void* addend) {
   const auto t = static_cast<DType>(dtype);
-  const onednn::Epilogue e = epilogue_of(t, bias, bias_dtype, relu);
+  const onednn::Epilogue e = epilogue_of(t, bias, bias_dtype, relu, addend);
   if (t == DType::f16 && onednn::has_f16_kernels())
     return onednn::matmul_f16(static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b),
                               static_cast<uint16_t*>(c), batch, m, n, k, ta, tb);
