@@ -223,7 +223,8 @@ void matmul(Ctx& c) {
 // type) unless bias=0, and an addend of the result's shape and type if addend=1.
 void dense(Ctx& c) {
   for (const char* flag : {"relu", "bias", "addend"}) {
-    const int64_t v = c.n.attrs.i_or(flag, flag[0] == 'b' ? 1 : 0);
+    if (!c.n.attrs.has(flag)) continue;  // optional ones default as dense_inputs.h says
+    const int64_t v = c.n.attrs.i(flag);
     if (v != 0 && v != 1) c.fail() << flag << " must be 0 or 1, got " << v;
   }
   const size_t want = 2 + dense_has_bias(c.n) + dense_has_addend(c.n);

@@ -31,8 +31,8 @@ Tail epilogue(const Schedule& s, const Node& n) {
   const OpFamily f = op_info(n.op).family;
   const bool matmul = f == OpFamily::Dense || f == OpFamily::MatMul;
   if (f != OpFamily::Dense && f != OpFamily::Conv2DBias) return {matmul ? "nullptr, 0, 0, nullptr" : "nullptr, 0, 0", {}};
-  const ValueId bias = f == OpFamily::Dense ? dense_inputs(n).bias : n.inputs[2];
-  const ValueId addend = f == OpFamily::Dense ? dense_inputs(n).addend : -1;
+  const DenseInputs d = f == OpFamily::Dense ? dense_inputs(n) : DenseInputs{n.inputs[2], -1};
+  const ValueId bias = d.bias, addend = d.addend;
   const bool relu = n.attrs.i("relu") != 0;
   Tail t;
   t.args = bias < 0 ? "nullptr, 0, " : "B[" + std::to_string(s.buffer_of[bias]) + "], " +
