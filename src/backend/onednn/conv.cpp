@@ -20,17 +20,36 @@
 namespace kiln::onednn {
 namespace {
 
-tag blocked_tag(int block) {
-  KILN_CHECK(block == 0 || block == 8 || block == 16) << "no activation layout with channel block " << block;
-  return block == 16 ? tag::nChw16c : block == 8 ? tag::nChw8c : tag::nchw;
+// An activation's descriptor in the layout of channel block b (ConvLayouts): plain NCHW (0),
+// nChw8c / nChw16c, or channels last (b = the channel count; with 8 or 16 channels that is
+// the same memory as nChw<b>c).
+dnnl::memory::desc stored_desc(const dnnl::memory::dims& d, dt t, int b) {
+  if (b == 0) return dnnl::memory::desc(d, t, tag::nchw);
+  if (b == 16 || b == 8) return dnnl::memory::desc(d, t, b == 16 ? tag::nChw16c : tag::nChw8c);
+  KILN_CHECK(b == d[1]) << "no activation layout with channel block " << b << " for " << d[1] << " channels";
+  return dnnl::memory::desc(d, t, tag::nhwc);
 }
 
-// The channel block of a chosen activation layout: 16 or 8 for nChw16c / nChw8c, else 0.
+// The channel block of a chosen activation layout (as ConvLayouts): 0 plain NCHW (or
+// channels last with one channel: the same memory), 16 or 8 for nChw16c / nChw8c, the
+// channel count for channels last (NHWC); -1 for any other layout.
 int block_of(const dnnl::memory::desc& chosen) {
   const dnnl::memory::dims d = api::dims_of(chosen);
+  if (d.size() != 4) return -1;
+  const dt t = api::type_of(chosen);
+  if (chosen == dnnl::memory::desc(d, t, tag::nchw)) return 0;
+  if (chosen == dnnl::memory::desc(d, t, tag::nhwc)) return d[1] == 1 ? 0 : static_cast<int>(d[1]);
   for (int b : {16, 8})
-    if (d.size() == 4 && d[1] % b == 0 && chosen == dnnl::memory::desc(d, api::type_of(chosen), blocked_tag(b))) return b;
-  return 0;
+    if (d[1] % b == 0 && chosen == stored_desc(d, t, b)) return b;
+  return -1;
+}
+
+// Whether two activation descriptors lay the same elements out at the same places.
+bool same_layout(const dnnl::memory::desc& a, const dnnl::memory::desc& b) {
+  if (a == b) return true;
+  if (api::dims_of(a) != api::dims_of(b) || api::type_of(a) != api::type_of(b)) return false;
+  const int ba = block_of(a);  // nChw16c with 16 channels is 16, as NHWC is
+  return ba >= 0 && ba == block_of(b);
 }
 
 // One argument of a pass: the layout kiln stores it in, the layout the primitive runs
@@ -51,11 +70,14 @@ struct ConvPrim {
 };
 
 Arg arg(int id, const dnnl::memory::desc& stored, const dnnl::memory::desc& chosen, bool is_output) {
-  Arg a{id, stored, chosen, std::nullopt};
-  if (stored == chosen) return a;
+  // The same memory under another name (NHWC and nChw16c with 16 channels): no reorder,
+  // and the buffer is passed under the chosen descriptor.
+  Arg a{id, same_layout(stored, chosen) ? chosen : stored, chosen, std::nullopt};
+  if (a.stored == chosen) return a;
   a.reorder = is_output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine(), chosen, engine(), stored))
                         : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), stored, engine(), chosen));
-  a.counted = id != DNNL_ARG_WEIGHTS && id != DNNL_ARG_DIFF_WEIGHTS && (block_of(stored) > 0 || block_of(chosen) > 0);
+  a.counted = id != DNNL_ARG_WEIGHTS && id != DNNL_ARG_DIFF_WEIGHTS && api::dims_of(chosen)[1] >= 16 &&
+              (block_of(stored) > 0 || block_of(chosen) > 0);
   return a;
 }
 
@@ -74,8 +96,8 @@ bool wants_blocked(ConvPass pass, const ConvGeom& g) {
 Mds stored_mds(bool bf16, const ConvGeom& g, const ConvLayouts& l) {
   Mds m = mds(bf16, g);
   const dt t = bf16 ? dt::bf16 : dt::f32;
-  m.x = dnnl::memory::desc({g.n, g.c, g.h, g.w}, t, blocked_tag(l.x));
-  m.y = dnnl::memory::desc({g.n, g.o, g.oh, g.ow}, t, blocked_tag(l.y));
+  m.x = stored_desc({g.n, g.c, g.h, g.w}, t, l.x);
+  m.y = stored_desc({g.n, g.o, g.oh, g.ow}, t, l.y);
   return m;
 }
 
@@ -199,7 +221,7 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
             const ConvLayouts& l, const BiasGradient& db) {
   if (bf16 && !has_bf16_kernels()) return widened_conv2d_bf16(pass, a, b, out, g, e, l, db);
   static std::mutex mu;
-  static std::map<std::pair<GeomKey, int>, ConvPrim> cache;
+  static std::map<std::pair<GeomKey, std::pair<int, int>>, ConvPrim> cache;
   thread_local Scratch scratch[3];
   KILN_CHECK(pass == ConvPass::forward || (!e.bias && !e.relu)) << "only the forward convolution has an epilogue";
   KILN_CHECK(!e.addend) << "a convolution takes no addend";
@@ -207,8 +229,7 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
   const int bias = pass == ConvPass::backward_filter ? (db.out ? (db.bf16 ? 2 : 1) : 0) : bias_code(e);
   guarded("convolution", [&] {
     const int which = static_cast<int>(pass) + 4 * bias + 16 * e.relu;
-    const int layouts = l.x + 32 * l.y;
-    ConvPrim& p = cached(std::make_pair(key_of(which, bf16, g), layouts), cache, mu,
+    ConvPrim& p = cached(std::make_pair(key_of(which, bf16, g), std::make_pair(l.x, l.y)), cache, mu,
                          [&] { return make(pass, bf16, g, bias, e.relu, l); });
     if (p.loops && bf16) return widened_conv2d_bf16(pass, a, b, out, g, e, l, db);
     dnnl::stream s(engine());
@@ -262,7 +283,21 @@ std::string conv_kernel(ConvPass pass, bool bf16, const ConvGeom& g) {
   return out;
 }
 
+namespace {
+std::mutex chooser_mu;
+std::function<ConvLayouts(ConvPass, bool, const ConvGeom&)> chooser;  // set_layout_chooser_for_tests
+}  // namespace
+
+void set_layout_chooser_for_tests(std::function<ConvLayouts(ConvPass, bool, const ConvGeom&)> c) {
+  std::lock_guard<std::mutex> lock(chooser_mu);
+  chooser = std::move(c);
+}
+
 ConvLayouts preferred_layouts(ConvPass pass, bool bf16, const ConvGeom& g) {
+  {
+    std::lock_guard<std::mutex> lock(chooser_mu);
+    if (chooser) return chooser(pass, bf16, g);
+  }
   // Without bfloat16 kernels products are widened (bf16_fallback.h): slower than float32
   // whatever the layout, so they stay plain.
   if (bf16 && !has_bf16_kernels()) return {};
@@ -272,7 +307,7 @@ ConvLayouts preferred_layouts(ConvPass pass, bool bf16, const ConvGeom& g) {
   guarded("convolution layout query", [&] {
     out = cached(key_of(static_cast<int>(pass), bf16, g), cache, mu, [&] {
       const auto [x, y] = chosen_xy(pass, pds(pass, bf16, g, 0, false, wants_blocked(pass, g)));
-      return ConvLayouts{block_of(x), block_of(y)};
+      return ConvLayouts{std::max(block_of(x), 0), std::max(block_of(y), 0)};  // another layout: kept plain
     });
   });
   return out;

@@ -2,6 +2,7 @@
 // the conversion of oneDNN failures into kiln::SystemError.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "ir/conv_geometry.h"
@@ -40,8 +41,9 @@ using ConvGeom = ConvGeometry;
 enum class ConvPass { forward, backward_input, backward_filter };
 
 // How the activations x [n,c,h,w] (or dx) and y [n,o,oh,ow] (or dy) are stored: 0 plain
-// NCHW, or a channel block b (8 or 16): oneDNN's nChw<b>c, element (n, c, h, w) at
-// ((n * C/b + c/b) * H * W + h * W + w) * b + c % b. Filters are always plain OIHW.
+// NCHW, or a channel block b: oneDNN's nChw<b>c, element (n, c, h, w) at
+// ((n * C/b + c/b) * H * W + h * W + w) * b + c % b, for b = 8 or 16, and for b = C, which
+// is channels last (NHWC: what oneDNN's AMX kernels run on). Filters are always plain OIHW.
 struct ConvLayouts {
   int x = 0, y = 0;
 };
@@ -65,11 +67,18 @@ void conv2d(ConvPass pass, bool bf16, const void* a, const void* b, void* out, c
 // as ConvLayouts: buffers stored that way need no reorder.
 ConvLayouts preferred_layouts(ConvPass pass, bool bf16, const ConvGeom& g);
 
+// For tests: while set, preferred_layouts answers with `chooser` instead of asking oneDNN,
+// so that a test runs the schedule another CPU's kernels would get (conv2d reorders
+// whatever differs from its kernel's layouts, so every answer computes the same numbers).
+// An empty function restores oneDNN's answers.
+void set_layout_chooser_for_tests(std::function<ConvLayouts(ConvPass, bool bf16, const ConvGeom&)> chooser);
+
 // How many activation arguments (x, y, dx, dy; not filters) conv2d has reordered, since
 // the process started, between kiln's buffer and a blocked layout whose blocks their
 // channels fill: the reorders the CPU schedule's layout plan exists to avoid (tests read
-// it). A first layer's few channels, padded up to a block, are not counted: no kiln
-// buffer holds padding, so those are reordered whatever the plan.
+// it). A first layer's few channels (fewer than 16), padded up to a block or in channels
+// last, are not counted: such an input is mostly a feed, which kiln stores plain, and no
+// kiln buffer holds padding, so those are reordered whatever the plan.
 int64_t blocked_activation_reorders();
 
 // The oneDNN implementation a pass runs for a geometry (impl_info_str, e.g.

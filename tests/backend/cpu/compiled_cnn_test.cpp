@@ -5,6 +5,8 @@
 // oneDNN chose (blocked, or the plain vectorised rows of the generated code's prelude).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "backend/onednn/onednn.h"
 #include "kiln/models.h"
 #include "kiln/optimizer.h"
@@ -48,6 +50,18 @@ int first_conv_block(bool bf16) {
 
 class CompiledCnn : public ::testing::TestWithParam<PrecisionPolicy> {};
 
+// The compiled steps' losses and final variables against the interpreter's.
+void expect_same_training(const testkit::BothRuns& r, PrecisionPolicy policy) {
+  const testkit::Tolerance tol =
+      policy == PrecisionPolicy::original ? testkit::Tolerance{1e-4, 1e-5} : testkit::tolerance_for(DType::bf16);
+  for (int s = 0; s < 3; ++s) {
+    const double a = r.interp[s].at("loss").item(), b = r.compiled[s].at("loss").item();
+    EXPECT_NEAR(b, a, tol.rtol * std::fabs(a)) << "loss at step " << s;
+  }
+  for (const auto& [name, want] : r.interp_vars)
+    EXPECT_TRUE(testkit::arrays_close("variable '" + name + "'", want, r.compiled_vars.at(name), tol));
+}
+
 TEST_P(CompiledCnn, ThreeTrainingStepsMatchTheInterpreter) {
   const PrecisionPolicy policy = GetParam();
   const Graph g = cnn_training_step();
@@ -59,14 +73,46 @@ TEST_P(CompiledCnn, ThreeTrainingStepsMatchTheInterpreter) {
   // Where oneDNN's kernels run on blocked activations, kiln's buffers hold them so.
   if (first_conv_block(policy != PrecisionPolicy::original) > 0)
     EXPECT_EQ(onednn::blocked_activation_reorders() - reorders, 0) << "activations reordered between kiln and oneDNN";
-  const testkit::Tolerance tol =
-      policy == PrecisionPolicy::original ? testkit::Tolerance{1e-4, 1e-5} : testkit::tolerance_for(DType::bf16);
-  for (int s = 0; s < 3; ++s) {
-    const double a = r.interp[s].at("loss").item(), b = r.compiled[s].at("loss").item();
-    EXPECT_NEAR(b, a, tol.rtol * std::fabs(a)) << "loss at step " << s;
+  expect_same_training(r, policy);
+}
+
+// The schedule a CPU with AMX gets, on any CPU: oneDNN's AMX kernels run on channels last
+// (NHWC), but a few-channel first layer's forward on a channel block (here nChw8c, so
+// that the 16-channel activations differ from NHWC in memory). The pools then convert
+// between the two layouts; conv2d reorders whatever this CPU's kernels want instead.
+class AmxLikeLayouts {
+ public:
+  AmxLikeLayouts() {
+    onednn::set_layout_chooser_for_tests([](onednn::ConvPass pass, bool, const ConvGeometry& g) {
+      const bool first_forward = pass == onednn::ConvPass::forward && g.c < 16;
+      return onednn::ConvLayouts{g.c >= 16 ? static_cast<int>(g.c) : 0, first_forward ? 8 : static_cast<int>(g.o)};
+    });
   }
-  for (const auto& [name, want] : r.interp_vars)
-    EXPECT_TRUE(testkit::arrays_close("variable '" + name + "'", want, r.compiled_vars.at(name), tol));
+  ~AmxLikeLayouts() { onednn::set_layout_chooser_for_tests({}); }
+};
+
+TEST_P(CompiledCnn, ChannelsLastAndBlockedActivationsMatchTheInterpreter) {
+  const PrecisionPolicy policy = GetParam();
+  const AmxLikeLayouts layouts;
+  const Graph g = cnn_training_step();
+  Variables init;
+  initialize_variables(g, init);
+  const auto dir = ::testkit::fresh_dir("cnn-nhwc-code");
+  CompileReport report;
+  auto exe = compile_cpu(g, CompileOptions{.policy = policy, .dump_code_dir = dir.string()}, &report);
+  std::string source;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) source += ::testkit::read_file(e.path());
+  std::filesystem::remove_all(dir);
+  // The first pool reads nChw8c and writes the second convolution's NHWC (with 16
+  // channels, named nChw16c: the same memory); its gradient reads that convolution's NHWC
+  // dx and writes the first filter gradient's NHWC dy. The second pool reads NHWC and
+  // writes the flatten's plain input.
+  EXPECT_NE(source.find("(2x2, x nChw8c, y nChw16c, 8 lanes)"), std::string::npos) << source;
+  EXPECT_NE(source.find("(2x2, x nChw8c, dy nChw16c, dx nChw16c, 8 lanes)"), std::string::npos) << source;
+  EXPECT_NE(source.find("(2x2, x nhwc, y plain, 32 lanes)"), std::string::npos) << source;
+  EXPECT_NE(source.find("(2x2, x nhwc, dy plain, dx nhwc, 32 lanes)"), std::string::npos) << source;
+  const testkit::BothRuns r = testkit::run_both(g, *exe, cnn_batch(), init, policy, 3);
+  expect_same_training(r, policy);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, CompiledCnn,
@@ -95,14 +141,15 @@ TEST(CompiledCnnCode, TheTwoByTwoPoolsRunInTheConvolutionsLayouts) {
     EXPECT_EQ(count("      maxpool2x2_grad_row("), 2) << source;
     return;
   }
-  const std::string blocked = "nChw" + std::to_string(b) + "c";
+  const std::string blocked = b == 8 || b == 16 ? "nChw" + std::to_string(b) + "c" : "nhwc";
   // Two pools and their gradients on blocked x. The first pool's output feeds the second
   // convolution (blocked); the second's feeds the flatten before the dense layers (plain),
-  // and so does the flatten's gradient, its dy.
-  EXPECT_EQ(count("(2x2, x " + blocked + ", y " + blocked + ")"), 1) << source;
-  EXPECT_EQ(count("(2x2, x " + blocked + ", y plain)"), 1) << source;
-  EXPECT_EQ(count("(2x2, x " + blocked + ", dy " + blocked + ")"), 1) << source;
-  EXPECT_EQ(count("(2x2, x " + blocked + ", dy plain)"), 1) << source;
+  // and so does the flatten's gradient, its dy. (This CPU's kernels run both convolutions'
+  // forward passes in one layout, so no pool converts between layouts.)
+  EXPECT_EQ(count("(2x2, x " + blocked + ", y " + blocked + ", "), 1) << source;
+  EXPECT_EQ(count("(2x2, x " + blocked + ", y plain, "), 1) << source;
+  EXPECT_EQ(count("(2x2, x " + blocked + ", dy " + blocked + ", dx " + blocked + ", "), 1) << source;
+  EXPECT_EQ(count("(2x2, x " + blocked + ", dy plain, dx " + blocked + ", "), 1) << source;
   EXPECT_EQ(count("maxpool2x2_row("), count("maxpool2x2_row(const"));  // only the prelude's definition
   // Both bias gradients come from the filter-gradient convolutions: no reduction of a
   // convolution's dy is left.

@@ -69,7 +69,13 @@ std::string geometry_array(const std::string& name, const ConvGeometry& g) {
   return out + "};\n";
 }
 
-std::string layout_name(int block) { return block ? "nChw" + std::to_string(block) + "c" : "plain"; }
+std::string layout_name(int block) {
+  return block == 0 ? "plain" : block == 8 || block == 16 ? "nChw" + std::to_string(block) + "c" : "nhwc";
+}
+
+// A channel block as the runtime's conv takes it (abi.h): 0, 8 or 16, or 1 for channels
+// last (Schedule::block_of holds the channel count there).
+int layout_code(int block) { return block == 0 || block == 8 || block == 16 ? block : 1; }
 
 // Every convolution family: rt->conv(pass, dtype, input 0, input 1, out, geometry, bias,
 // bias_dtype, relu, layouts): the forward's epilogue, or backward_filter's bias gradient
@@ -82,7 +88,7 @@ std::string conv_call(const Schedule& s, const Step& st, size_t index) {
   if (const ValueId db = bias_gradient_of(s, st); db >= 0)
     tail = {buf(db) + ", " + std::to_string(static_cast<int>(s.graph.node(db).dtype)) + ", 0", {"+ bias gradient"}};
   const int bx = s.block(roles.x), by = s.block(roles.y);
-  tail.args += ", " + std::to_string(bx + 256 * by);
+  tail.args += ", " + std::to_string(layout_code(bx) + 256 * layout_code(by));
   if (bx || by) tail.notes.push_back("x " + layout_name(bx) + ", y " + layout_name(by));
   const std::string g = "g" + std::to_string(index);
   std::ostringstream c;

@@ -5,7 +5,7 @@
 
 namespace kiln::cpu {
 
-inline constexpr int kAbiVersion = 11;
+inline constexpr int kAbiVersion = 12;
 
 // Services kiln offers to generated code (filled by the host, passed to every step).
 struct Runtime {
@@ -22,7 +22,8 @@ struct Runtime {
   // The forward may add a per-channel bias (bias_dtype f32 or bf16) and apply ReLU, as
   // matmul does; for backward_filter, `bias` is an output instead: the bias gradient
   // (since 8). layouts (since 8): the channel blocks of x and y (onednn::ConvLayouts),
-  // x_block + 256 * y_block. (Pooling is generated code: codegen_pool.cpp.)
+  // x_block + 256 * y_block, each 0 (plain NCHW), 8 or 16 (nChw8c, nChw16c) or (since 12)
+  // 1 for channels last (NHWC). (Pooling is generated code: codegen_pool.cpp.)
   void (*conv)(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom, const void* bias,
                int bias_dtype, int relu, int layouts);
   // Runs step `step` of the schedule with the interpreter's kernel.

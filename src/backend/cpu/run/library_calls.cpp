@@ -62,7 +62,8 @@ void rt_conv(int pass, int dtype, const void* a, const void* b, void* out, const
   const onednn::ConvGeom g = geom_of(geom);
   const auto p = static_cast<onednn::ConvPass>(pass);
   const auto t = static_cast<DType>(dtype);
-  const onednn::ConvLayouts l{layouts % 256, layouts / 256};
+  auto block = [](int code, int64_t channels) { return code == 1 ? static_cast<int>(channels) : code; };  // 1: NHWC
+  const onednn::ConvLayouts l{block(layouts % 256, g.c), block(layouts / 256, g.o)};
   // backward_filter's bias is the bias gradient it writes.
   const bool db = p == onednn::ConvPass::backward_filter;
   const onednn::Epilogue e = db ? onednn::Epilogue{} : epilogue_of(t, bias, bias_dtype, relu);

@@ -107,11 +107,24 @@ class Planner {
     if (const auto u = conv_use(s_, v); u && op_info(n.op).family != OpFamily::Conv2DBackwardFilter) {
       b = u->x == v ? u->preferred.x : u->preferred.y;
     } else if (is_maxpool2x2(g_, n)) {
-      b = blk_[n.inputs[0]];  // x comes first in node order
+      b = blk_[n.inputs[0]] ? wanted_by_a_convolution(v, blk_[n.inputs[0]]) : 0;  // x comes first in node order
     } else if (auto it = free_root_of_.find(v); it != free_root_of_.end()) {
       for (ValueId u : s_.steps[it->second].reads) b = std::max(b, blk_[u]);  // the group's rule: settle()
     }
     return b > 0 && n.shape[1] % b == 0 ? b : 0;
+  }
+
+  // The block a convolution pass reading v runs it in (the first such reader's), else
+  // `otherwise`: what a pooling writes its output or dx in, so that the pooling, not a
+  // reorder, converts between the layouts of the convolutions around it.
+  int wanted_by_a_convolution(ValueId v, int otherwise) const {
+    for (size_t k : readers(s_, v)) {
+      const Step& st = s_.steps[k];
+      const auto u = st.kind == StepKind::library ? conv_use(s_, st.node()) : std::nullopt;
+      if (u && u->x == v) return u->preferred.x;
+      if (u && u->y == v) return u->preferred.y;
+    }
+    return otherwise;
   }
 
   // Does the step reading v take it in block b?
@@ -157,16 +170,11 @@ class Planner {
     for (const Step& st : s_.steps) {
       const Node& n = g_.node(st.node());
       if (st.kind != StepKind::pool || !is_maxpool2x2(g_, n)) continue;
+      // Blocked x: y, dy and dx in any layout (codegen_pool_blocked.cpp); plain x: all plain.
       const ValueId x = n.inputs[0], out = st.node();
-      const int bx = blk_[x];
-      if (n.op == Op::max_pool2d) {  // y: plain, or x's block
-        if (blk_[out] != 0 && blk_[out] != bx) changed = drop(out) || changed;
-        continue;
-      }
-      const ValueId dy = n.inputs[1];  // dx in x's layout; dy plain or x's block
-      if (bx != 0 && blk_[out] != bx) changed = drop(x) || changed;
-      if (blk_[x] == 0) changed = drop(out) || changed;
-      if (blk_[dy] != 0 && blk_[dy] != blk_[x]) changed = drop(dy) || changed;
+      if (blk_[x] != 0) continue;
+      changed = drop(out) || changed;
+      if (n.op == Op::max_pool2d_grad) changed = drop(n.inputs[1]) || changed;
     }
     return changed;
   }
