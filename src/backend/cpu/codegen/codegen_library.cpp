@@ -69,10 +69,6 @@ std::string geometry_array(const std::string& name, const ConvGeometry& g) {
   return out + "};\n";
 }
 
-std::string layout_name(int block) {
-  return block == 0 ? "plain" : block == 8 || block == 16 ? "nChw" + std::to_string(block) + "c" : "nhwc";
-}
-
 // A channel block as the runtime's conv takes it (abi.h): 0, 8 or 16, or 1 for channels
 // last (Schedule::block_of holds the channel count there).
 int layout_code(int block) { return block == 0 || block == 8 || block == 16 ? block : 1; }
@@ -89,7 +85,7 @@ std::string conv_call(const Schedule& s, const Step& st, size_t index) {
     tail = {buf(db) + ", " + std::to_string(static_cast<int>(s.graph.node(db).dtype)) + ", 0", {"+ bias gradient"}};
   const int bx = s.block(roles.x), by = s.block(roles.y);
   tail.args += ", " + std::to_string(layout_code(bx) + 256 * layout_code(by));
-  if (bx || by) tail.notes.push_back("x " + layout_name(bx) + ", y " + layout_name(by));
+  if (bx || by) tail.notes.push_back("x " + block_layout_name(bx) + ", y " + block_layout_name(by));
   const std::string g = "g" + std::to_string(index);
   std::ostringstream c;
   c << geometry_array(g, conv_geometry(s.graph, n));

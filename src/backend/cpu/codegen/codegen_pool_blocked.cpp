@@ -21,8 +21,6 @@ namespace {
 
 std::string num(int64_t v) { return std::to_string(v); }
 
-std::string layout_name(int64_t b) { return b == 0 ? "plain" : b == 8 || b == 16 ? "nChw" + num(b) + "c" : "nhwc"; }
-
 // Where a tensor [N, C, H, W] stored with channel block b (0: plain) keeps the L lanes of
 // lane group p (image p / (C/L), channels (p % (C/L)) * L + l) at position (h, w): the
 // group's start, and the steps from one position and from one lane to the next.
@@ -57,8 +55,8 @@ std::string blocked_maxpool2x2(const Schedule& s, const Step& st, const std::str
               pd = place(bd, lanes, g.c, g.h, g.w);
   std::ostringstream k;
   k << "// " << op_name(n.op) << " " << dtype_name(n.dtype) << shape_str(s.graph.node(x).shape) << " <-> "
-    << shape_str(s.graph.node(small).shape) << " (2x2, x " << layout_name(bx) << ", " << (grad ? "dy " : "y ")
-    << layout_name(bs) << (grad ? ", dx " + layout_name(bd) : "") << ", " << lanes
+    << shape_str(s.graph.node(small).shape) << " (2x2, x " << block_layout_name(bx) << ", " << (grad ? "dy " : "y ")
+    << block_layout_name(bs) << (grad ? ", dx " + block_layout_name(bd) : "") << ", " << lanes
     << " lanes)\nKILN_KERNEL void " << name << "(void** B) {\n";
   k << ExprEmitter::pointer_decl(n.dtype, "x", s.buffer_of[x], true);
   if (grad)

@@ -104,4 +104,8 @@ Schedule make_schedule(Graph lowered) {
   return s;
 }
 
+std::string block_layout_name(int block) {
+  return block == 0 ? "plain" : block == 8 || block == 16 ? "nChw" + std::to_string(block) + "c" : "nhwc";
+}
+
 }  // namespace kiln::cpu

@@ -52,7 +52,8 @@ struct Buffer {
 struct Schedule {
   Graph graph;                       // the lowered graph the schedule is for
   std::vector<int> buffer_of;        // per node: its buffer index, or -1 if computed inline
-  std::vector<int> block_of;         // per node: 0 plain, or its buffer's channel block (layout_plan.h)
+  std::vector<int> block_of;         // per node: 0 plain, or its buffer's channel block (layout_plan.h):
+                                     // 8 or 16 nChw<b>c, else the channel count (channels last)
   std::vector<Buffer> buffers;
   std::vector<Step> steps;           // in execution order
   int64_t arena_bytes = 0;           // peak memory of the planned arena
@@ -64,6 +65,9 @@ struct Schedule {
   bool in_place(ValueId assign) const;
   int kernel_count() const;          // elementwise + reduce + pool steps
 };
+
+// The layout a Schedule::block_of value names: "plain", "nChw8c", "nChw16c" or "nhwc".
+std::string block_layout_name(int block);
 
 // The schedule of a lowered graph: which values get buffers (fusion.h), one step per
 // computed buffer in node order, bias gradients joined to their convolutions
