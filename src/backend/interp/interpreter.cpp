@@ -1,5 +1,6 @@
 #include <array>
 
+#include "backend/denormals.h"
 #include "backend/interp/kernels.h"
 #include "kiln/error.h"
 #include "kiln/runtime.h"
@@ -39,6 +40,7 @@ class Interpreter final : public Executable {
   }
 
   Fetches run(const Feeds& feeds, Variables& vars) override {
+    const FlushDenormals flush;
     // Feeds and variables are read in place; kernel results are owned here.
     std::vector<Array> owned(g_.size());
     std::vector<const Array*> values(g_.size(), nullptr);

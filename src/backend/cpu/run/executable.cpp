@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cpu/run/library_calls.h"
+#include "backend/denormals.h"
 #include "backend/cpu/run/step_profile.h"
 #include "backend/interp/kernels.h"
 #include "kiln/error.h"
@@ -49,6 +50,7 @@ class CompiledExecutable final : public Executable {
   }
 
   Fetches run(const Feeds& feeds, Variables& vars) override {
+    const FlushDenormals flush;
     const Graph& g = schedule_.graph;
     auto* arena = reinterpret_cast<std::byte*>(arena_.data());
     for (size_t b = 0; b < schedule_.buffers.size(); ++b) {
