@@ -30,7 +30,7 @@ inline float bf16_bits_to_f32(uint16_t h) { return kiln_math::bf16_bits_to_f32(h
 // The float32 value nearest to x that type t can hold (identity for f32).
 inline float round_to(DType t, float x) {
   if (t == DType::bf16) return bf16_bits_to_f32(f32_to_bf16_bits(x));
-  if (t == DType::f16) return f16_bits_to_f32(f32_to_f16_bits(x));
+  if (t == DType::f16) return kiln_math::round_to_f16_grid(x);  // f16_bits_to_f32(f32_to_f16_bits(x))
   return x;
 }
 

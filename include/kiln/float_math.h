@@ -151,6 +151,28 @@ inline u16 f32_to_f16_bits(float f) {
   return static_cast<u16>(sign | v);
 }
 
+// x rounded to the nearest float16 value (ties to even), kept a float: what
+// f16_bits_to_f32(f32_to_f16_bits(x)) gives, bit for bit (a NaN becomes the quiet NaN of
+// its sign), with no conversion instruction and no branch, so that loops rounding float16
+// values held in float32 vectorize (F16C converts one element per instruction there).
+inline float round_to_f16_grid(float x) {
+  const u32 u = bits_of_float(x);
+  const u32 a = u & 0x7fffffffu;
+  // Adding m = 2^(e+13) to |x| (exponent e) leaves float16's ulp at x, 2^(e-10), as the
+  // sum's ulp: the float addition rounds to it (to nearest even) and subtracting m gives
+  // the rounded |x| exactly. Below float16's normals its ulp stays 2^-24: m = 0.5 there.
+  // Exponents so large that the sum of bits overflows give a negative m (0.5 too): those
+  // |x| become infinity below.
+  const float m0 = float_from_bits((a & 0x7f800000u) + 0x06800000u);
+  const float m = m0 > 0.5f ? m0 : 0.5f;
+  const u32 r = bits_of_float((float_from_bits(a) + m) - m);
+  const u32 big = 0u - static_cast<u32>(a >= 0x477ff000u);  // rounds to infinity
+  const u32 nan = 0u - static_cast<u32>(a > 0x7f800000u);
+  u32 v = (big & 0x7f800000u) | (~big & r);
+  v = (nan & 0x7fc00000u) | (~nan & v);
+  return float_from_bits((u & 0x80000000u) | v);
+}
+
 inline float f16_bits_to_f32(u16 h) {
   const u32 sign = static_cast<u32>(h & 0x8000u) << 16;
   const u32 exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backend/interpreter_graph.h"
+#include "backend/onednn/isa.h"
 #include "kiln/error.h"
 #include "kiln/text.h"
 #include "passes/passes.h"
@@ -24,7 +25,9 @@ bool first_time(const std::string& message) {
 Graph interpreter_graph(const Graph& g, const CompileOptions& options) {
   bool collective = false;
   for (const Node& n : g.nodes()) collective = collective || n.op == Op::all_reduce;
-  const passes::LowerOptions lower{.policy = options.policy, .all_reduce_bucket_bytes = options.all_reduce_bucket_bytes};
+  const passes::LowerOptions lower{.policy = options.policy,
+                                   .all_reduce_bucket_bytes = options.all_reduce_bucket_bytes,
+                                   .float16_in_float32 = !onednn::has_f16_kernels()};
   // The compiler's own input (compile_cpu): the canonical text, parsed.
   if (collective) return passes::lower(parse_graph(print_graph(g, TextForm::canonical)), lower);
   if (options.policy == PrecisionPolicy::original) return passes::bucket_all_reduces(g, options.all_reduce_bucket_bytes);

@@ -53,6 +53,14 @@ Graph sink_transposes(const Graph& g);
 // unchanged.
 Graph apply_precision(const Graph& g, PrecisionPolicy policy);
 
+// Where oneDNN has no float16 kernels (LowerOptions::float16_in_float32): every float16
+// value is held in a float32 buffer instead, rounded to float16 where it is computed (a
+// cast to float16 and back, which loops fuse), so products run oneDNN's float32 kernels on
+// the values a float16 product would read and give the values it would give. Float16
+// sources, assigns to float16 variables and float16 outputs keep their type (converted
+// exactly at the edge). A graph without float16 values is returned unchanged.
+Graph hold_float16_in_float32(const Graph& g);
+
 // Folds relu?(matmul(a, b) + bias + addend) — bias, addend or both — into
 // dense(a, b, bias?, addend?) {relu}, and relu?(conv2d(x, w) + bias) into
 // conv2d_bias(x, w, bias) {relu}, which oneDNN computes with post-ops (the bias added to
@@ -95,10 +103,14 @@ struct LowerOptions {
   std::function<void(int index, const char* pass, const Graph& g)> after_pass{};
   // bucket_all_reduces' bucket size in bytes; 0 = one MPI call per all_reduce.
   int64_t all_reduce_bucket_bytes = 0;
+  // Hold float16 values in float32 after the precision pass (hold_float16_in_float32):
+  // what compiled steps and the interpreter do where oneDNN has no float16 kernels.
+  bool float16_in_float32 = false;
 };
 
-// The single ordered list of passes: verify -> precision -> simplify -> CSE -> transposes
-// -> epilogues -> ReLU masks -> DCE -> all_reduce buckets -> all_reduce readers deferred.
+// The single ordered list of passes: verify -> precision -> [float16 held in float32] ->
+// simplify -> CSE -> transposes -> epilogues -> ReLU masks -> DCE -> all_reduce buckets ->
+// all_reduce readers deferred.
 // The verifier runs after every pass in debug builds.
 Graph lower(const Graph& g, const LowerOptions& options);
 

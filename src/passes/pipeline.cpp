@@ -39,6 +39,8 @@ Graph lower(const Graph& input, const LowerOptions& options) {
     record(name);
   };
   step("precision", [&](const Graph& x) { return apply_precision(x, options.policy); });
+  // Always a stage (unchanged when not asked for): dumps number alike on every machine.
+  step("float16_in_float32", [&](const Graph& x) { return options.float16_in_float32 ? hold_float16_in_float32(x) : x; });
   step("simplify", simplify);
   step("cse", cse);
   step("transposes", sink_transposes);

@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <xmmintrin.h>
+
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "kiln/array.h"
@@ -99,6 +103,38 @@ TEST(DTypeBf16, EveryNonNaNPatternRoundTrips) {
     const float f = bf16_bits_to_f32(static_cast<uint16_t>(h));
     if (std::isnan(f)) continue;
     ASSERT_EQ(f32_to_bf16_bits(f), h) << std::hex << h;
+  }
+}
+
+// round_to_f16_grid (what loops holding float16 in float32 round with) against its
+// definition: every float whose exponent is near one of float16's edges (float32's
+// subnormals, float16's subnormals and smallest normals, its largest values, infinity and
+// NaN), and every 1009th float elsewhere; with float32 subnormals read as zero (a step's
+// mode) and without.
+TEST(DTypeF16, GridRoundingIsTheRoundTripBitForBit) {
+  auto step = [](uint32_t exponent) -> uint64_t {  // every float at the edges, else every 1009th
+    if (exponent == 0) return 7;                      // float32's subnormals: all round to zero
+    const bool edge = (exponent >= 102 && exponent <= 114) || (exponent >= 141 && exponent <= 143) || exponent == 255;
+    return edge ? 1 : 1009;
+  };
+  for (const bool daz : {false, true}) {
+    const unsigned mode = _mm_getcsr();
+    if (daz) _mm_setcsr(mode | 0x8040);
+    int64_t checked = 0, wrong = 0;
+    uint32_t first_wrong = 0;
+    for (uint64_t b = 0; b <= 0xffffffffu;) {
+      const auto bits = static_cast<uint32_t>(b);
+      const float x = std::bit_cast<float>(bits);
+      const uint32_t want = std::bit_cast<uint32_t>(f16_bits_to_f32(f32_to_f16_bits(x)));
+      const uint32_t got = std::bit_cast<uint32_t>(kiln_math::round_to_f16_grid(x));
+      if (got != want && wrong++ == 0) first_wrong = bits;
+      ++checked;
+      b += step((bits >> 23) & 0xff);
+    }
+    _mm_setcsr(mode);
+    EXPECT_EQ(wrong, 0) << "first at 0x" << std::hex << first_wrong << std::dec << " of " << checked
+                        << (daz ? " (DAZ, FTZ)" : "");
+    EXPECT_GT(checked, int64_t{140'000'000});
   }
 }
 

@@ -11,6 +11,7 @@
 #include "backend/cpu/build/object_identity.h"
 #include "backend/cpu/schedule/schedule.h"
 #include "backend/memory_check.h"
+#include "backend/onednn/isa.h"
 #include "cache/session.h"
 #include "kiln/compiler.h"
 #include "kiln/cpu_features.h"
@@ -70,7 +71,8 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
   const std::string canonical = canonicalise(g);
   const Graph lowered = passes::lower(parse_graph(canonical), {.policy = options.policy,
                                                                .after_pass = dumps.pass_recorder(),
-                                                               .all_reduce_bucket_bytes = options.all_reduce_bucket_bytes});
+                                                               .all_reduce_bucket_bytes = options.all_reduce_bucket_bytes,
+                                                               .float16_in_float32 = !onednn::has_f16_kernels()});
   cpu::Schedule schedule = cpu::make_schedule(lowered);
   // Before the host compiler runs: a step the machine cannot hold is refused, not compiled.
   check_fits_in_memory(schedule.arena_bytes, "the step's working memory (graph '" + options.name + "')");

@@ -9,8 +9,8 @@ namespace {
 
 // Why low precision is slower here, shared by both notes.
 constexpr const char* kFloat16Widened =
-    "kiln computes float16 by widening it to float32 and rounding back (the installed oneDNN has no float16 "
-    "kernels for this CPU), so ";
+    "kiln holds float16 values in float32 and rounds each one to float16 where it is made (the installed oneDNN "
+    "has no float16 kernels for this CPU), so ";
 // oneDNN 3's float16 kernels without AMX-FP16 (brg:avx512_core_fp16) widen to float32 and
 // accumulate there: measured on an AVX512-FP16 Xeon, a 256x1024x1024 product took 2.0 ms in
 // float16, 1.9 ms in float32 and 0.4 ms in bfloat16 on AMX.
@@ -35,8 +35,8 @@ std::string accelerate_hardware_note(const AccelerateTrainMode& mode, const CpuF
   const std::string head = "accelerate_train_mode '" + mode.to_string() + "': ";
   if (mode.type == AccelerateTrainMode::LowType::float16) {
     // Where the installed oneDNN has float16 matmuls, float16 products run natively (fast
-    // only on AMX-FP16); else the CPU backend widens every one to float32 and rounds it back
-    // (oneDNN 2.6 has none).
+    // only on AMX-FP16); else the CPU backend holds float16 values in float32 and rounds
+    // them (passes/float16_in_float32.cpp; oneDNN 2.6 has none).
     const char* why = float16_reason(cpu, float16_kernels);
     if (!why) return "";
     return head + why + "the float16 phase is slower than the original precision; " +

@@ -57,8 +57,8 @@ TEST(CompileOptions, DumpIrAndCodeDirectories) {
     ++files;
     EXPECT_NO_THROW(parse_graph(read(e.path()))) << e.path();
   }
-  EXPECT_EQ(files, 10u) << "input + one file per pass (precision, simplify, cse, transposes, epilogues, relu_masks, dce, "
-                           "all_reduce_buckets, all_reduce_readers)";
+  EXPECT_EQ(files, 11u) << "input + one file per pass (precision, float16_in_float32, simplify, cse, transposes, "
+                           "epilogues, relu_masks, dce, all_reduce_buckets, all_reduce_readers)";
   EXPECT_NE(read(graph_ir / "1-precision.kir").find("bf16"), std::string::npos);
   const fs::path code = only_entry(code_dir);
   EXPECT_EQ(code.filename().string(), graph_ir.filename().string() + ".cpp");
@@ -81,8 +81,8 @@ TEST(CompileOptions, DumpsAreOnePerGraphAndWrittenOnACacheHit) {
   compile_cpu(small_graph(3), o, &a);
   compile_cpu(small_graph(4), o, &b);
   ASSERT_NE(a.cache_key, b.cache_key);
-  EXPECT_TRUE(fs::exists(ir_dir / ("graph-" + a.cache_key) / "7-dce.kir"));
-  EXPECT_TRUE(fs::exists(ir_dir / ("graph-" + b.cache_key) / "7-dce.kir"));
+  EXPECT_TRUE(fs::exists(ir_dir / ("graph-" + a.cache_key) / "8-dce.kir"));
+  EXPECT_TRUE(fs::exists(ir_dir / ("graph-" + b.cache_key) / "8-dce.kir"));
   EXPECT_TRUE(fs::exists(code_dir / ("graph-" + a.cache_key + ".cpp")));
   EXPECT_TRUE(fs::exists(code_dir / ("graph-" + b.cache_key + ".cpp")));
   fs::remove_all(ir_dir);

@@ -18,6 +18,13 @@
 namespace kiln::cpu {
 namespace {
 
+// `text` with every `from` replaced by `to`.
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 // The row width of a row loop for a step of this shape, or 0 for one flat loop: rows of
 // the last axis when it fills at least a vector and there are rows enough to share.
 int64_t row_width(const Shape& shape) {
@@ -87,8 +94,12 @@ std::string elementwise_kernel(const Schedule& s, const Step& st, const std::str
   k << "KILN_KERNEL void " << name << "(void** B) {\n" << em->pointer_decls() << outs.str();
   if (width == 0 && !em->lookups().empty()) return k.str() + gathering_loop(*em, count, body.str(), stores.str());
   if (width == 0) {
+    // A flat loop computing coordinates per element stays scalar: round to float16 there
+    // with the conversion instructions (prelude's rhf_scalar; the same bits).
+    const std::string code = body.str() + stores.str();
     k << "#pragma omp parallel for simd if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";
-    k << "  for (int64_t i = 0; i < " << count << "; ++i) {\n" << body.str() << stores.str() << "  }\n}\n\n";
+    k << "  for (int64_t i = 0; i < " << count << "; ++i) {\n"
+      << (em->computed_coordinates() ? replace_all(code, "rhf(", "rhf_scalar(") : code) << "  }\n}\n\n";
     return k.str();
   }
   k << "#pragma omp parallel for if (" << count << " > " << kParallelThreshold << ") schedule(static)\n";

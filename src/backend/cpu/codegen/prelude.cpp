@@ -95,7 +95,19 @@ inline float hf2f(uint16_t h) { return kiln_math::f16_bits_to_f32(h); }
 inline uint16_t f2hf(float f) { return kiln_math::f32_to_f16_bits(f); }
 #endif
 inline float rbf(float x) { return bf2f(f2bf(x)); }
-inline float rhf(float x) { return hf2f(f2hf(x)); }
+// x rounded to float16's values, kept a float (float16 held in float32): integer and float
+// arithmetic with no conversion instruction and no branch, so that loops vectorize it.
+inline float rhf(float x) { return kiln_math::round_to_f16_grid(x); }
+// The same bits for loops that stay scalar (index arithmetic per element): two F16C
+// conversions cost less there than rhf's arithmetic; a NaN comes out as rhf gives it.
+#if defined(__F16C__) && !defined(KILN_PORTABLE)
+inline float rhf_scalar(float x) {
+  const float r = hf2f(f2hf(x));
+  return r == r ? r : kiln_math::round_to_f16_grid(x);
+}
+#else
+inline float rhf_scalar(float x) { return rhf(x); }
+#endif
 // A float function at every bfloat16 or float16 value, made on first use (before a
 // kernel's parallel loop): loops whose input is 16-bit read gelu and its derivative's
 // factor here instead of computing them per element (a gather each), with the same bits.

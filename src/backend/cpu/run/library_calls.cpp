@@ -12,10 +12,12 @@
 namespace kiln::cpu {
 namespace {
 
-// float16 where oneDNN has no float16 kernels (onednn::has_f16_kernels; oneDNN 2.6 has
-// none): widen the (exact) float16 operands to float32, run the float32 primitive, round
-// the result once. (bfloat16 without kernels is oneDNN's
-// door's own business: bf16_fallback.h.)
+// A float16 convolution (kiln calls oneDNN's convolutions in float32 and bfloat16 only):
+// widen the (exact) float16 operands to float32, run the float32 primitive, round the
+// result once. Generated steps have float16 products only where oneDNN has float16
+// kernels (onednn::has_f16_kernels, oneDNN 3 on AVX512-FP16); elsewhere they hold float16
+// values in float32 and call the float32 products (passes/float16_in_float32.cpp).
+// (bfloat16 without kernels is oneDNN's door's own business: bf16_fallback.h.)
 template <class F>
 void widened_f16(const void* a, int64_t na, const void* b, int64_t nb, void* out, int64_t nout, F run_f32) {
   thread_local std::vector<float> fa, fb, fo;
@@ -38,14 +40,9 @@ void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, 
                int ta, int tb, const void* bias, int bias_dtype, int relu, const void* addend) {
   const auto t = static_cast<DType>(dtype);
   const onednn::Epilogue e = epilogue_of(t, bias, bias_dtype, relu, addend);
-  if (t == DType::f16 && onednn::has_f16_kernels())
+  if (t == DType::f16)  // only where oneDNN has float16 kernels (matmul_f16 checks)
     return onednn::matmul_f16(static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b),
                               static_cast<uint16_t*>(c), batch, m, n, k, ta, tb);
-  if (t == DType::f16) {
-    return widened_f16(a, batch * m * k, b, batch * k * n, c, batch * m * n, [&](float* fa, float* fb, float* fc) {
-      onednn::matmul_f32(fa, fb, fc, batch, m, n, k, ta, tb);
-    });
-  }
   if (t == DType::f32)
     return onednn::matmul_f32(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), batch,
                               m, n, k, ta, tb, e);
