@@ -4,7 +4,7 @@
 namespace kiln::passes {
 namespace {
 
-bool onednn_type(DType t) { return t == DType::f32 || t == DType::bf16; }
+bool onednn_type(DType t, bool float16) { return t == DType::f32 || t == DType::bf16 || (float16 && t == DType::f16); }
 
 struct Match {
   ValueId product = -1, bias = -1, addend = -1;  // the matmul or conv2d; -1: none
@@ -31,7 +31,7 @@ ValueId other_addend(const Node& a, ValueId v, const Node& vn) {
 
 }  // namespace
 
-Graph fuse_epilogues(const Graph& g) {
+Graph fuse_epilogues(const Graph& g, bool float16) {
   const size_t n = g.size();
   const std::vector<int> uses = use_counts(g);
   std::vector<ValueId> user(n, -1);  // a user of each value (the only one, when uses == 1)
@@ -54,7 +54,7 @@ Graph fuse_epilogues(const Graph& g) {
     const auto pid = static_cast<ValueId>(i);
     const Node& m = g.nodes()[i];
     const bool matmul = m.op == Op::matmul && m.shape.size() == 2;
-    if (!(matmul || m.op == Op::conv2d) || !onednn_type(m.dtype)) continue;
+    if (!(matmul || m.op == Op::conv2d) || !onednn_type(m.dtype, float16)) continue;
     Match f{pid};
     ValueId root = pid;
     if (const ValueId a = sole_user(root); a >= 0)

@@ -55,8 +55,13 @@ class HoldFloat16 {
     if (out().node(v).dtype == t) return v;
     return out().add(Op::cast, {v}, {{"dtype", std::string(dtype_name(t))}});
   }
-  // v (float32) rounded to float16's values, still float32.
-  ValueId rounded(ValueId v) { return to(to(v, DType::f16), DType::f32); }
+  // v (float32) rounded to float16's values, still float32 (v itself if it is a rounding).
+  ValueId rounded(ValueId v) {
+    const Node& n = out().node(v);
+    const bool already = n.op == Op::cast && n.dtype == DType::f32 && out().node(n.inputs[0]).op == Op::cast &&
+                         out().node(n.inputs[0]).dtype == DType::f16;
+    return already ? v : to(to(v, DType::f16), DType::f32);
+  }
 
   void visit(ValueId id) {
     const Node& n = g_.node(id);

@@ -56,9 +56,10 @@ Graph apply_precision(const Graph& g, PrecisionPolicy policy);
 // Where oneDNN has no float16 kernels (LowerOptions::float16_in_float32): every float16
 // value is held in a float32 buffer instead, rounded to float16 where it is computed (a
 // cast to float16 and back, which loops fuse), so products run oneDNN's float32 kernels on
-// the values a float16 product would read and give the values it would give. Float16
-// sources, assigns to float16 variables and float16 outputs keep their type (converted
-// exactly at the edge). A graph without float16 values is returned unchanged.
+// the values a float16 product would read and give the values it would give (a dense or
+// conv2d_bias node: its one rounding after the bias, addend and ReLU). Float16 sources,
+// assigns to float16 variables and float16 outputs keep their type (converted exactly at
+// the edge). A graph without float16 values is returned unchanged.
 Graph hold_float16_in_float32(const Graph& g);
 
 // Folds relu?(matmul(a, b) + bias + addend) — bias, addend or both — into
@@ -70,8 +71,10 @@ Graph hold_float16_in_float32(const Graph& g);
 // a bias row [n] / [1, n] or one per channel ([o,1,1], [1,o,1,1]), and an addend of the
 // product's shape and type; the product and sums are left dead for DCE. Under mixed
 // precision the result is rounded once, not after the product and again after each sum:
-// slightly more accurate, and the interpreter runs the same node.
-Graph fuse_epilogues(const Graph& g);
+// slightly more accurate, and the interpreter runs the same node. `float16`: float16
+// products fold too, with the same one rounding — only for float16 that will be held in
+// float32 (hold_float16_in_float32): oneDNN's float16 kernels take no post-ops.
+Graph fuse_epilogues(const Graph& g, bool float16 = false);
 
 // Folds ReLU's gradient mask into a max pooling's gradient on the ReLU's output:
 // select(greater(x, 0), max_pool2d_grad(x, dy), 0) becomes max_pool2d_grad(x, dy)
@@ -108,8 +111,8 @@ struct LowerOptions {
   bool float16_in_float32 = false;
 };
 
-// The single ordered list of passes: verify -> precision -> [float16 held in float32] ->
-// simplify -> CSE -> transposes -> epilogues -> ReLU masks -> DCE -> all_reduce buckets ->
+// The single ordered list of passes: verify -> precision -> simplify -> CSE -> transposes
+// -> epilogues -> [float16 held in float32] -> ReLU masks -> DCE -> all_reduce buckets ->
 // all_reduce readers deferred.
 // The verifier runs after every pass in debug builds.
 Graph lower(const Graph& g, const LowerOptions& options);

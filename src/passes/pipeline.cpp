@@ -39,12 +39,12 @@ Graph lower(const Graph& input, const LowerOptions& options) {
     record(name);
   };
   step("precision", [&](const Graph& x) { return apply_precision(x, options.policy); });
-  // Always a stage (unchanged when not asked for): dumps number alike on every machine.
-  step("float16_in_float32", [&](const Graph& x) { return options.float16_in_float32 ? hold_float16_in_float32(x) : x; });
   step("simplify", simplify);
   step("cse", cse);
   step("transposes", sink_transposes);
-  step("epilogues", fuse_epilogues);
+  step("epilogues", [&](const Graph& x) { return fuse_epilogues(x, options.float16_in_float32); });
+  // Always a stage (unchanged when not asked for): dumps number alike on every machine.
+  step("float16_in_float32", [&](const Graph& x) { return options.float16_in_float32 ? hold_float16_in_float32(x) : x; });
   step("relu_masks", fuse_relu_masks);
   step("dce", dce);
   step("all_reduce_buckets", [&](const Graph& x) { return bucket_all_reduces(x, options.all_reduce_bucket_bytes); });

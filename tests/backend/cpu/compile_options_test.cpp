@@ -57,8 +57,8 @@ TEST(CompileOptions, DumpIrAndCodeDirectories) {
     ++files;
     EXPECT_NO_THROW(parse_graph(read(e.path()))) << e.path();
   }
-  EXPECT_EQ(files, 11u) << "input + one file per pass (precision, float16_in_float32, simplify, cse, transposes, "
-                           "epilogues, relu_masks, dce, all_reduce_buckets, all_reduce_readers)";
+  EXPECT_EQ(files, 11u) << "input + one file per pass (precision, simplify, cse, transposes, epilogues, "
+                           "float16_in_float32, relu_masks, dce, all_reduce_buckets, all_reduce_readers)";
   EXPECT_NE(read(graph_ir / "1-precision.kir").find("bf16"), std::string::npos);
   const fs::path code = only_entry(code_dir);
   EXPECT_EQ(code.filename().string(), graph_ir.filename().string() + ".cpp");
