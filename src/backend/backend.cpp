@@ -27,7 +27,7 @@ Graph interpreter_graph(const Graph& g, const CompileOptions& options) {
   for (const Node& n : g.nodes()) collective = collective || n.op == Op::all_reduce;
   const passes::LowerOptions lower{.policy = options.policy,
                                    .all_reduce_bucket_bytes = options.all_reduce_bucket_bytes,
-                                   .float16_in_float32 = !onednn::has_f16_kernels()};
+                                   .float16_in_float32 = !onednn::uses_f16_kernels()};
   // The compiler's own input (compile_cpu): the canonical text, parsed.
   if (collective) return passes::lower(parse_graph(print_graph(g, TextForm::canonical)), lower);
   if (options.policy == PrecisionPolicy::original) return passes::bucket_all_reduces(g, options.all_reduce_bucket_bytes);

@@ -4,8 +4,10 @@
 // float32 and narrowed back, a convolution on plain layouts with no fused bias, and every
 // float16 loop converted on each load and store. Held in float32, the same values (every
 // computed one rounded to float16 where it is made, as before) go to oneDNN's float32
-// products as they are, with the blocked layouts and fusions float32 gets; a rounding is
-// a pair of casts (float32 -> float16 -> float32) that loops fuse into one `rhf`.
+// products as they are, with the blocked layouts and post-ops float32 gets (a dense or
+// conv2d_bias node, folded before this pass, rounds once after its bias and ReLU, as a
+// bfloat16 one does); a rounding is a pair of casts (float32 -> float16 -> float32) that
+// loops fuse into one `rhf`.
 #include <map>
 
 #include "passes/passes.h"

@@ -72,7 +72,7 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
   const Graph lowered = passes::lower(parse_graph(canonical), {.policy = options.policy,
                                                                .after_pass = dumps.pass_recorder(),
                                                                .all_reduce_bucket_bytes = options.all_reduce_bucket_bytes,
-                                                               .float16_in_float32 = !onednn::has_f16_kernels()});
+                                                               .float16_in_float32 = !onednn::uses_f16_kernels()});
   cpu::Schedule schedule = cpu::make_schedule(lowered);
   // Before the host compiler runs: a step the machine cannot hold is refused, not compiled.
   check_fits_in_memory(schedule.arena_bytes, "the step's working memory (graph '" + options.name + "')");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend/onednn/api.h"
+#include "kiln/cpu_features.h"
 
 namespace kiln::onednn {
 
@@ -32,5 +33,7 @@ bool has_f16_kernels() {
   }();
   return yes;
 }
+
+bool uses_f16_kernels() { return has_f16_kernels() && cpu_features().amx_fp16; }
 
 }  // namespace kiln::onednn

@@ -14,9 +14,9 @@ namespace {
 
 // A float16 convolution (kiln calls oneDNN's convolutions in float32 and bfloat16 only):
 // widen the (exact) float16 operands to float32, run the float32 primitive, round the
-// result once. Generated steps have float16 products only where oneDNN has float16
-// kernels (onednn::has_f16_kernels, oneDNN 3 on AVX512-FP16); elsewhere they hold float16
-// values in float32 and call the float32 products (passes/float16_in_float32.cpp).
+// result once. Generated steps have float16 products only where kiln uses oneDNN's
+// float16 kernels (onednn::uses_f16_kernels: oneDNN 3 on AMX-FP16); elsewhere they hold
+// float16 values in float32 and call the float32 products (passes/float16_in_float32.cpp).
 // (bfloat16 without kernels is oneDNN's door's own business: bf16_fallback.h.)
 template <class F>
 void widened_f16(const void* a, int64_t na, const void* b, int64_t nb, void* out, int64_t nout, F run_f32) {
@@ -40,7 +40,7 @@ void rt_matmul(int dtype, const void* a, const void* b, void* c, int64_t batch, 
                int ta, int tb, const void* bias, int bias_dtype, int relu, const void* addend) {
   const auto t = static_cast<DType>(dtype);
   const onednn::Epilogue e = epilogue_of(t, bias, bias_dtype, relu, addend);
-  if (t == DType::f16)  // only where oneDNN has float16 kernels (matmul_f16 checks)
+  if (t == DType::f16)  // only where kiln uses oneDNN's float16 kernels (matmul_f16 checks)
     return onednn::matmul_f16(static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b),
                               static_cast<uint16_t*>(c), batch, m, n, k, ta, tb);
   if (t == DType::f32)
