@@ -59,11 +59,13 @@ TEST(AccelerateHardware, FastSaysNothingWhereOneDnnHasFloat16KernelsOnAmxFp16) {
 }
 
 // oneDNN 3 on an AVX512-FP16 Xeon without AMX-FP16 has float16 kernels, but they multiply at
-// float32 speed (measured: fast 57 steps/s, the original 103, fast1 225 on the MLP): the note
-// says so instead of blaming missing kernels, and without AMX-FP16 kernels alone are no reason.
+// float32 speed (measured: fast 57 steps/s, the original 103, fast1 225 on the MLP), so kiln
+// holds float16 in float32 there instead: the note says so instead of blaming missing
+// kernels, and without AMX-FP16 kernels alone are no reason.
 TEST(AccelerateHardware, FastSaysFloat16KernelsRunAtFloat32SpeedWithoutAmxFp16) {
   const std::string note = accelerate_hardware_note(AccelerateTrainMode::parse("fast|step|0.9"), cpu(true, true, true), true);
   EXPECT_TRUE(contains(note, "multiply at float32 speed on this CPU (only AMX-FP16")) << note;
+  EXPECT_TRUE(contains(note, "so kiln holds float16 values in float32")) << note;
   EXPECT_TRUE(contains(note, "fast1 (bfloat16) is the fast choice on this CPU")) << note;
   EXPECT_FALSE(contains(note, "no float16 kernels")) << note;
   EXPECT_TRUE(contains(accelerate_hardware_note(AccelerateTrainMode::parse("fast|step|0.9"), with_amx_fp16(cpu(true, true, true)), false),
