@@ -8,14 +8,15 @@ namespace kiln {
 // 1. glibc keeps freed large blocks in the heap (M_MMAP_THRESHOLD, M_TRIM_THRESHOLD), so
 //    the buffers a training step allocates and frees are not mapped fresh (page faults,
 //    zeroing) every step.
-// 2. OpenMP threads spin briefly before sleeping (GOMP_SPINCOUNT=1000) instead of
-//    libgomp's default 300000 spins. On a quiet machine the cost is within the noise;
-//    beside any other busy process the default lets idle spinning threads starve the
-//    working ones (scripts/bench-vs-pytorch times both settings and the passive policy
-//    and reports each). libgomp reads the variable when it loads, so
-//    this re-executes the program once with it set (argv[0] is found through
-//    /proc/self/exe). A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT is left alone, as is
-//    any environment with KILN_KEEP_OPENMP_WAIT set.
+// 2. OpenMP threads spin before they sleep for as long as the machine allows: it samples
+//    the CPUs this process may use for 50 ms (/proc/stat; src/process/openmp_wait.h) and
+//    sets GOMP_SPINCOUNT=10000 when they are quiet, so a step of many small kernels does
+//    not put its threads to sleep and wake them on each one (a ShuffleNet step: 26 -> 35
+//    steps/s), or 1000 when other work uses half a CPU or more, so idle spinning threads
+//    do not starve the working ones (libgomp's default 300000 starves them either way).
+//    libgomp reads the variable when it loads, so this re-executes the program once with
+//    it set (argv[0] is found through /proc/self/exe). A user's OMP_WAIT_POLICY or
+//    GOMP_SPINCOUNT is left alone, as is any environment with KILN_KEEP_OPENMP_WAIT set.
 void tune_process(char** argv);
 
 // Point 1 alone, for a process that cannot re-execute itself (the Python module, which

@@ -16,12 +16,14 @@ Names TensorFlow has and kiln's IR lacks raise NotImplementedError naming them.
 """
 import os as _os
 
-# As `kiln train` does (kiln/process.h): OpenMP threads spin briefly before sleeping, so
-# idle ones do not starve working ones on a busy machine. libgomp reads this when it
-# loads, which importing kiln._core does (unless something loaded it before); a user's
-# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+# As `kiln train` does (kiln/process.h): OpenMP threads spin long enough to stay awake
+# between a step's kernels on quiet CPUs, and briefly beside other work so idle ones do not
+# starve working ones. libgomp reads this when it loads, which importing kiln._core does
+# (unless something loaded it before); a user's OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
 if not any(k in _os.environ for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KILN_KEEP_OPENMP_WAIT")):
-    _os.environ["GOMP_SPINCOUNT"] = "1000"
+    from . import _openmp_wait
+
+    _os.environ["GOMP_SPINCOUNT"] = str(_openmp_wait.choose_spins())
 from . import _core  # noqa: E402
 
 _core.tune_heap()

@@ -5,6 +5,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+
+#include "process/openmp_wait.h"
 
 namespace kiln {
 
@@ -16,7 +19,7 @@ void tune_heap() {
 void tune_process(char** argv) {
   tune_heap();
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT") || std::getenv("KILN_KEEP_OPENMP_WAIT")) return;
-  setenv("GOMP_SPINCOUNT", "1000", 1);
+  setenv("GOMP_SPINCOUNT", std::to_string(openmp_wait::choose_spins()).c_str(), 1);
   // Marks the re-executed process, so a failing exec can never loop.
   setenv("KILN_KEEP_OPENMP_WAIT", "1", 1);
   execv("/proc/self/exe", argv);
