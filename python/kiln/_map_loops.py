@@ -7,6 +7,8 @@ import itertools
 import os
 import threading
 
+import numpy as np
+
 from . import _core
 from ._generator_dataset import _stack, batches
 from ._map_function import MapFunction, _build, _key_of
@@ -163,3 +165,35 @@ def _element_loop(fn, key, planned, it, position, seed, threads, batch, first_ou
                 yield _stack(whole, None)
         if error is not None:
             raise error
+
+
+def map_rows(fn, key, columns, rows, chunk=2048):
+    """fn (traced on the first row, whose key is `key`) over every row of `columns` (the
+    leaves of a from_tensor_slices dataset's examples, each stacked: numeric arrays of
+    `rows` rows) in the C++ element loop, on one thread per core, no Python per row: fn's
+    results with their leaves stacked, or None when the trace has no C++ plan, a column is
+    not numeric, or a row's results do not stack (the caller then maps in Python, which
+    gives the same values and raises what the rows raise)."""
+    planned = fn.plan(key) if element_loop == "auto" else None
+    if planned is None or not all(c.dtype.kind in "biuf" and c.shape[:1] == (rows,) for c in columns):
+        return None
+    trace, plan = planned
+    runner = _core.ElementRunner(plan, max(1, len(os.sched_getaffinity(0))))
+    pending, full, start = collections.deque(), None, 0
+    while start < rows or pending:
+        while start < rows and len(pending) < 3:
+            count = min(chunk, rows - start)
+            pending.append((runner.submit_rows(columns, start, count), start, count))
+            start += count
+        ticket, at, count = pending.popleft()
+        kind, leaves, _ = runner.take(ticket, True)
+        if kind != "stacked":
+            return None
+        if full is None:
+            full = [np.empty((rows,) + leaf.shape[1:], leaf.dtype) for leaf in leaves]
+        for f, leaf in zip(full, leaves):
+            if leaf.shape[1:] != f.shape[1:] or leaf.dtype != f.dtype:
+                return None
+            f[at:at + count] = leaf
+    loop_counts["cpp"] += rows
+    return _build(trace.out_form, full)

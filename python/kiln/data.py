@@ -26,7 +26,8 @@ import os
 import numpy as np
 
 from . import _core, _generator_dataset
-from ._map_function import MapFunction
+from . import _map_loops
+from ._map_function import MapFunction, _key_of, _leaves
 from .records import tfrecord_dataset as _tfrecord_dataset
 from ._generator_dataset import GeneratorDataset, TensorSpec  # noqa: F401 (kiln.data names)
 from ._dtypes import as_dtype
@@ -316,16 +317,23 @@ class Dataset:
         return Iterator(self, initializable=True)
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, seed=None):
-        """map_func over every example. Without random ops it runs once per example now,
-        and the mapped arrays stay a C++ pipeline; with random ops the dataset becomes an
-        element pipeline that draws anew each epoch."""
+        """map_func over every example. Without random ops it runs once per example now (in
+        the C++ element loop on one thread per core when its trace has a C++ form, else in
+        Python; the same values), and the mapped arrays stay a C++ pipeline; with random
+        ops the dataset becomes an element pipeline that draws anew each epoch."""
         if self._has("batch"):
             unsupported("Dataset.map after batch on from_tensor_slices", "map the examples, then batch them")
         fn = MapFunction(map_func, "Dataset.map")
         first = fn(self._example(0), 0, 0)
         if any(t.random is not None for ts in fn.traces.values() for t in ts):
             return self._elements().map(map_func, num_parallel_calls, seed=seed)
-        rows = [first] + [fn(self._example(i), i, 0) for i in range(1, self._features.shape[0])]
+        n = self._features.shape[0]
+        columns = []
+        _leaves(self._example(slice(None)), columns)  # each leaf of an example, for all of them
+        mapped = _map_loops.map_rows(fn, _key_of(self._example(0))[0], columns, n)
+        if mapped is not None:
+            return self._from_columns(mapped, "Dataset.map")
+        rows = [first] + [fn(self._example(i), i, 0) for i in range(1, n)]
         return self._from_rows(rows, "Dataset.map")
 
     def filter(self, predicate):
@@ -379,6 +387,28 @@ class Dataset:
             return f
         return f, (self._labels[i] if self._label_key is None else {self._label_key: self._labels[i]})
 
+    def _from_columns(self, out, op):
+        """A dataset of the examples `out` holds stacked: a function's result form (features,
+        or (features, labels); each an array or a dict of them) whose arrays have a row per
+        example."""
+        pairs = isinstance(out, tuple) and len(out) == 2
+        features = out[0] if pairs else out
+        more, key = [], None
+        if isinstance(features, dict):
+            keys = list(features)
+            _split_features(features, "[%s] the function's features" % op)  # checks the keys
+            key, f = keys[0], features[keys[0]]
+            more = [(k, features[k]) for k in keys[1:]]
+        else:
+            f = features
+        label_key, lab = None, None
+        if pairs and isinstance(out[1], dict):
+            label_key = _split_features(out[1], "[%s] the function's labels" % op, several=False)[1]
+            lab = out[1][label_key]
+        elif pairs:
+            lab = out[1]
+        return self._with_arrays(f, key, more, lab, label_key, op)
+
     def _from_rows(self, rows, op):
         pairs = isinstance(rows[0], tuple) and len(rows[0]) == 2
         features = [r[0] for r in rows] if pairs else rows
@@ -401,6 +431,10 @@ class Dataset:
                 lab = np.stack([np.asarray(r[1]) for r in rows]) if pairs else None
         except ValueError as e:
             raise DataError("[%s] the function's results differ in shape between examples: %s" % (op, e)) from None
+        return self._with_arrays(f, key, more, lab, label_key, op)
+
+    def _with_arrays(self, f, key, more, lab, label_key, op):
+        """This dataset's ops over the examples of these arrays (a map's results)."""
         f = _as_input_array(f, "[%s] features" % op)
         d = Dataset(f, None if lab is None else _as_input_array(lab, "[%s] labels" % op), key, label_key,
                     _more_arrays(more, f.shape[0], "[%s] features" % op))

@@ -36,8 +36,9 @@ double busy_cpus(const CpuTimes& before, const CpuTimes& after);
 int spins_for(double busy);
 
 // Samples /proc/stat over `window_ms` for the CPUs in this process's affinity mask (the
-// caller sleeps meanwhile, so the work measured is other processes') and returns the spin
-// count; kQuietSpins when it cannot be told.
+// caller sleeps meanwhile, so the work measured is other processes'), and when that finds
+// them busy, over a second window: kBusySpins when both do, else kQuietSpins (also when it
+// cannot be told).
 int choose_spins(int window_ms = 50);
 
 }  // namespace kiln::openmp_wait

@@ -125,6 +125,34 @@ py::object python_value(const HostValue& v) {
   return py::array(py::dtype(code), v.shape, v.data->data(), owner);
 }
 
+// Rows start .. start+count-1 of `columns` (numeric arrays of the same first dimension:
+// each element's leaves, stacked) submitted as elements at stream positions start.., rank
+// 0: a from_tensor_slices dataset's map with no Python per element (kiln/_map_loops.py).
+static int64_t submit_rows(data::ElementRunner& r, const py::list& columns, int64_t start, int64_t count) {
+  std::vector<py::array> cols;
+  for (const auto& c : columns) {
+    py::array a = py::array::ensure(c, py::array::c_style);
+    if (!a || a.ndim() < 1 || std::string("biuf").find(a.dtype().kind()) == std::string::npos)
+      throw py::type_error("[Dataset.map] submit_rows takes numeric arrays of rows");
+    if (start < 0 || count < 0 || start + count > a.shape(0))
+      throw py::value_error("[Dataset.map] rows " + std::to_string(start) + ".." + std::to_string(start + count) +
+                            " of an array of " + std::to_string(a.shape(0)));
+    cols.push_back(a);
+  }
+  std::vector<std::vector<HostValue>> chunk(count);
+  std::vector<uint64_t> at(count);
+  for (int64_t i = 0; i < count; ++i) {
+    for (const py::array& a : cols) {
+      HostValue v = HostValue::numeric(typestr(a.dtype()), std::vector<int64_t>(a.shape() + 1, a.shape() + a.ndim()));
+      const size_t row = v.data->size();
+      std::memcpy(v.raw(), static_cast<const char*>(a.data()) + (start + i) * row, row);
+      chunk[i].push_back(std::move(v));
+    }
+    at[i] = static_cast<uint64_t>(start + i);
+  }
+  return r.submit(std::move(chunk), std::move(at), 0);
+}
+
 void bind_element_loop(py::module_& m) {
   py::class_<data::HostDraws>(m, "HostDraws")
       .def(py::init([](py::int_ seed, py::int_ position, py::int_ rank, py::int_ index, int64_t op_seed) {
@@ -176,6 +204,7 @@ void bind_element_loop(py::module_& m) {
         for (const auto& p : positions) at.push_back(p.cast<py::int_>().cast<uint64_t>());
         return r.submit(std::move(chunk), std::move(at), rank.cast<uint64_t>());
       })
+      .def("submit_rows", &submit_rows)
       // ("stacked", leaves stacked along a new axis 0, None) when stack and they stack, else
       // ("elements", [leaves, or None where the plan did not fit the element], raise): the
       // results up to the first element that failed, and a function raising its error (None
