@@ -13,6 +13,11 @@ the 2-host job's per-rank batch (weak scaling, as Horovod reports), and no overl
 reduction with the backward pass (kiln reduces after it):
     t_comm(N) = 2 (N-1) x 50 us + 2 (N-1)/N x bytes / 25 Gbit/s
     efficiency(N) = t_compute / (t_compute + t_comm(N))
+The kernel CPU column is the machine's system + irq + softirq time (/proc/stat) per step
+of the 2-host job less that of the 1-process run, each from the difference between a run
+and one three times as long (so start-up and evaluation cancel): the TCP stack's copies,
+taken from the same two cores that compute (test hosts share them; real hosts bring their
+own).
 Needs root (namespaces). Prints a Markdown table.
 
     bench/data_parallel_hosts.py [--kiln build/kiln] [--models mlp,cnn,gpt] [--steps 200,40,100]
@@ -36,14 +41,26 @@ LINK_BITS_PER_SECOND = 25e9
 LINK_LATENCY = 50e-6
 
 
+def kernel_seconds():
+    """The machine's CPU time in the kernel so far (system + irq + softirq of /proc/stat's
+    "cpu" line): where a TCP transfer between the test hosts spends its copies."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    return (int(fields[3]) + int(fields[6]) + int(fields[7])) / os.sysconf("SC_CLK_TCK")
+
+
 def run(cmd, out):
     if os.path.exists(out):
         os.remove(out)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    k0 = kernel_seconds()
     p = subprocess.run(cmd + ["--metrics-out", out], capture_output=True, text=True, env=env, timeout=3600)
+    kernel = kernel_seconds() - k0
     if p.returncode != 0:
         sys.exit("failed: %s\n%s" % (" ".join(cmd), (p.stdout + p.stderr)[-3000:]))
-    return [json.loads(line) for line in open(out) if '"final"' in line][0]
+    final = [json.loads(line) for line in open(out) if '"final"' in line][0]
+    final["kernel_seconds"] = kernel  # of the whole run, start-up and evaluation included
+    return final
 
 
 def shape_links(h):
@@ -88,11 +105,18 @@ def main():
             base = [o.kiln, "train", "--model", model, "--steps", steps, "--batch-size", batch,
                     "--test-limit", "1000", "--graph-compiler-cache-dir", cache, "--quiet"]
             run(base + ["--threads", "2"], out)  # warms the cache: compiling stays out of the figures
-            one, two, serial = [], [], []
+            one, two, serial, kernel = [], [], [], []
+            longer = base[:base.index("--steps") + 1] + [str(3 * int(steps))] + base[base.index("--steps") + 2:]
             for _ in range(o.repeats):
                 one.append(run(base + ["--threads", "2"], out))
                 two.append(run(h.mpirun(2) + base + ["--threads", "1"], out))
                 serial.append(run(h.mpirun(2) + base + ["--threads", "1", "--all-reduce-overlap", "off"], out))
+                # Kernel CPU per step, start-up and evaluation cancelled by a run 3x as long:
+                # the 2-host job's less the 1-process run's.
+                one_long = run(longer + ["--threads", "2"], out)
+                two_long = run(h.mpirun(2) + longer + ["--threads", "1"], out)
+                kernel.append(((two_long["kernel_seconds"] - two[-1]["kernel_seconds"]) -
+                               (one_long["kernel_seconds"] - one[-1]["kernel_seconds"])) / (2 * int(steps)))
             rate1 = statistics.median(f["steps_per_second"] for f in one)
             rate2 = statistics.median(f["steps_per_second"] for f in two)
             rate_serial = statistics.median(f["steps_per_second"] for f in serial)
@@ -102,19 +126,20 @@ def main():
             # collectives' time is all waiting.
             t_compute = (1 - share_serial) / rate_serial
             bytes_per_step = two[0]["data_parallel"]["bytes_reduced_per_step"]
+            kernel = statistics.median(kernel)
             rows.append((model + " (batch %s)" % batch, rate1, rate2, rate2 / rate1, share, rate_serial / rate1,
-                         share_serial, bytes_per_step, t_compute,
+                         share_serial, bytes_per_step, t_compute, kernel,
                          [project(t_compute, bytes_per_step, n) for n in (2, 8, 64)]))
     print("CPU ISA: %s; 2 test hosts (network namespaces, veth at 25 Gbit/s, Open MPI TCP), 1 thread each, "
           "against 1 process x 2 threads" % isa())
     print()
     print("| model | 1 host x 2 threads, steps/s | 2 hosts x 1 thread, steps/s | efficiency | waiting for "
           "collectives, share of the step | without overlap: efficiency | without overlap: waiting | bytes reduced "
-          "per step | compute per step | projected 2 / 8 / 64 hosts, no overlap |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for model, r1, r2, eff, share, eff_serial, share_serial, nbytes, tc, proj in rows:
-        print("| %s | %.1f | %.1f | **%.2f** | %.0f%% | %.2f | %.0f%% | %.1f MB | %.1f ms | %s |"
-              % (model, r1, r2, eff, 100 * share, eff_serial, 100 * share_serial, nbytes / 1e6, 1e3 * tc,
+          "per step | compute per step | kernel CPU per step for the transfer | projected 2 / 8 / 64 hosts, no overlap |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for model, r1, r2, eff, share, eff_serial, share_serial, nbytes, tc, kernel, proj in rows:
+        print("| %s | %.1f | %.1f | **%.2f** | %.0f%% | %.2f | %.0f%% | %.1f MB | %.1f ms | %.1f ms | %s |"
+              % (model, r1, r2, eff, 100 * share, eff_serial, 100 * share_serial, nbytes / 1e6, 1e3 * tc, 1e3 * kernel,
                  " / ".join("%.2f" % p for p in proj)))
 
 if __name__ == "__main__":
