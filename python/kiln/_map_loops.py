@@ -178,6 +178,7 @@ def map_rows(fn, key, columns, rows, chunk=2048):
     if planned is None or not all(c.dtype.kind in "biuf" and c.shape[:1] == (rows,) for c in columns):
         return None
     trace, plan = planned
+    columns = [np.ascontiguousarray(c) for c in columns]  # a shard's strided rows: copied once, not per chunk
     runner = _core.ElementRunner(plan, max(1, len(os.sched_getaffinity(0))))
     pending, full, start = collections.deque(), None, 0
     while start < rows or pending:

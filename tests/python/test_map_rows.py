@@ -58,6 +58,12 @@ def test_several_features_host_reshapes_and_no_labels():
     np.testing.assert_array_equal(arrays[0], x.reshape(300, 2, 2) * 2)
 
 
+def test_a_shards_strided_rows():
+    x = np.arange(40 * 3, dtype=np.float32).reshape(40, 3)
+    arrays = assert_loops_agree(lambda: tf.data.Dataset.from_tensor_slices(x).shard(3, 1).map(lambda r: r * 2.0), 13)
+    np.testing.assert_array_equal(arrays[0], x[1::3] * 2)
+
+
 def test_the_mapped_dataset_keeps_the_ops_before_the_map():
     x = np.arange(64 * 3, dtype=np.float32).reshape(64, 3)
     y = np.arange(64, dtype=np.int32) % 2
