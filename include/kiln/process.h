@@ -2,6 +2,7 @@
 // benchmarks call this first thing in main; a program embedding the library may too.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace kiln {
 
@@ -18,6 +19,10 @@ namespace kiln {
 //    it set (argv[0] is found through /proc/self/exe). A user's OMP_WAIT_POLICY or
 //    GOMP_SPINCOUNT is left alone, as is any environment with KILN_KEEP_OPENMP_WAIT set.
 void tune_process(char** argv);
+
+// The OpenMP wait setting this process runs with, for run records: "GOMP_SPINCOUNT=<n>"
+// and/or "OMP_WAIT_POLICY=<p>" (joined by a space), or "libgomp's default".
+std::string openmp_wait_setting();
 
 // Point 1 alone, for a process that cannot re-execute itself (the Python module, which
 // instead sets GOMP_SPINCOUNT before libgomp loads).

@@ -27,6 +27,13 @@ void tune_process(char** argv) {
   unsetenv("GOMP_SPINCOUNT");
 }
 
+std::string openmp_wait_setting() {
+  std::string out;
+  for (const char* name : {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"})
+    if (const char* v = std::getenv(name)) out += (out.empty() ? "" : " ") + std::string(name) + "=" + v;
+  return out.empty() ? "libgomp's default" : out;
+}
+
 }  // namespace kiln
 
 namespace kiln {

@@ -204,4 +204,26 @@ TEST(TrainCommand, ThreadsOptionSetsAndReportsTheThreadCount) {
   std::filesystem::remove(metrics);
 }
 
+// The final record says which OpenMP wait setting the run had: the user's, or the spin
+// count kiln chose at start (10000 on quiet CPUs, 1000 beside other work).
+TEST(TrainCommand, FinalRecordReportsTheOpenMpWaitSetting) {
+  if (!testkit::have_data()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const auto metrics = std::filesystem::temp_directory_path() / ("kiln-wait-" + std::to_string(::getpid()));
+  auto setting = [&](const std::string& env) {
+    const Result r = testkit::run_command("env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY -u KILN_KEEP_OPENMP_WAIT " + env + " " +
+                                 KILN_BINARY + " train --backend interp --batch-size 32 --train-limit 256"
+                                 " --test-limit 100 --steps 2 --log-every 0 --metrics-out " + metrics.string() + " 2>&1");
+    EXPECT_EQ(r.status, 0) << r.output;
+    std::ifstream in(metrics);
+    std::string line, last;
+    while (std::getline(in, line)) last = line;
+    return nlohmann::json::parse(last).value("openmp_wait", std::string("missing"));
+  };
+  EXPECT_EQ(setting("GOMP_SPINCOUNT=77"), "GOMP_SPINCOUNT=77");
+  EXPECT_EQ(setting("OMP_WAIT_POLICY=passive"), "OMP_WAIT_POLICY=passive");
+  const std::string chosen = setting("");
+  EXPECT_TRUE(chosen == "GOMP_SPINCOUNT=10000" || chosen == "GOMP_SPINCOUNT=1000") << chosen;
+  std::filesystem::remove(metrics);
+}
+
 }  // namespace

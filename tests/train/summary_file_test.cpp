@@ -9,6 +9,7 @@
 #include <map>
 
 #include "kiln/models.h"
+#include "kiln/process.h"
 #include "support/temp_files.h"
 #include "support/train_inputs.h"
 
@@ -152,6 +153,7 @@ TEST(Summaries, TheEstimatorRecordsStartProgressScalarsEndAndEvaluations) {
   EXPECT_EQ(start["step"], 0);
   EXPECT_EQ(start["max_steps"], 10);
   EXPECT_EQ(start["kiln_version"], KILN_VERSION);
+  EXPECT_EQ(start["openmp_wait"], openmp_wait_setting());  // this process's: the test's environment
   EXPECT_EQ(start["params"]["optimizer"], "sgd");
   const json& p = f.records[4];
   EXPECT_EQ(p["step"], 4);

@@ -9,6 +9,7 @@
 #include "kiln/cpu_features.h"
 #include "kiln/error.h"
 #include "kiln/optimizer_params.h"
+#include "kiln/process.h"
 #include "train/estimator_state.h"
 
 namespace kiln {
@@ -135,6 +136,7 @@ nlohmann::json start_record(const RunConfig& config, const Params& params, const
           {"kiln_version", KILN_VERSION},
           {"cpu", cpu.model},
           {"isa", cpu.isa()},
+          {"openmp_wait", openmp_wait_setting()},
           {"backend", backend},
           {"config", config_record(config)},
           {"params", p}};

@@ -7,6 +7,7 @@
 
 #include "kiln/cpu_features.h"
 #include "kiln/error.h"
+#include "kiln/process.h"
 #include "kiln/summary.h"
 #include "kiln/world.h"
 
@@ -142,6 +143,7 @@ nlohmann::json TrainCommand::final_record(const Evaluation& ev, const CompileSum
                            {"model", settings_.model},
                            {"backend", std::string(backend_name(backend_))},
                            {"threads", omp_get_max_threads()},
+                           {"openmp_wait", openmp_wait_setting()},
                            {"compile_cache", cache_outcome_name(cs.cache())},
                            {"compile", compile_record(cs)},
                            // What `kiln report` shows beside the numbers:
