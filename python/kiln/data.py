@@ -337,12 +337,22 @@ class Dataset:
         return self._from_rows(rows, "Dataset.map")
 
     def filter(self, predicate):
-        """The examples for which predicate(example) is True (evaluated once per example)."""
+        """The examples for which predicate(example) is True (evaluated once per example, in
+        the C++ element loop when its trace has a C++ form, as map)."""
         if self._has("batch"):
             unsupported("Dataset.filter after batch on from_tensor_slices", "filter the examples, then batch them")
         fn = MapFunction(predicate, "Dataset.filter")
-        keep = []
-        for i in range(self._features.shape[0]):
+        n = self._features.shape[0]
+        fn(self._example(0), 0, 0)  # traced on the first example
+        columns = []
+        _leaves(self._example(slice(None)), columns)
+        kept = _map_loops.map_rows(fn, _key_of(self._example(0))[0], columns, n)
+        if isinstance(kept, np.ndarray) and kept.shape == (n,) and kept.dtype == np.bool_:
+            if not kept.any():
+                raise ValueError("[Dataset.filter] the predicate keeps none of the %d examples" % n)
+            return self._select(kept)
+        keep = []  # no C++ plan, or not one bool per example: the Python loop, which says what is wrong
+        for i in range(n):
             k = np.asarray(fn(self._example(i), i, 0))
             if k.shape != () or k.dtype != np.bool_:
                 raise TypeError("[Dataset.filter] the predicate returned a %s of shape %s; it must return a scalar "

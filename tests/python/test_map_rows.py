@@ -1,8 +1,9 @@
-"""Dataset.map on a from_tensor_slices dataset runs its rows in the C++ element loop
-(_map_loops.map_rows: no Python per row, one thread per core, results written in place)
-when the function's trace has a C++ form. Held to the Python row loop
+"""Dataset.map and filter on a from_tensor_slices dataset run its rows in the C++ element
+loop (_map_loops.map_rows: no Python per row, one thread per core, results written in
+place) when the function's trace has a C++ form. Held to the Python row loop
 (_map_loops.element_loop = "python") bit for bit: features, dicts of several features,
-labels, across chunk boundaries; datasets the plan cannot take keep the Python loop."""
+labels, across chunk boundaries; datasets the plan cannot take keep the Python loop, and
+predicates that are not one bool per row get its errors."""
 import numpy as np
 import pytest
 
@@ -80,3 +81,26 @@ def test_a_trace_without_a_plan_keeps_the_python_loop(monkeypatch):
     d = tf.data.Dataset.from_tensor_slices(x).map(lambda r: r + 1.0)
     assert _map_loops.loop_counts["cpp"] == before
     np.testing.assert_array_equal(d._features, x + 1)
+
+
+def test_filter_runs_its_rows_in_cpp_as_the_python_loop():
+    x = np.arange(3000 * 2, dtype=np.float32).reshape(3000, 2)
+    y = (np.arange(3000) % 7).astype(np.int32)
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices((x, y)).filter(lambda a, b: tf.logical_and(b > 2, a[0] > 100.0))
+    cpp, _, cpp_count = mapped(make, "auto")
+    py, _, py_count = mapped(make, "python")
+    assert cpp_count == 3000 and py_count == 0
+    keep = (y > 2) & (x[:, 0] > 100)
+    for a, b, want in zip(cpp[:2], py[:2], (x[keep], y[keep])):
+        np.testing.assert_array_equal(a, want)
+        np.testing.assert_array_equal(b, want)
+
+
+def test_filter_predicates_that_are_not_one_bool_say_so():
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    with pytest.raises(TypeError, match="must return a scalar bool tensor"):
+        tf.data.Dataset.from_tensor_slices(x).filter(lambda a: a > 1.0)
+    with pytest.raises(ValueError, match="keeps none of the 3 examples"):
+        tf.data.Dataset.from_tensor_slices(x).filter(lambda a: a[0] > 100.0)
