@@ -13,8 +13,9 @@ namespace kiln {
 //    the CPUs this process may use for 50 ms (/proc/stat; src/process/openmp_wait.h) and
 //    sets GOMP_SPINCOUNT=10000 when they are quiet, so a step of many small kernels does
 //    not put its threads to sleep and wake them on each one (a ShuffleNet step: 26 -> 35
-//    steps/s), or 1000 when other work uses half a CPU or more (over a second 50 ms too), so idle spinning threads
-//    do not starve the working ones (libgomp's default 300000 starves them either way).
+//    steps/s), or 1000 when other work uses half a CPU or more (over a second 50 ms
+//    too), so idle spinning threads do not starve the working ones (libgomp's default
+//    300000 starves them either way).
 //    libgomp reads the variable when it loads, so this re-executes the program once with
 //    it set (argv[0] is found through /proc/self/exe). A user's OMP_WAIT_POLICY or
 //    GOMP_SPINCOUNT is left alone, as is any environment with KILN_KEEP_OPENMP_WAIT set.

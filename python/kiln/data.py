@@ -328,9 +328,7 @@ class Dataset:
         if any(t.random is not None for ts in fn.traces.values() for t in ts):
             return self._elements().map(map_func, num_parallel_calls, seed=seed)
         n = self._features.shape[0]
-        columns = []
-        _leaves(self._example(slice(None)), columns)  # each leaf of an example, for all of them
-        mapped = _map_loops.map_rows(fn, _key_of(self._example(0))[0], columns, n)
+        mapped = self._map_rows(fn)
         if mapped is not None:
             return self._from_columns(mapped, "Dataset.map")
         rows = [first] + [fn(self._example(i), i, 0) for i in range(1, n)]
@@ -344,9 +342,7 @@ class Dataset:
         fn = MapFunction(predicate, "Dataset.filter")
         n = self._features.shape[0]
         fn(self._example(0), 0, 0)  # traced on the first example
-        columns = []
-        _leaves(self._example(slice(None)), columns)
-        kept = _map_loops.map_rows(fn, _key_of(self._example(0))[0], columns, n)
+        kept = self._map_rows(fn)
         if isinstance(kept, np.ndarray) and kept.shape == (n,) and kept.dtype == np.bool_:
             if not kept.any():
                 raise ValueError("[Dataset.filter] the predicate keeps none of the %d examples" % n)
@@ -396,6 +392,13 @@ class Dataset:
         if self._labels is None:
             return f
         return f, (self._labels[i] if self._label_key is None else {self._label_key: self._labels[i]})
+
+    def _map_rows(self, fn):
+        """fn (traced on the first example) over every example in the C++ element loop, its
+        results stacked; None where that loop cannot take it (_map_loops.map_rows)."""
+        columns = []
+        _leaves(self._example(slice(None)), columns)  # each leaf of an example, for all of them
+        return _map_loops.map_rows(fn, _key_of(self._example(0))[0], columns, self._features.shape[0])
 
     def _from_columns(self, out, op):
         """A dataset of the examples `out` holds stacked: a function's result form (features,

@@ -18,13 +18,6 @@
 namespace kiln::cpu {
 namespace {
 
-// `text` with every `from` replaced by `to`.
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
-
 // The row width of a row loop for a step of this shape, or 0 for one flat loop: rows of
 // the last axis when it fills at least a vector and there are rows enough to share.
 int64_t row_width(const Shape& shape) {

@@ -102,14 +102,13 @@ std::string ExprEmitter::table_lookup(const std::string& fn, DType t, const std:
 }
 
 std::string ExprEmitter::resolve_lookups(std::string text, size_t count, const std::function<std::string(size_t)>& as) {
-  for (size_t k = 0; k < count; ++k) {
-    const std::string marker = "KILN_LOOKUP_" + std::to_string(k) + "_";
-    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at)) {
-      const std::string with = as(k);
-      text.replace(at, marker.size(), with);
-      at += with.size();
-    }
-  }
+  for (size_t k = 0; k < count; ++k) text = replace_all(std::move(text), "KILN_LOOKUP_" + std::to_string(k) + "_", as(k));
+  return text;
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
   return text;
 }
 

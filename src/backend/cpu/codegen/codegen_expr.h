@@ -160,4 +160,7 @@ inline std::string out_decl(const Schedule& s, ValueId v, const std::string& nam
 // `outermost`.
 std::string coordinate(const std::string& idx, int64_t stride, int64_t size, int64_t count, bool outermost);
 
+// `text` with every `from` replaced by `to` (left to right; a replacement is not searched again).
+std::string replace_all(std::string text, const std::string& from, const std::string& to);
+
 }  // namespace kiln::cpu
