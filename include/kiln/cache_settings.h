@@ -22,9 +22,9 @@ struct CacheSettings {
   // How long to wait for another process compiling the same graph before compiling
   // privately (without storing).
   double lock_timeout_seconds = 600;
-  // The remote tier behind `dir` (graph_compiler_remote_cache, "redis://HOST:PORT[/DB]"),
+  // The remote tier behind `dir` (graph_compiler_remote_cache, "redis[s]://[USER@]HOST[:PORT][/DB]"),
   // and the file of the HMAC key its entries are signed with; empty = none
-  // (cache/remote.h).
+  // (cache/remote/remote.h).
   std::string remote_url{};
   std::string remote_key_file{};
 
@@ -36,6 +36,16 @@ std::string cache_dir_from_environment();
 // KILN_REMOTE_CACHE and KILN_REMOTE_CACHE_KEY_FILE, or "": the one place kiln reads them.
 std::string remote_cache_from_environment();
 std::string remote_cache_key_file_from_environment();
+// How the remote tier is reached besides its address, from the environment only (a
+// password never goes through the command line, where `ps` shows it):
+// KILN_REMOTE_CACHE_PASSWORD_FILE, KILN_REMOTE_CACHE_PASSWORD (set, even empty, or not),
+// KILN_REMOTE_CACHE_TLS_CERT_FILE and KILN_REMOTE_CACHE_TLS_KEY_FILE. The one place kiln
+// reads them; cache::read_remote_credentials checks them.
+struct RemoteSecretsEnvironment {
+  std::string password_file, password, tls_cert_file, tls_key_file;
+  bool password_set = false;
+};
+RemoteSecretsEnvironment remote_secrets_from_environment();
 
 // What one compile got from the cache.
 enum class CacheOutcome : uint8_t {

@@ -56,7 +56,7 @@ struct CacheStats {
   double seconds_saved = 0;     // sum of hits x compile_seconds
 };
 
-// The remote tier (CacheSettings::remote_url, cache/remote.h), for `kiln cache ...
+// The remote tier (CacheSettings::remote_url, cache/remote/remote.h), for `kiln cache ...
 // --remote`: only kiln's entries ("kiln:entry:<key>"), each checked against the key file
 // as a compile checks it. ConfigError for a bad address or key file, SystemError when the
 // server cannot be reached.

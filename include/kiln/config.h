@@ -96,7 +96,7 @@ struct ExperimentalConfig {
   // kiln: false = a cache that cannot work warns and compiles without it; true = error.
   bool cache_strict = false;
   // kiln: a remote tier behind graph_compiler_cache_dir, shared by jobs and hosts:
-  // "redis://HOST:PORT[/DB]" (empty: KILN_REMOTE_CACHE, if set). Its entries are signed
+  // "redis[s]://[USER@]HOST[:PORT][/DB]" (empty: KILN_REMOTE_CACHE, if set). Its entries are signed
   // with HMAC-SHA256 under the key in graph_compiler_remote_cache_key_file (empty:
   // KILN_REMOTE_CACHE_KEY_FILE), a file only this user can read; without one the remote
   // is refused. Needs graph_compiler_cache_dir (the local tier it fills).

@@ -47,7 +47,7 @@ class ExperimentalConfig:
     """The seed's ExperimentalConfig: graph_compiler_cache_dir (the compile cache) and
     accelerate_train_mode ('fast|step|0.9', 'fast1|loss|1.05', ...). kiln adds
     cache_size_cap ('2G' or bytes), cache_strict, accelerate_loss_window,
-    accelerate_max_low_share, and graph_compiler_remote_cache ('redis://HOST:PORT[/DB]', a
+    accelerate_max_low_share, and graph_compiler_remote_cache ('redis[s]://[USER@]HOST[:PORT][/DB]', a
     shared tier behind the cache directory) with graph_compiler_remote_cache_key_file (the
     HMAC key its entries are signed with, a file only you can read)."""
 

@@ -11,9 +11,10 @@
 #include <mutex>
 #include <set>
 
-#include "cache/remote.h"
+#include "cache/remote/remote.h"
 #include "cache/safety.h"
 #include "kiln/error.h"
+#include "kiln/printable.h"
 
 namespace kiln::cache {
 
@@ -21,7 +22,8 @@ void warn_once(const std::string& message) {
   static std::mutex mu;
   static std::set<std::string> seen;
   std::lock_guard<std::mutex> g(mu);
-  if (seen.insert(message).second) std::fprintf(stderr, "kiln: warning: %s\n", message.c_str());
+  // Warnings name files, keys and servers' answers: printed escaped (kiln/printable.h).
+  if (seen.insert(message).second) std::fprintf(stderr, "kiln: warning: %s\n", printable(message).c_str());
 }
 
 Session::Session(CacheSettings settings, KeyIngredients ingredients)
@@ -85,10 +87,11 @@ std::optional<std::string> Session::find() {
 
 std::optional<std::string> Session::find_remote() {
   if (!remote_) return std::nullopt;
-  const std::optional<std::string> value = remote_->get(key_);
-  if (!value) return std::nullopt;
   std::string why;
-  std::optional<RemoteEntry> entry = open_entry(remote_->secret(), key_, *value, why);
+  const std::optional<std::string> value = remote_->get(key_, &why);
+  if (!value && why.empty()) return std::nullopt;
+  std::optional<RemoteEntry> entry;
+  if (value) entry = open_entry(remote_->secret(), key_, *value, why);
   if (!entry) {
     problem("remote entry " + key_ + " in " + remote_->url() + " not loaded: " + why + "; compiling and replacing it",
             false);

@@ -27,7 +27,7 @@ class Session {
   // Warnings about this key (damaged entry replaced, store failed), for the report.
   const std::string& note() const { return note_; }
 
-  // Whether find()'s hit came from the remote tier (cache/remote.h).
+  // Whether find()'s hit came from the remote tier (cache/remote/remote.h).
   bool remote_hit() const { return remote_hit_; }
   // The path of a verified shared object to load, or nullopt: compile, then publish().
   // Looks in the local store, then in the remote tier (a verified remote entry is stored

@@ -28,6 +28,20 @@ std::string remote_cache_key_file_from_environment() {
   return env ? env : "";
 }
 
+RemoteSecretsEnvironment remote_secrets_from_environment() {
+  const auto get = [](const char* name) {
+    const char* env = std::getenv(name);
+    return std::string(env ? env : "");
+  };
+  RemoteSecretsEnvironment e;
+  e.password_file = get("KILN_REMOTE_CACHE_PASSWORD_FILE");
+  e.password_set = std::getenv("KILN_REMOTE_CACHE_PASSWORD") != nullptr;
+  e.password = get("KILN_REMOTE_CACHE_PASSWORD");
+  e.tls_cert_file = get("KILN_REMOTE_CACHE_TLS_CERT_FILE");
+  e.tls_key_file = get("KILN_REMOTE_CACHE_TLS_KEY_FILE");
+  return e;
+}
+
 std::string_view cache_outcome_name(CacheOutcome o) { return name_of(kOutcomeNames, o); }
 
 }  // namespace kiln

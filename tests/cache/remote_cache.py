@@ -19,70 +19,11 @@ import subprocess
 import sys
 import time
 
+from redis_server import Failure, Redis, free_port, prepare
+
 KILN, WORK = sys.argv[1], sys.argv[2]
-DATA = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
 TRAIN = ["train", "--backend", "cpu", "--steps", "6", "--train-limit", "2048", "--test-limit", "500",
          "--batch-size", "64", "--log-every", "1", "--seed", "1", "--quiet"]
-
-
-class Failure(Exception):
-    pass
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Redis:
-    """redis-server on loopback, nothing saved to disk, with a minimal RESP client."""
-
-    def __init__(self):
-        self.port = free_port()
-        self.proc = subprocess.Popen(["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                      "--appendonly", "no", "--dir", WORK], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-        for _ in range(100):
-            try:
-                self.command("PING")
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise Failure("redis-server did not start")
-
-    def url(self):
-        return "redis://127.0.0.1:%d/0" % self.port
-
-    def command(self, *args):
-        payload = b"*%d\r\n" % len(args) + b"".join(
-            b"$%d\r\n%s\r\n" % (len(a), a) for a in (x if isinstance(x, bytes) else str(x).encode() for x in args))
-        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
-            s.sendall(payload)
-            f = s.makefile("rb")
-            return self._reply(f)
-
-    def _reply(self, f):
-        line = f.readline().rstrip(b"\r\n")
-        kind, rest = line[:1], line[1:]
-        if kind in (b"+", b":"):
-            return rest
-        if kind == b"-":
-            raise Failure("redis: " + rest.decode())
-        if kind == b"$":
-            n = int(rest)
-            return None if n < 0 else f.read(n + 2)[:-2]
-        if kind == b"*":
-            return [self._reply(f) for _ in range(int(rest))]
-        raise Failure("redis: unexpected reply %r" % line)
-
-    def keys(self):
-        return sorted(k.decode() for k in self.command("KEYS", "kiln:entry:*"))
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
 
 
 def kiln(args, expect=0):
@@ -109,18 +50,11 @@ def job(name, remote, key, extra=(), expect=0):
 
 
 def main():
-    if not shutil.which("redis-server"):
-        print("skipped: redis-server is not installed (scripts/install-deps installs it)")
+    skip, key = prepare(WORK, ("redis-server",))
+    if skip:
+        print("skipped: " + skip)
         return 77
-    if not os.path.exists(DATA):
-        print("skipped: dataset-fashion-mnist is not installed")
-        return 77
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
-    key = os.path.join(WORK, "remote.key")
-    with open(os.open(key, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
-        f.write(os.urandom(32))
-    redis = Redis()
+    redis = Redis(WORK)
     try:
         run_all(redis, key)
     finally:

@@ -11,6 +11,7 @@
 #include "kiln/compile_cache.h"
 #include "kiln/config.h"
 #include "kiln/error.h"
+#include "kiln/printable.h"
 
 namespace kiln::cli {
 namespace {
@@ -34,12 +35,15 @@ nlohmann::json json_of(const CacheEntry& e) {
   return j;
 }
 
+// Every text printed here came from outside (file names in the cache directory, metadata,
+// Redis keys): printable() keeps a writer of them from forging lines or escape codes.
 void print_entry(const CacheEntry& e) {
-  std::printf("%s  %9s  %-16s %6lld nodes  compile %.2fs  hits %lld  created %s  last used %s%s%s\n", e.key.c_str(),
-              format_byte_size(e.bytes).c_str(), e.precision.empty() ? "?" : e.precision.c_str(),
+  std::printf("%s  %9s  %-16s %6lld nodes  compile %.2fs  hits %lld  created %s  last used %s%s%s\n",
+              printable(e.key).c_str(), format_byte_size(e.bytes).c_str(),
+              e.precision.empty() ? "?" : printable(e.precision).c_str(),
               static_cast<long long>(e.graph_nodes), e.compile_seconds, static_cast<long long>(e.hits),
               when(e.created).c_str(), when(e.last_used).c_str(), e.problem.empty() ? "" : "  BAD: ",
-              e.problem.c_str());
+              printable(e.problem).c_str());
 }
 
 }  // namespace
@@ -55,7 +59,7 @@ CacheCommand::CacheCommand(CLI::App& parent) {
   cmd_->add_flag("--remote", remote_,
                  "Act on the remote tier instead (prune: remove the entries a compile would refuse; clear: every "
                  "entry of kiln's)");
-  cmd_->add_option("--remote-cache", remote_url_, "With --remote: redis://HOST[:PORT][/DB] (default: $KILN_REMOTE_CACHE)");
+  cmd_->add_option("--remote-cache", remote_url_, "With --remote: redis[s]://[USER@]HOST[:PORT][/DB] (default: $KILN_REMOTE_CACHE; a password from $KILN_REMOTE_CACHE_PASSWORD_FILE)");
   cmd_->add_option("--remote-cache-key-file", remote_key_file_,
                    "With --remote: the key file its entries are signed with (default: $KILN_REMOTE_CACHE_KEY_FILE)");
 }
@@ -69,7 +73,7 @@ int CacheCommand::run_remote() {
   if (action_ == "prune" || action_ == "clear") {
     const auto removed = remote.remove(action_ == "prune");
     if (json_) std::cout << nlohmann::json{{"remote", remote.url()}, {"removed", removed}}.dump() << "\n";
-    else std::printf("removed %zu entries from %s\n", removed.size(), remote.url().c_str());
+    else std::printf("removed %zu entries from %s\n", removed.size(), printable(remote.url()).c_str());
     return 0;
   }
   const auto entries = remote.entries();
@@ -83,12 +87,12 @@ int CacheCommand::run_remote() {
       j["entries"] = entries.size();
     std::cout << j.dump() << "\n";
   } else if (action_ == "stats") {
-    std::printf("remote %s: %zu entries, %s; %lld a compile would refuse\n", remote.url().c_str(), entries.size(),
+    std::printf("remote %s: %zu entries, %s; %lld a compile would refuse\n", printable(remote.url()).c_str(), entries.size(),
                 format_byte_size(bytes).c_str(), static_cast<long long>(bad));
   } else {
     for (const auto& e : entries)
-      std::printf("%s  %9s%s%s\n", e.key.c_str(), format_byte_size(e.bytes).c_str(), e.problem.empty() ? "" : "  BAD: ",
-                  e.problem.c_str());
+      std::printf("%s  %9s%s%s\n", printable(e.key).c_str(), format_byte_size(e.bytes).c_str(),
+                  e.problem.empty() ? "" : "  BAD: ", printable(e.problem).c_str());
     if (action_ == "verify")
       std::printf("%zu entries checked, %lld bad%s\n", entries.size(), static_cast<long long>(bad),
                   bad ? " (never loaded; the next compile replaces them)" : "");
@@ -112,7 +116,7 @@ int CacheCommand::run() {
                 << "\n";
     } else {
       std::printf("cache %s: %lld entries, %s; %lld hits, %lld stores (misses compiled); %.1fs of compiling saved\n",
-                  dir_.c_str(), static_cast<long long>(s.entries), format_byte_size(s.bytes).c_str(),
+                  printable(dir_).c_str(), static_cast<long long>(s.entries), format_byte_size(s.bytes).c_str(),
                   static_cast<long long>(s.hits), static_cast<long long>(s.stores), s.seconds_saved);
     }
     return 0;
@@ -133,7 +137,7 @@ int CacheCommand::run() {
       std::cout << j.dump() << "\n";
     } else {
       for (const auto& e : entries) print_entry(e);
-      if (!dir_problem.empty()) std::printf("directory: BAD: %s\n", dir_problem.c_str());
+      if (!dir_problem.empty()) std::printf("directory: BAD: %s\n", printable(dir_problem).c_str());
       if (action_ == "verify")
         std::printf("%zu entries checked, %d bad%s\n", entries.size(), bad,
                     bad ? " (bad entries are never loaded; the next compile replaces them)" : "");
@@ -158,7 +162,8 @@ int CacheCommand::run() {
                 action_ == "prune" ? "evicted" : "removed", r.removed.size(), static_cast<long long>(r.staging_removed),
                 format_byte_size(left).c_str());
     if (!r.kept.empty()) std::printf("kept (not deleted) %zu:\n", r.kept.size());
-    for (const auto& k : r.kept) std::printf("  %s%s: %s\n", k.error ? "FAILED " : "", k.path.c_str(), k.reason.c_str());
+    for (const auto& k : r.kept) std::printf("  %s%s: %s\n", k.error ? "FAILED " : "", printable(k.path).c_str(),
+                                    printable(k.reason).c_str());
   }
   return r.failed() ? 1 : 0;
 }

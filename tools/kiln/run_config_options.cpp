@@ -60,7 +60,8 @@ void add_run_config_options(CLI::App& app, RunConfig& cfg) {
   opt(app.add_flag("--cache-strict", x.cache_strict,
                    "Fail the run when the compile cache cannot be used (default: warn and compile)"));
   opt(app.add_option("--remote-cache", x.graph_compiler_remote_cache,
-                     "A shared tier behind the compile cache, redis://HOST[:PORT][/DB] (default: $KILN_REMOTE_CACHE); "
+                     "A shared tier behind the compile cache, redis[s]://[USER@]HOST[:PORT][/DB] (default: $KILN_REMOTE_CACHE; "
+                     "a password from $KILN_REMOTE_CACHE_PASSWORD_FILE or $KILN_REMOTE_CACHE_PASSWORD); "
                      "its entries are signed with --remote-cache-key-file")
           ->type_name("URL"));
   opt(app.add_option("--remote-cache-key-file", x.graph_compiler_remote_cache_key_file,

@@ -3,7 +3,7 @@
 
 #include "kiln/config.h"
 
-#include "cache/remote.h"
+#include "cache/remote/remote.h"
 #include "kiln/error.h"
 
 namespace kiln {
@@ -29,6 +29,7 @@ void check_remote_cache(const CacheSettings& c) {
                                "graph_compiler_remote_cache_key_file / --remote-cache-key-file / "
                                "KILN_REMOTE_CACHE_KEY_FILE (a file only you can read, mode 600)";
   cache::read_hmac_key_file(c.remote_key_file);
+  cache::read_remote_credentials();
 }
 
 void check_path(std::string_view option, const std::string& path) {
