@@ -37,8 +37,6 @@ from python_vs_cli import isa  # noqa: E402
 
 
 def run_once(entry, system, tf_python, threads_env, seed=1):
-    for d in entry.dirs:
-        subprocess.run(["rm", "-rf", d])
     if system == "kiln":
         python, first = "/usr/bin/python3", os.path.join(ROOT, "build", "python")
     else:
@@ -46,14 +44,16 @@ def run_once(entry, system, tf_python, threads_env, seed=1):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([first, entry.port, corpus.HERE]), **entry.env, **threads_env)
     t0 = time.time()
     out = ""
-    for args in entry.runs():  # a training run, and an evaluation run for scripts that split them
-        if entry.seed_flag:  # a script that seeds itself from a flag: the same seeds on both systems
-            args = args + [entry.seed_flag, str(seed)]
-        cmd = [python] + (["-m", entry.module] if entry.module else [os.path.join(entry.port, entry.script)]) + args
-        p = subprocess.run(cmd, env=env, cwd=entry.cwd or entry.port, capture_output=True, text=True, timeout=3600)
-        out += p.stdout + p.stderr
-        if p.returncode != 0:
-            break
+    with entry.scratch() as (scratch, wrap):
+        for args in entry.runs(scratch):  # a training run, and an evaluation run for scripts that split them
+            if entry.seed_flag:  # a script that seeds itself from a flag: the same seeds on both systems
+                args = args + [entry.seed_flag, str(seed)]
+            cmd = [python] + (["-m", entry.module] if entry.module else [os.path.join(entry.port, entry.script)]) + args
+            p = subprocess.run(wrap(cmd), env=env, cwd=entry.cwd or entry.port, capture_output=True, text=True,
+                               timeout=3600)
+            out += p.stdout + p.stderr
+            if p.returncode != 0:
+                break
     seconds = time.time() - t0
     m = entry.metric
     values = re.findall(r"(?:'%s': |\b%s = |\b%s \(tensorflow\): )([0-9.eE+-]+)"

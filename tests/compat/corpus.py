@@ -1,14 +1,22 @@
 """The compatibility corpus: public TensorFlow 1.x Estimator scripts by others, each kept as
 upstream wrote it (upstream/) and as ported to kiln (port/) with only its imports and its
 data loading changed (see README.md). What each entry runs, and the result it must reach."""
+import contextlib
+import fcntl
 import os
+import shutil
+import subprocess
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FASHION = "/usr/share/datasets/fashion-mnist"  # the ImageNet scripts' data directories (they list it for TFRecords)
 
 
+S = "{scratch}"  # in args: the run's own scratch directory (a fresh temporary one, removed after)
+
+
 class Entry:
-    def __init__(self, name, script, args=(), env=None, metric=None, at_least=None, at_most=None, dirs=(),
+    def __init__(self, name, script, args=(), env=None, metric=None, at_least=None, at_most=None, fixed=(),
                  cwd=None, module=None, then=None, seed_flag=None):
         self.name, self.script, self.args = name, script, list(args)
         # then: [flag, value, ...] for a second run after the first, its args with those
@@ -17,20 +25,63 @@ class Entry:
 
         self.env = dict(env or {})
         self.metric, self.at_least, self.at_most = metric, at_least, at_most
-        self.dirs = list(dirs)  # directories the script writes to (removed before a run)
+        # Paths the script itself writes to, fixed in its source (which a port does not
+        # change): each run gets a private one (scratch_runs).
+        self.fixed = list(fixed)
         self.cwd = cwd
         self.module = module  # run as `python -m module` from port/ (script names its main file)
         self.seed_flag = seed_flag  # the script's own seed flag: bench/compat_vs_tensorflow.py varies it
 
-    def runs(self):
-        """The argument lists of the entry's runs, in order."""
-        out = [self.args]
+    def runs(self, scratch):
+        """The argument lists of the entry's runs, in order, writing under `scratch`."""
+        out = [[a.replace(S, scratch) for a in self.args]]
         if self.then:
-            second = list(self.args)
+            second = list(out[0])
             for flag, value in zip(self.then[::2], self.then[1::2]):
                 second[second.index(flag) + 1] = value
             out.append(second)
         return out
+
+    @contextlib.contextmanager
+    def scratch(self):
+        """A fresh scratch directory for one use of the entry (its runs), removed after, and
+        a wrapper for its commands: (directory, wrap). With fixed paths, each command runs in
+        a mount namespace of its own where a private directory under the scratch is mounted
+        on each (`unshare -m`, as root or through a user namespace), so two suites on one
+        machine never share them; where namespaces are refused, the runs of every suite on
+        the machine take turns (a lock beside the path) and the path is cleared before."""
+        scratch = tempfile.mkdtemp(prefix="kiln-compat-%s-" % self.name)
+        locks = []
+        try:
+            wrap = lambda cmd: cmd
+            if self.fixed:
+                wrap = self._private_paths(scratch)
+                if wrap is None:
+                    wrap = lambda cmd: cmd
+                    for path in self.fixed:
+                        lock = open(path.rstrip("/") + ".kiln-test-lock", "a")
+                        fcntl.flock(lock, fcntl.LOCK_EX)
+                        locks.append(lock)
+                        shutil.rmtree(path, ignore_errors=True)
+            yield scratch, wrap
+        finally:
+            for lock in locks:
+                lock.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _private_paths(self, scratch):
+        mounts = []
+        for i, path in enumerate(self.fixed):
+            private = os.path.join(scratch, "fixed%d" % i)
+            os.makedirs(private)
+            os.makedirs(path, exist_ok=True)  # the mount point (left empty: nothing is written to it)
+            mounts.append('mount --bind "%s" "%s"' % (private, path))
+        unshare = ["unshare", "--mount"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
+        script = " && ".join(mounts) + ' && exec "$@"'
+        probe = subprocess.run(unshare + ["sh", "-c", script, "sh", "true"], capture_output=True)
+        if probe.returncode != 0:
+            return None
+        return lambda cmd: unshare + ["sh", "-c", script, "sh"] + list(cmd)
 
     @property
     def upstream(self):
@@ -44,28 +95,27 @@ class Entry:
 ENTRIES = [
     # TensorFlow's "layers" tutorial: tf.layers CNN, dropout, SGD 0.001, LoggingTensorHook.
     Entry("tf_layers_cnn_mnist", "cnn_mnist.py", env={"KILN_MAX_STEPS": "300"},
-          metric="accuracy", at_least=0.35, dirs=["/tmp/mnist_convnet_model"]),
+          metric="accuracy", at_least=0.35, fixed=["/tmp/mnist_convnet_model"]),
     # Google Cloud's course classifier: batch normalization through UPDATE_OPS, optimize_loss,
     # train_and_evaluate with an exporter.
     Entry("gcp_mnist_bn", "trainer/task.py", module="trainer.task",
-          args=["--output_dir", "/tmp/kiln-compat-gcp-mnist-bn", "--train_steps", "300", "--model", "cnn",
+          args=["--output_dir", S + "/out", "--train_steps", "300", "--model", "cnn",
                 "--batch_norm", "--learning_rate", "0.01"],
-          metric="accuracy", at_least=0.75, dirs=["/tmp/kiln-compat-gcp-mnist-bn"]),
+          metric="accuracy", at_least=0.75),
     # Google Cloud's batch-normalization post: tf.keras Dense layers inside model_fn, a
     # feature_column input layer, Adam under control_dependencies(UPDATE_OPS), docopt.
     Entry("gcp_bn_keras_mnist", "trainer/task.py", module="trainer.task",
-          args=["--outdir", "/tmp/kiln-compat-gcp-bn-keras", "--num_steps", "300",
+          args=["--outdir", S + "/out", "--num_steps", "300",
                 "--hidden_units", "500,400,300,200,100,50,25"],
-          metric="accuracy", at_least=0.78, dirs=["/tmp/kiln-compat-gcp-bn-keras"]),
+          metric="accuracy", at_least=0.78),
     # TensorFlow's character RNN (GRUCell, static_rnn) on the fortunes' 15 largest files.
     # The Ascend ModelZoo's ShuffleNet v2 (npu_bridge): NPUEstimator, NPULossScaleOptimizer,
     # compute/apply_gradients, slim with batch norm, EMA weights evaluated through a hook.
     Entry("ascend_shufflenetv2", "train.py",
           args=["--mode", "train", "--train_data_dir", FASHION, "--eval_data_dir", FASHION,
-                "--model_dir", "/tmp/kiln-compat-shufflenetv2", "--num_epochs", "1", "--epochs_between_evals", "1",
+                "--model_dir", S + "/model", "--num_epochs", "1", "--epochs_between_evals", "1",
                 "--train_dataset_size", "64000", "--train_batch_size", "64", "--eval_batch_size", "500"],
-          env={"RANK_SIZE": "1", "RANK_ID": "0"}, metric="accuracy", at_least=0.6,
-          dirs=["/tmp/kiln-compat-shufflenetv2"]),
+          env={"RANK_SIZE": "1", "RANK_ID": "0"}, metric="accuracy", at_least=0.6),
     # The Ascend ModelZoo's AlexNet (npu_bridge): its ImageNet TFRecord pipeline as written
     # (list_files, interleave, shuffle_and_repeat, parse_single_example with VarLen boxes,
     # sample_distorted_bounding_box, decode_and_crop_jpeg, resize to 224, a private thread
@@ -73,24 +123,23 @@ ENTRIES = [
     # cosine schedule gathered from a table; trained, then evaluated by a second run over
     # the checkpoints it finds by TensorFlow's file names.
     Entry("ascend_alexnet", "train.py",
-          args=["--mode", "train", "--data_dir", "/tmp/kiln-compat-alexnet-data", "--log_dir", "/tmp/kiln-compat-alexnet",
-                "--checkpoint_dir", "/tmp/kiln-compat-alexnet", "--num_classes", "10", "--batch_size", "32",
+          args=["--mode", "train", "--data_dir", S + "/data", "--log_dir", S + "/log",
+                "--checkpoint_dir", S + "/log", "--num_classes", "10", "--batch_size", "32",
                 "--max_train_steps", "150", "--max_epochs", "2", "--warmup_epochs", "1", "--lr", "0.02",
                 "--alexnet_version", "xavier", "--iterations_per_loop", "1", "--display_every", "25"],
           then=["--mode", "evaluate"],
           env={"RANK_SIZE": "1", "RANK_ID": "0", "DEVICE_INDEX": "0", "KILN_COMPAT_EXAMPLES": "4800",
                "KILN_COMPAT_EVAL_EXAMPLES": "1024"},
-          metric="val-top1acc", at_least=0.2, dirs=["/tmp/kiln-compat-alexnet", "/tmp/kiln-compat-alexnet-data"]),
+          metric="val-top1acc", at_least=0.2),
     # Google Cloud's CIFAR-10 trainer: TFRecordDataset -> map(parse_single_example, decode_raw,
     # transpose) -> map(pad, random_crop, random_flip, per_image_standardization) -> batch,
     # get_next() repacked into a features dict, lrn, Adam, train_and_evaluate with a ProfilerHook.
     Entry("gcp_cnn_cifar_tfrecords", "cnn-model-02/task.py",
-          args=["--output_dir", "/tmp/kiln-compat-cifar", "--train_data_pattern",
-                "/tmp/kiln-compat-cifar-data/train.tfrecords", "--eval_data_pattern",
-                "/tmp/kiln-compat-cifar-data/validation.tfrecords", "--batch_size", "200", "--max_steps", "300",
+          args=["--output_dir", S + "/out", "--train_data_pattern",
+                S + "/data/train.tfrecords", "--eval_data_pattern",
+                S + "/data/validation.tfrecords", "--batch_size", "200", "--max_steps", "300",
                 "--eval_steps", "50"],
-          env={"KILN_COMPAT_EXAMPLES": "20000"}, metric="accuracy", at_least=0.2, seed_flag="--tf_random_seed",
-          dirs=["/tmp/kiln-compat-cifar", "/tmp/kiln-compat-cifar-data"]),
+          env={"KILN_COMPAT_EXAMPLES": "20000"}, metric="accuracy", at_least=0.2, seed_flag="--tf_random_seed"),
     Entry("tf_char_rnn_text", "text_classification_character_rnn.py", metric="accuracy", at_least=0.12,
           env={"KILN_MAX_STEPS": "100"}),
 ]

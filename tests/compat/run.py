@@ -7,7 +7,6 @@ Exit 0 = pass, 1 = fail (with the reason), 77 = skipped (no Fashion-MNIST)."""
 import difflib
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -80,19 +79,18 @@ def run(name):
     if not os.path.exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"):
         print("skipped: dataset-fashion-mnist is not installed (scripts/install-deps installs it)")
         return 77
-    for d in e.dirs:
-        shutil.rmtree(d, ignore_errors=True)
     kiln_python = os.environ.get("KILN_PYTHONPATH", "")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (kiln_python, e.port, corpus.HERE) if p), **e.env)
     out = ""
-    for args in e.runs():
-        cmd = [sys.executable] + (["-m", e.module] if e.module else [os.path.join(e.port, e.script)]) + args
-        p = subprocess.run(cmd, env=env, cwd=e.cwd or e.port, capture_output=True, text=True, timeout=1200)
-        out += p.stdout + p.stderr
-        if p.returncode != 0:
-            print(out[-4000:], file=sys.stderr)
-            print("FAIL %s: exited %d" % (name, p.returncode), file=sys.stderr)
-            return 1
+    with e.scratch() as (scratch, wrap):
+        for args in e.runs(scratch):
+            cmd = [sys.executable] + (["-m", e.module] if e.module else [os.path.join(e.port, e.script)]) + args
+            p = subprocess.run(wrap(cmd), env=env, cwd=e.cwd or e.port, capture_output=True, text=True, timeout=1200)
+            out += p.stdout + p.stderr
+            if p.returncode != 0:
+                print(out[-4000:], file=sys.stderr)
+                print("FAIL %s: exited %d" % (name, p.returncode), file=sys.stderr)
+                return 1
     # The evaluation's result as a script prints it ('accuracy': 0.9) or kiln logs it, in
     # TensorFlow's words ("Saving dict for global step N: accuracy = 0.9, ...").
     values = re.findall(r"(?:'%s': |\b%s = |\b%s \(tensorflow\): )([0-9.eE+-]+)"
