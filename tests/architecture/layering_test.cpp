@@ -51,6 +51,7 @@ const std::map<std::string, std::string> kPublicHeaderLayer = {
     {"hooks.h", "train"},       {"optimizer.h", "train"},  {"precision.h", "train"},
     {"learning_rate.h", "train"}, {"optimizer_params.h", "train"},
     {"model_dir_lock.h", "train"},  {"summary.h", "train"},
+    {"printable.h", "formats"},
     {"report.h", "report"},
     {"models.h", "models"},     {"recipe.h", "models"},
 };
