@@ -119,4 +119,7 @@ def test_a_script_that_seeds_itself_gets_the_seed_through_its_flag(monkeypatch):
     assert all(c[-2:] == ["--tf_random_seed", "2"] for c in cmds) and len(cmds) == 2
     other = compat_vs_tensorflow.corpus.BY_NAME["gcp_mnist_bn"]  # no seed flag: its arguments as they are
     compat_vs_tensorflow.run_once(other, "kiln", "python", {}, seed=2)
-    assert cmds[-1][-len(other.args):] == other.args
+    tail = cmds[-1][-len(other.args):]
+    scratch = tail[other.args.index("{scratch}/out")][:-len("/out")]  # a fresh directory of the run's own
+    assert scratch.startswith("/tmp/") and "{scratch}" not in scratch
+    assert tail == other.runs(scratch)[0]
