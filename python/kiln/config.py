@@ -3,7 +3,6 @@ TensorFlow's keyword arguments. Values are checked by kiln's C++ RunConfig::vali
 a bad one raises kiln.ConfigError (a ValueError) whose message starts with the option,
 e.g. "[accelerate_train_mode] ratio '0.95' is out of range 0.2..0.9 for split 'step'"."""
 import numbers
-import os
 
 from . import _core, _log
 from ._graph import unsupported
@@ -89,16 +88,7 @@ class ExperimentalConfig:
 def _seed_from_environment():
     """KILN_RANDOM_SEED: the seed of a run whose script sets none (an unchanged script run
     with several seeds); unset, such runs use seed 0, the same draws every time."""
-    text = os.environ.get("KILN_RANDOM_SEED")
-    if text is None:
-        return None
-    try:
-        seed = int(text)
-    except ValueError:
-        seed = -1
-    if not 0 <= seed < 2**53:
-        raise _core.ConfigError("[KILN_RANDOM_SEED] %r is not a seed: give an integer from 0 to 2^53 - 1" % (text,))
-    return seed
+    return _core.setting_integer("KILN_RANDOM_SEED", 0, 2**53 - 1)
 
 
 class RunConfig:

@@ -456,17 +456,7 @@ def _fmt(v):
 def _max_steps_cap():
     """KILN_MAX_STEPS=N: every train() call trains at most N steps past where it starts
     (to try a script whose step counts are written in it quickly; unset: no cap)."""
-    import os
-    text = os.environ.get("KILN_MAX_STEPS")
-    if text is None or text == "":
-        return None
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise _core.ConfigError("[KILN_MAX_STEPS] '%s' must be a whole number >= 1 (steps per train() call)" % text)
-    return n
+    return _core.setting_integer("KILN_MAX_STEPS", 1, 2**62)
 
 
 def _checkpoint_file(path):

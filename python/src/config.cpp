@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "kiln/config.h"
+#include "kiln/settings.h"
 #include "module.h"
 
 namespace py = pybind11;
@@ -42,6 +43,19 @@ void bind_config(py::module_& m) {
 
   m.def("parse_byte_size", [](const std::string& text, const std::string& option) { return parse_byte_size(text, option); },
         py::arg("text"), py::arg("option") = "cache_size_cap_bytes");
+
+  // The settings table (kiln/settings.h): Python reads the environment through it too.
+  m.def("setting_value", &setting_value, py::arg("name"),
+        "The environment's value of a setting of kiln's table, None when unset");
+  m.def("setting_integer", &setting_integer, py::arg("name"), py::arg("min"), py::arg("max"),
+        "A whole number from min to max, None when unset; ConfigError naming the setting otherwise");
+  m.def("settings_table", [] {
+    py::list out;
+    for (const Setting& s : settings_table())
+      out.append(py::dict(py::arg("name") = s.name, py::arg("valid") = s.valid, py::arg("unset") = s.fallback,
+                          py::arg("doc") = s.doc, py::arg("layer") = s.layer, py::arg("owned") = s.owned));
+    return out;
+  });
 }
 
 }  // namespace kiln::python

@@ -1,6 +1,6 @@
 // The environment's defaults for CompileOptions: read here, once, at the edge.
 #include <algorithm>
-#include <cstdlib>
+#include "kiln/settings.h"
 #include <string>
 
 #include "kiln/compiler.h"
@@ -8,11 +8,7 @@
 namespace kiln {
 namespace {
 
-std::string env_or(const char* name, std::string value) {
-  if (!value.empty()) return value;
-  const char* env = std::getenv(name);
-  return env ? env : "";
-}
+std::string env_or(const char* name, std::string value) { return value.empty() ? setting_text(name) : value; }
 
 }  // namespace
 
@@ -21,12 +17,10 @@ CompileOptions with_environment_defaults(CompileOptions options) {
   options.dump_ir_dir = env_or("KILN_DUMP_IR", std::move(options.dump_ir_dir));
   options.dump_code_dir = env_or("KILN_DUMP_CODE", std::move(options.dump_code_dir));
   if (!options.profile) {
-    const char* v = std::getenv("KILN_PROFILE");
-    options.profile = v && *v && std::string(v) != "0";
-    // KILN_PROFILE=N (a number above 1): that many rows instead of 25.
-    char* end = nullptr;
-    const long rows = options.profile ? std::strtol(v, &end, 10) : 0;
-    if (options.profile && end && *end == '\0' && rows > 1) options.profile_rows = static_cast<int>(std::min(rows, 100000L));
+    // KILN_PROFILE=1: the 25 slowest kernels; N above 1: that many rows.
+    const int64_t rows = setting_integer("KILN_PROFILE", 0, 100000).value_or(0);
+    options.profile = rows > 0;
+    if (rows > 1) options.profile_rows = static_cast<int>(rows);
   }
   return options;
 }

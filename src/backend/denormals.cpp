@@ -1,4 +1,5 @@
 #include "backend/denormals.h"
+#include "kiln/settings.h"
 
 #include <cstdlib>
 #include <string>
@@ -22,13 +23,11 @@ constexpr unsigned kModes = kFlushToZero | kDenormalsAreZero;
 #endif
 
 bool from_environment() {
-  const char* v = std::getenv("KILN_FLUSH_DENORMALS");
-  if (!v || !*v) return true;
-  const std::string s(v);
-  if (s == "1") return true;
+  const std::string s = setting_text("KILN_FLUSH_DENORMALS");
+  if (s.empty() || s == "1") return true;
   if (s == "0") return false;
-  KILN_THROW(ConfigError) << "KILN_FLUSH_DENORMALS is '" << s
-                          << "': valid values are 1 (flush subnormal floats to zero in steps, the default) and 0 "
+  KILN_THROW(ConfigError) << "[KILN_FLUSH_DENORMALS] '" << s
+                          << "' is not valid: give 1 (flush subnormal floats to zero in steps, the default) and 0 "
                              "(keep IEEE subnormals)";
 }
 

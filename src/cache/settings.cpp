@@ -1,7 +1,7 @@
 #include "kiln/cache_settings.h"
+#include "kiln/settings.h"
 
 #include <array>
-#include <cstdlib>
 
 #include "ir/name_table.h"
 
@@ -13,32 +13,19 @@ static_assert(int(CacheOutcome::error) + 1 == kNumCacheOutcomes);
 
 }  // namespace
 
-std::string cache_dir_from_environment() {
-  const char* env = std::getenv("KILN_CACHE_DIR");
-  return env ? env : "";
-}
+std::string cache_dir_from_environment() { return setting_text("KILN_CACHE_DIR"); }
 
-std::string remote_cache_from_environment() {
-  const char* env = std::getenv("KILN_REMOTE_CACHE");
-  return env ? env : "";
-}
+std::string remote_cache_from_environment() { return setting_text("KILN_REMOTE_CACHE"); }
 
-std::string remote_cache_key_file_from_environment() {
-  const char* env = std::getenv("KILN_REMOTE_CACHE_KEY_FILE");
-  return env ? env : "";
-}
+std::string remote_cache_key_file_from_environment() { return setting_text("KILN_REMOTE_CACHE_KEY_FILE"); }
 
 RemoteSecretsEnvironment remote_secrets_from_environment() {
-  const auto get = [](const char* name) {
-    const char* env = std::getenv(name);
-    return std::string(env ? env : "");
-  };
   RemoteSecretsEnvironment e;
-  e.password_file = get("KILN_REMOTE_CACHE_PASSWORD_FILE");
-  e.password_set = std::getenv("KILN_REMOTE_CACHE_PASSWORD") != nullptr;
-  e.password = get("KILN_REMOTE_CACHE_PASSWORD");
-  e.tls_cert_file = get("KILN_REMOTE_CACHE_TLS_CERT_FILE");
-  e.tls_key_file = get("KILN_REMOTE_CACHE_TLS_KEY_FILE");
+  e.password_file = setting_text("KILN_REMOTE_CACHE_PASSWORD_FILE");
+  e.password_set = setting_value("KILN_REMOTE_CACHE_PASSWORD").has_value();
+  e.password = setting_text("KILN_REMOTE_CACHE_PASSWORD");
+  e.tls_cert_file = setting_text("KILN_REMOTE_CACHE_TLS_CERT_FILE");
+  e.tls_key_file = setting_text("KILN_REMOTE_CACHE_TLS_KEY_FILE");
   return e;
 }
 

@@ -1,9 +1,11 @@
 #include "kiln/world.h"
+#include "kiln/settings.h"
 
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -25,12 +27,13 @@ double seconds_now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// A launcher's count: a positive number, else `fallback` (a launcher's odd value is not
+// the user's error).
 int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  return *end == '\0' && n > 0 ? static_cast<int>(n) : fallback;
+  const std::string v = setting_text(name);
+  int n = 0;
+  const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+  return r.ec == std::errc() && r.ptr == v.data() + v.size() && n > 0 ? n : fallback;
 }
 
 std::string mpi_error_text(int code) {
@@ -77,7 +80,7 @@ void leave_job_at_exit(int status, void*) {
 }  // namespace
 
 bool launched_by_mpi() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") || std::getenv("PMI_SIZE");
+  return setting_value("OMPI_COMM_WORLD_SIZE") || setting_value("PMIX_RANK") || setting_value("PMI_SIZE");
 }
 
 World& World::get() {

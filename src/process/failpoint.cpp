@@ -1,4 +1,5 @@
 #include "process/failpoint.h"
+#include "kiln/settings.h"
 
 #include <csignal>
 #include <cstdlib>
@@ -8,9 +9,9 @@
 namespace kiln {
 
 void failpoint(const char* env, const char* point, int64_t step) {
-  const char* value = std::getenv(env);
+  const std::optional<std::string> value = setting_value(env);
   if (!value) return;
-  const std::string v(value);
+  const std::string& v = *value;
   const size_t at = v.find('@');
   if (v.substr(0, at) != point) return;
   if (at != std::string::npos && std::strtoll(v.c_str() + at + 1, nullptr, 10) != step) return;

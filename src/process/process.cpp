@@ -1,4 +1,5 @@
 #include "kiln/process.h"
+#include "kiln/settings.h"
 
 #include <malloc.h>
 #include <unistd.h>
@@ -18,7 +19,8 @@ void tune_heap() {
 
 void tune_process(char** argv) {
   tune_heap();
-  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT") || std::getenv("KILN_KEEP_OPENMP_WAIT")) return;
+  if (setting_value("OMP_WAIT_POLICY") || setting_value("GOMP_SPINCOUNT") || setting_value("KILN_KEEP_OPENMP_WAIT"))
+    return;
   setenv("GOMP_SPINCOUNT", std::to_string(openmp_wait::choose_spins()).c_str(), 1);
   // Marks the re-executed process, so a failing exec can never loop.
   setenv("KILN_KEEP_OPENMP_WAIT", "1", 1);
@@ -30,7 +32,7 @@ void tune_process(char** argv) {
 std::string openmp_wait_setting() {
   std::string out;
   for (const char* name : {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"})
-    if (const char* v = std::getenv(name)) out += (out.empty() ? "" : " ") + std::string(name) + "=" + v;
+    if (const auto v = setting_value(name)) out += (out.empty() ? "" : " ") + std::string(name) + "=" + *v;
   return out.empty() ? "libgomp's default" : out;
 }
 

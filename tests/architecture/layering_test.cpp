@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 
 // Lowest first. Folders on one level must not include each other.
 const std::map<std::string, int> kLayerLevel = {
+    {"base", -1},                    // what every layer uses: errors, the settings table, printable text
     {"ir", 0},     {"process", 0},  // the graph IR; the host process's tuning
     {"json", 0},                     // bounded JSON reading, for every reader of files kiln did not write
     {"dist", 1},                     // the MPI world: rank, size, collectives
@@ -38,7 +39,7 @@ const std::map<std::string, int> kLayerLevel = {
 
 // The layer of each public header: the folder whose code implements it.
 const std::map<std::string, std::string> kPublicHeaderLayer = {
-    {"array.h", "ir"},          {"dtype.h", "ir"},         {"float_math.h", "ir"},         {"error.h", "ir"},
+    {"array.h", "ir"},          {"dtype.h", "ir"},         {"float_math.h", "ir"},         {"error.h", "base"},
     {"graph.h", "ir"},          {"op.h", "ir"},            {"op_list.h", "ir"},
     {"ops.h", "ir"},            {"shape.h", "ir"},         {"text.h", "ir"},
     {"transformer.h", "ir"},
@@ -51,7 +52,7 @@ const std::map<std::string, std::string> kPublicHeaderLayer = {
     {"hooks.h", "train"},       {"optimizer.h", "train"},  {"precision.h", "train"},
     {"learning_rate.h", "train"}, {"optimizer_params.h", "train"},
     {"model_dir_lock.h", "train"},  {"summary.h", "train"},
-    {"printable.h", "formats"},
+    {"printable.h", "base"},    {"settings.h", "base"},
     {"report.h", "report"},
     {"models.h", "models"},     {"recipe.h", "models"},
 };

@@ -110,7 +110,7 @@ TEST_F(HostCompiler, AFailingCompilerIsReportedOnceWithAShortExcerpt) {
 TEST_F(HostCompiler, ABadTimeLimitIsAConfigurationError) {
   const Result r = run("KILN_CXX_TIMEOUT=soon");
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_TRUE(contains(r.output, "[KILN_CXX_TIMEOUT] 'soon' is not a positive number of seconds")) << r.output;
+  EXPECT_TRUE(contains(r.output, "[KILN_CXX_TIMEOUT] 'soon' is not valid: give a positive number of seconds")) << r.output;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The kiln command: `kiln train`, `kiln sample`, `kiln cache`, `kiln report`.
+// The kiln command: `kiln train`, `kiln sample`, `kiln cache`, `kiln report`, `kiln settings`.
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +18,7 @@
 #include "cache_command.h"
 #include "report_command.h"
 #include "sample_command.h"
+#include "settings_command.h"
 #include "option_names.h"
 #include "train/train_command.h"
 
@@ -57,6 +58,7 @@ static int run_command(int argc, char** argv) {
   kiln::cli::CacheCommand cache(app);
   kiln::cli::ReportCommand report_command(app);
   kiln::cli::SampleCommand sample(app);
+  kiln::cli::SettingsCommand settings(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -81,6 +83,7 @@ static int run_command(int argc, char** argv) {
     }
     if (cache.selected()) return with_output_checked(cache.run());
     if (report_command.selected()) return with_output_checked(report_command.run());
+    if (settings.selected()) return with_output_checked(settings.run());
   } catch (const kiln::ConfigError& e) {
     report(e);
     return 2;

@@ -1,4 +1,5 @@
 #include "backend/cpu/build/host_build.h"
+#include "kiln/settings.h"
 
 #include <stdlib.h>
 
@@ -22,8 +23,7 @@ fs::path temp_root() {
   std::error_code ec;
   const fs::path root = fs::temp_directory_path(ec);
   if (ec) {
-    const char* env = std::getenv("TMPDIR");
-    KILN_THROW(ConfigError) << "[TMPDIR] '" << (env ? env : "/tmp") << "' is not a usable temporary directory ("
+    KILN_THROW(ConfigError) << "[TMPDIR] '" << setting_value("TMPDIR").value_or("/tmp") << "' is not a usable temporary directory ("
                             << ec.message() << "); set TMPDIR to a writable directory";
   }
   return root;

@@ -1,4 +1,5 @@
 #include "backend/cpu/build/job_share.h"
+#include "kiln/settings.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -142,7 +143,7 @@ std::unique_ptr<SharedObject> object_for_job(const std::string& key, const std::
   std::string bytes = root ? std::move(mine.bytes) : std::string(static_cast<size_t>(size), '\0');
   world.broadcast(bytes.data(), size);
   // For tests: a byte damaged on the way (KILN_JOB_OBJECT_FAILPOINT=corrupt on a receiver).
-  if (const char* fp = std::getenv("KILN_JOB_OBJECT_FAILPOINT"); !object && fp && std::string(fp) == "corrupt" && size > 0)
+  if (!object && setting_value("KILN_JOB_OBJECT_FAILPOINT") == "corrupt" && size > 0)
     bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x10);
   std::exception_ptr failed;
   if (!object) {  // rank 0, and ranks whose cache had it, only took part

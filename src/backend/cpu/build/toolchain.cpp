@@ -1,4 +1,5 @@
 #include "backend/cpu/build/toolchain.h"
+#include "kiln/settings.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -165,16 +166,8 @@ std::string seconds_text(double s) {
 }
 
 double timeout_from_environment() {
-  const char* env = std::getenv("KILN_CXX_TIMEOUT");
-  if (!env || !*env) return kDefaultTimeout;
-  double v = 0;
-  const std::string text = env;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !(v > 0) || !std::isfinite(v))
-    KILN_THROW(ConfigError) << "[KILN_CXX_TIMEOUT] '" << text
-                            << "' is not a positive number of seconds (the longest a compiler may run; default "
-                            << kDefaultTimeout << ")";
-  return v;
+  static_assert(kDefaultTimeout == 600, "the settings table (src/base/settings.cpp) says 600");
+  return setting_positive_number("KILN_CXX_TIMEOUT").value_or(kDefaultTimeout);
 }
 
 }  // namespace
@@ -184,8 +177,8 @@ const Toolchain& host_toolchain() {
   static Toolchain tc;
   static std::string error;
   std::call_once(once, [] {
-    const char* env = std::getenv("KILN_CXX");
-    tc.cxx = env && *env ? env : "c++";
+    const std::string cxx = setting_text("KILN_CXX");
+    tc.cxx = cxx.empty() ? "c++" : cxx;
     tc.timeout_seconds = timeout_from_environment();
     const double probe = std::min(tc.timeout_seconds, kProbeTimeout);
     const Outcome o = run_limited({tc.cxx, "--version"}, probe);
