@@ -1,6 +1,7 @@
 #include "formats/tfrecord.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -51,18 +52,23 @@ std::string frame_record(std::string_view record) {
 
 // --- reading ----------------------------------------------------------------------------
 
+// Both compressions through one zlib stream: gzip's members (windowBits 16 + 15) or a
+// zlib stream. Not gzread: it skips whatever follows the last gzip member, so a file with
+// garbage after its stream would read without error where TensorFlow raises DataLossError.
 struct RecordReader::Source {
   Compression c;
   int fd = -1;
-  gzFile gz = nullptr;
   z_stream z{};
+  bool z_started = false;
   std::vector<unsigned char> in = std::vector<unsigned char>(1 << 16);
   bool z_end = false;
+  uint64_t file_read = 0;          // compressed bytes read from fd
+  int64_t member_end = -1;         // gzip: where the last member ended, until the next gives bytes
   ~Source() {
-    if (gz) gzclose(gz);
-    if (c == Compression::zlib) inflateEnd(&z);
+    if (z_started) inflateEnd(&z);
     if (fd >= 0) ::close(fd);
   }
+  uint64_t consumed() const { return file_read - z.avail_in; }  // compressed bytes inflate took
 };
 
 RecordReader::RecordReader(std::string path, Compression compression) : path_(std::move(path)), src_(new Source) {
@@ -76,14 +82,30 @@ RecordReader::RecordReader(std::string path, Compression compression) : path_(st
     if (n > 0 && (n < 2 || magic[0] != 0x1f || magic[1] != 0x8b))
       KILN_THROW(DataError) << "[TFRecord] '" << path_ << "' is not GZIP (compression_type='GZIP'); "
                             << "an uncompressed file takes compression_type=''";
-    src_->gz = gzdopen(::dup(src_->fd), "rb");
-    if (!src_->gz) KILN_THROW(DataError) << "[TFRecord] cannot read '" << path_ << "' as GZIP";
-  } else if (compression == Compression::zlib) {
-    if (inflateInit(&src_->z) != Z_OK) KILN_THROW(DataError) << "[TFRecord] cannot start ZLIB for '" << path_ << "'";
+  }
+  if (compression != Compression::none) {
+    if (inflateInit2(&src_->z, compression == Compression::gzip ? 16 + MAX_WBITS : MAX_WBITS) != Z_OK)
+      KILN_THROW(DataError) << "[TFRecord] cannot start " << (compression == Compression::gzip ? "GZIP" : "ZLIB")
+                            << " for '" << path_ << "'";
+    src_->z_started = true;
   }
 }
 
 RecordReader::~RecordReader() = default;
+
+// More compressed bytes into s.in; false at the end of the file.
+bool RecordReader::fill() {
+  Source& s = *src_;
+  for (;;) {
+    const ssize_t r = ::read(s.fd, s.in.data(), s.in.size());
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) KILN_THROW(DataError) << "[TFRecord] cannot read '" << path_ << "': " << std::strerror(errno);
+    s.z.next_in = s.in.data();
+    s.z.avail_in = static_cast<uInt>(r);
+    s.file_read += static_cast<uint64_t>(r);
+    return r > 0;
+  }
+}
 
 size_t RecordReader::read(char* into, size_t n) {
   Source& s = *src_;
@@ -96,32 +118,43 @@ size_t RecordReader::read(char* into, size_t n) {
       if (r == 0) break;
       done += static_cast<size_t>(r);
     }
-  } else if (s.c == Compression::gzip) {
-    while (done < n) {
-      const int r = gzread(s.gz, into + done, static_cast<unsigned>(n - done));
-      if (r < 0) KILN_THROW(DataError) << "[TFRecord] '" << path_ << "' is not a readable GZIP stream (offset " << offset_ << ")";
-      if (r == 0) break;
-      done += static_cast<size_t>(r);
-    }
-  } else {
-    s.z.next_out = reinterpret_cast<Bytef*>(into);
-    s.z.avail_out = static_cast<uInt>(n);
-    while (s.z.avail_out > 0 && !s.z_end) {
-      if (s.z.avail_in == 0) {
-        const ssize_t r = ::read(s.fd, s.in.data(), s.in.size());
-        if (r < 0) KILN_THROW(DataError) << "[TFRecord] cannot read '" << path_ << "': " << std::strerror(errno);
-        if (r == 0) break;
-        s.z.next_in = s.in.data();
-        s.z.avail_in = static_cast<uInt>(r);
-      }
-      const int rc = inflate(&s.z, Z_NO_FLUSH);
-      if (rc == Z_STREAM_END) s.z_end = true;
-      else if (rc != Z_OK && rc != Z_BUF_ERROR)
-        KILN_THROW(DataError) << "[TFRecord] '" << path_ << "' is not a readable ZLIB stream (offset " << offset_ << ")";
-    }
-    done = n - s.z.avail_out;
+    return done;
   }
-  return done;
+  const bool gzip = s.c == Compression::gzip;
+  const char* kind = gzip ? "GZIP" : "ZLIB";
+  auto rest = [&](uint64_t from) {  // the bytes of the file from `from` on
+    struct stat st {};
+    return ::fstat(s.fd, &st) == 0 && static_cast<uint64_t>(st.st_size) > from ? st.st_size - from : 0;
+  };
+  s.z.next_out = reinterpret_cast<Bytef*>(into);
+  s.z.avail_out = static_cast<uInt>(n);
+  while (s.z.avail_out > 0 && !s.z_end) {
+    if (s.z.avail_in == 0 && !fill()) break;
+    const int rc = inflate(&s.z, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) {
+      if (s.z.avail_in == 0 && !fill()) {  // the file ends with the stream
+        s.z_end = true;
+        break;
+      }
+      const uint64_t at = s.consumed();
+      if (!gzip)  // TensorFlow stops reading there, dropping what follows (a second stream's records)
+        KILN_THROW(DataError) << "[TFRecord] '" << path_ << "' has " << rest(at) << " bytes after the end of its "
+                              << "ZLIB stream at byte " << at << " (a ZLIB file is one stream; another one appended, "
+                              << "or garbage?)";
+      inflateReset(&s.z);  // another gzip member follows (as `cat a.gz b.gz`), as TensorFlow reads it
+      s.member_end = static_cast<int64_t>(at);
+    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      if (s.member_end >= 0)
+        KILN_THROW(DataError) << "[TFRecord] '" << path_ << "' has " << rest(static_cast<uint64_t>(s.member_end))
+                              << " bytes after the end of its GZIP stream at byte " << s.member_end
+                              << " that are not another GZIP member (zlib: " << (s.z.msg ? s.z.msg : "error")
+                              << "); TensorFlow refuses the file too (DataLossError)";
+      KILN_THROW(DataError) << "[TFRecord] '" << path_ << "' is not a readable " << kind << " stream (offset "
+                            << offset_ << "; zlib: " << (s.z.msg ? s.z.msg : "error") << ")";
+    }
+    if (s.z.total_out > 0) s.member_end = -1;
+  }
+  return n - s.z.avail_out;
 }
 
 bool RecordReader::next(std::string& out) {

@@ -21,7 +21,10 @@ class RecordReader {
   ~RecordReader();
   // The next record into `out`; false at the end. A damaged record (a CRC that does not
   // match, a length beyond the file, a file cut inside a record) is a DataError naming the
-  // file and the record's offset (in the uncompressed stream), never a crash.
+  // file and the record's offset (in the uncompressed stream), never a crash. So is
+  // anything after a compressed stream's end that is not another GZIP member (GZIP, as
+  // TensorFlow's DataLossError), or anything at all after a ZLIB stream (which TensorFlow
+  // skips silently, losing the records of a second stream appended).
   bool next(std::string& out);
   uint64_t offset() const { return offset_; }
   const std::string& path() const { return path_; }
@@ -31,6 +34,7 @@ class RecordReader {
  private:
   struct Source;
   size_t read(char* into, size_t n);
+  bool fill();
   std::string path_;
   std::unique_ptr<Source> src_;
   uint64_t offset_ = 0;

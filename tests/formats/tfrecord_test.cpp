@@ -98,5 +98,43 @@ TEST(TFRecord, DamageIsAnErrorNamingFileAndOffset) {
   fs::remove_all(d);
 }
 
+// What follows a compressed stream: TensorFlow reads a GZIP file of several members (as
+// `cat a.gz b.gz` makes) and raises DataLossError for anything else after a member; gzread
+// skipped it silently. After a ZLIB stream TensorFlow stops, dropping what follows (even a
+// second stream's records): kiln says so instead.
+TEST(TFRecord, BytesAfterACompressedStreamAreAnErrorNamingTheFile) {
+  const fs::path d = testkit::fresh_dir("tfrecord-trailing");
+  fs::create_directories(d);
+  const std::string path = (d / "bad.tfrecord").string();
+  const std::vector<std::string> want = read_all(testkit::tf_fixture("examples.tfrecord").string(), Compression::none);
+  for (const char* c : {"GZIP", "ZLIB"}) {
+    const std::string suffix = std::string(c) == "GZIP" ? ".gz" : ".zlib";
+    const std::string good = testkit::slurp_file(testkit::tf_fixture("examples.tfrecord" + suffix));
+    for (const std::string& tail : {std::string("garbage!garbage!"), std::string(4, '\0'), std::string("\x1f\x8b\x08junk")}) {
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << good << tail;
+      try {
+        read_all(path, parse_compression(c));
+        ADD_FAILURE() << c << ": " << tail.size() << " bytes after the stream were not noticed";
+      } catch (const DataError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find(path), std::string::npos) << m;
+        EXPECT_NE(m.find(std::to_string(tail.size()) + " bytes after the end of its " + c + " stream at byte " +
+                         std::to_string(good.size())),
+                  std::string::npos)
+            << m;
+      }
+    }
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << good << good;
+    if (std::string(c) == "GZIP") {
+      std::vector<std::string> twice = want;
+      twice.insert(twice.end(), want.begin(), want.end());
+      EXPECT_EQ(read_all(path, Compression::gzip), twice) << "two GZIP members are one file of both members' records";
+    } else {
+      EXPECT_THROW(read_all(path, Compression::zlib), DataError) << "a second ZLIB stream";
+    }
+  }
+  fs::remove_all(d);
+}
+
 }  // namespace
 }  // namespace kiln::formats
