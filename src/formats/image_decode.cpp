@@ -37,6 +37,8 @@ void jpeg_warn(j_common_ptr info, int level) {
 }
 
 constexpr int64_t kMaxJpegBytes = int64_t{1} << 29;
+constexpr uint64_t kMaxPngSide = uint64_t{1} << 27, kMaxPngPixels = uint64_t{1} << 29;  // TensorFlow's
+constexpr uint64_t kMaxDeflateRatio = 1032;
 
 // The rows of window `w`, cropped in libjpeg-turbo's scanline calls. May longjmp (no local
 // here has a destructor).
@@ -150,6 +152,30 @@ void png_fail(png_structp png, png_const_charp message) {
 
 void png_quiet(png_structp, png_const_charp) {}
 
+// Whether a PNG whose header declares `height` x `width` pixels of `channels` samples of
+// `bits` each may be decoded, checked before libpng or kiln allocates anything for it
+// (docs/data.md, "Image decoding limits"): TensorFlow's limits (each side below 2^27, fewer
+// than 2^29 pixels), and the image data must fit in the file: DEFLATE expands at most
+// 1032:1, so a file of n bytes holds at most 1032 n bytes of samples. Without the second a
+// 390-byte file declaring 20000x20000 RGBA16 would have 3.2 GB allocated and written
+// before its data runs out. false with the reason in `why`.
+bool png_size_fits(uint64_t height, uint64_t width, int bits, int channels, size_t file_bytes, std::string& why) {
+  const std::string declared = "its header declares " + std::to_string(height) + "x" + std::to_string(width) + " pixels";
+  if (height == 0 || width == 0 || height >= kMaxPngSide || width >= kMaxPngSide ||
+      height * width >= kMaxPngPixels) {
+    why = declared + ", more than the 2^29 pixels (2^27 a side) TensorFlow and kiln decode";
+    return false;
+  }
+  const uint64_t sample_bytes = (height * width * static_cast<uint64_t>(bits) * static_cast<uint64_t>(channels) + 7) / 8;
+  if (sample_bytes > kMaxDeflateRatio * file_bytes) {
+    why = declared + " of " + std::to_string(channels) + "x" + std::to_string(bits) + "-bit samples (" +
+          std::to_string(sample_bytes) + " bytes), more than a file of " + std::to_string(file_bytes) +
+          " bytes can hold (DEFLATE expands at most 1032:1): it is cut short, or a decompression bomb";
+    return false;
+  }
+  return true;
+}
+
 bool run_png(std::string_view data, int channels, bool sixteen, Image& out, std::string& why) {
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &why, png_fail, png_quiet);
   if (!png) {
@@ -167,6 +193,11 @@ bool run_png(std::string_view data, int channels, bool sixteen, Image& out, std:
   png_read_info(png, info);
   const int bit_depth = png_get_bit_depth(png, info);
   const int color = png_get_color_type(png, info);
+  if (!png_size_fits(png_get_image_height(png, info), png_get_image_width(png, info), bit_depth,
+                     png_get_channels(png, info), data.size(), why)) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return false;
+  }
   const bool trns = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
   if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
   if (color == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
