@@ -189,11 +189,20 @@ std::map<std::string, Array> read_bundle(const std::string& prefix, const std::v
       if (d.size() < 0) KILN_THROW(CheckpointError) << where << "a negative extent";
       shape.push_back(d.size());
     }
-    int64_t elements = 1;
+    // The element count and both byte counts (as stored, and as the Array holds them: narrow
+    // integers widen) checked for overflow: a shape of [2^31, 2^31] f32 has 2^62 elements
+    // whose 2^64 bytes would wrap to 0 and pass for an entry of size 0.
+    int64_t elements = 1, bytes_stored = 0, bytes_held = 0;
     for (int64_t d : shape)
-      if (__builtin_mul_overflow(elements, d, &elements)) KILN_THROW(CheckpointError) << where << "its shape overflows";
-    if (e.size() < 0 || static_cast<uint64_t>(e.size()) != static_cast<uint64_t>(elements) * stored)
-      KILN_THROW(CheckpointError) << where << e.size() << " bytes for shape " << shape_str(shape);
+      if (__builtin_mul_overflow(elements, d, &elements))
+        KILN_THROW(CheckpointError) << where << "shape " << shape_str(shape) << " has more than 2^63 elements";
+    if (__builtin_mul_overflow(elements, static_cast<int64_t>(stored), &bytes_stored) ||
+        __builtin_mul_overflow(elements, static_cast<int64_t>(dtype_size(t)), &bytes_held))
+      KILN_THROW(CheckpointError) << where << "shape " << shape_str(shape) << " of " << elements << " "
+                                  << tensorflow::DataType_Name(e.dtype()) << " elements needs more than 2^63 bytes";
+    if (e.size() < 0 || e.size() != bytes_stored)
+      KILN_THROW(CheckpointError) << where << e.size() << " bytes for shape " << shape_str(shape) << " (expected "
+                                  << bytes_stored << ")";
     if (e.offset() < 0 || static_cast<uint64_t>(e.offset()) > data.size() ||
         static_cast<uint64_t>(e.size()) > data.size() - static_cast<uint64_t>(e.offset()))
       KILN_THROW(CheckpointError) << where << "its bytes lie outside '" << data_path << "' (" << data.size()

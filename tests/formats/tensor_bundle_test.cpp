@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "formats/crc32c.h"
 #include "formats/fixture.h"
 #include "formats/sstable.h"
 #include "kiln/error.h"
 #include "support/temp_files.h"
+#include "tf_bundle.pb.h"
 
 namespace kiln::formats {
 namespace {
@@ -133,6 +135,51 @@ TEST_F(DamagedBundle, EveryFlippedIndexByteIsNoticed) {
     std::ofstream(index, std::ios::binary | std::ios::trunc) << good.substr(0, cut);
     expect_error({".index"});
   }
+}
+
+// A bundle of one tensor 't' whose index entry is `entry` (offset, size and CRC as given),
+// over a data file of `data`.
+void write_crafted_bundle(const std::string& prefix, tensorflow::BundleEntryProto entry, const std::string& data) {
+  tensorflow::BundleHeaderProto header;
+  header.set_num_shards(1);
+  header.mutable_version()->set_producer(1);
+  std::ofstream(bundle_index_file(prefix), std::ios::binary | std::ios::trunc)
+      << write_table({{"", header.SerializeAsString()}, {"t", entry.SerializeAsString()}});
+  std::ofstream(bundle_data_file(prefix), std::ios::binary | std::ios::trunc) << data;
+}
+
+// [2^31, 2^31] f32 is 2^62 elements, whose 2^64 bytes wrapped to 0: an entry of size 0
+// passed the size check and built an Array claiming 2^62 elements over 64 bytes.
+TEST(TensorBundle, AShapeWhoseByteSizeOverflowsIsRefused) {
+  const fs::path dir = testkit::fresh_dir("bundle-overflow");
+  fs::create_directories(dir);
+  const std::string prefix = (dir / "model.ckpt-1").string();
+  struct Case {
+    std::vector<int64_t> shape;
+    tensorflow::DataType dtype;
+    const char* says;
+  };
+  const int64_t big = int64_t{1} << 31;
+  for (const Case& c : {Case{{big, big}, tensorflow::DT_FLOAT, "needs more than 2^63 bytes"},
+                        Case{{big, big, 4}, tensorflow::DT_FLOAT, "has more than 2^63 elements"},
+                        Case{{big, big}, tensorflow::DT_UINT8, "needs more than 2^63 bytes"}}) {
+    tensorflow::BundleEntryProto e;
+    e.set_dtype(c.dtype);
+    for (int64_t d : c.shape) e.mutable_shape()->add_dim()->set_size(d);
+    e.set_offset(0);
+    e.set_size(0);
+    e.set_crc32c(mask_crc(crc32c("")));
+    write_crafted_bundle(prefix, e, std::string(64, '\0'));
+    try {
+      const auto tensors = read_bundle(prefix);
+      ADD_FAILURE() << "read, claiming " << tensors.at("t").numel() << " elements";
+    } catch (const CheckpointError& err) {
+      const std::string m = err.what();
+      EXPECT_NE(m.find("[checkpoint] '" + prefix + "', tensor 't': shape " + shape_str(c.shape)), std::string::npos) << m;
+      EXPECT_NE(m.find(c.says), std::string::npos) << m;
+    }
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace
