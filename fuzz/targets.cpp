@@ -180,7 +180,7 @@ int example_parser(const uint8_t* data, size_t size) {
   std::vector<formats::FeatureSpec> specs(4);
   specs[0].key = "image/encoded", specs[0].type = FeatureType::bytes;
   specs[1].key = "label", specs[1].type = FeatureType::int64, specs[1].has_default = true;
-  specs[1].default_numbers = {0};
+  specs[1].default_ints = {0};
   specs[2].key = "tokens", specs[2].kind = FeatureKind::var_len, specs[2].type = FeatureType::int64;
   specs[3].key = "points", specs[3].kind = FeatureKind::fixed_len_sequence, specs[3].shape = {2};
   return rejecting_cleanly([&] {

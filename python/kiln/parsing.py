@@ -81,9 +81,11 @@ def _specs(features, op):
                             % (op, key, type(f).__name__))
         numbers_, bytes_ = None, None
         if f.default_value is not None:
-            flat = np.asarray(f.default_value, dtype=object if f._type == "string" else np.float64).reshape(-1)
+            flat = np.asarray(f.default_value, dtype=object if f._type != "float32" else np.float64).reshape(-1)
             if f._type == "string":
                 bytes_ = [v if isinstance(v, bytes) else str(v).encode() for v in flat]
+            elif f._type == "int64":
+                numbers_ = [_int64_default(v, key, op) for v in flat]  # exact: never through a double
             else:
                 numbers_ = [float(v) for v in flat]
             if f._kind == "sequence":
@@ -92,6 +94,19 @@ def _specs(features, op):
                 numbers_, bytes_ = None, None  # the padding: _parse pads with it
         out.append((str(key), f._kind, f._type, list(f.shape), numbers_, bytes_))
     return out
+
+
+def _int64_default(v, key, op):
+    """An int64 feature's default value as a Python int, exactly (2**63-1 stays 2**63-1)."""
+    if isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        i = int(v)
+    elif isinstance(v, (numbers.Real, np.floating)) and float(v).is_integer():
+        i = int(v)
+    else:
+        raise ValueError("[%s] feature %r: default_value %r is not an int64" % (op, key, v))
+    if not -2**63 <= i < 2**63:
+        raise ValueError("[%s] feature %r: default_value %d is outside int64's range -2**63 .. 2**63-1" % (op, key, i))
+    return i
 
 
 def _records(serialized, op):

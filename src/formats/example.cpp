@@ -27,6 +27,7 @@ const char* kind_name(tensorflow::Feature::KindCase k) {
   }
 }
 
+// The element count of a shape check_spec has checked (extents >= 0, no overflow).
 int64_t elements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -64,23 +65,37 @@ int64_t append(const tensorflow::Feature& f, const FeatureSpec& spec, size_t exa
   return 0;
 }
 
+size_t defaults_given(const FeatureSpec& spec) {
+  switch (spec.type) {
+    case FeatureType::float32: return spec.default_floats.size();
+    case FeatureType::int64: return spec.default_ints.size();
+    case FeatureType::bytes: return spec.default_bytes.size();
+  }
+  return 0;
+}
+
 void append_default(const FeatureSpec& spec, int64_t n, ParsedFeature& out) {
-  const size_t given = spec.type == FeatureType::bytes ? spec.default_bytes.size() : spec.default_numbers.size();
+  const size_t given = defaults_given(spec);
   for (int64_t i = 0; i < n; ++i) {
     const size_t j = given == 1 ? 0 : static_cast<size_t>(i);
-    if (spec.type == FeatureType::float32) out.floats.push_back(static_cast<float>(spec.default_numbers[j]));
-    if (spec.type == FeatureType::int64) out.ints.push_back(static_cast<int64_t>(spec.default_numbers[j]));
+    if (spec.type == FeatureType::float32) out.floats.push_back(static_cast<float>(spec.default_floats[j]));
+    if (spec.type == FeatureType::int64) out.ints.push_back(spec.default_ints[j]);
     if (spec.type == FeatureType::bytes) out.bytes.push_back(spec.default_bytes[j]);
   }
 }
 
 void check_spec(const FeatureSpec& spec) {
-  for (int64_t d : spec.shape)
+  int64_t n = 1;
+  for (int64_t d : spec.shape) {
     if (d < 0)
       KILN_THROW(ConfigError) << "[parse_example] feature '" << spec.key << "': shape " << shape_text(spec.shape)
                               << " must be fully defined (dimensions >= 0)";
+    if (__builtin_mul_overflow(n, d, &n))
+      KILN_THROW(ConfigError) << "[parse_example] feature '" << spec.key << "': shape " << shape_text(spec.shape)
+                              << " has more than 2^63 elements";
+  }
   if (spec.kind != FeatureKind::fixed_len || !spec.has_default) return;
-  const size_t given = spec.type == FeatureType::bytes ? spec.default_bytes.size() : spec.default_numbers.size();
+  const size_t given = defaults_given(spec);
   if (given != 1 && static_cast<int64_t>(given) != elements(spec.shape))
     KILN_THROW(ConfigError) << "[parse_example] feature '" << spec.key << "': default_value has " << given
                             << " values; shape " << shape_text(spec.shape) << " needs " << elements(spec.shape)

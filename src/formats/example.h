@@ -21,8 +21,11 @@ struct FeatureSpec {
   std::vector<int64_t> shape;  // fixed_len: the value's shape; fixed_len_sequence: one step's
   // fixed_len: a missing feature takes these values (all elements, or one for every
   // element); without them a missing feature is an error. fixed_len_sequence: the padding.
+  // Those of the spec's type: an int64 default is held as int64 (a double would turn
+  // 2^63-1 into -2^63 and 2^53+1 into 2^53).
   bool has_default = false;
-  std::vector<double> default_numbers;
+  std::vector<double> default_floats;
+  std::vector<int64_t> default_ints;
   std::vector<std::string> default_bytes;
 };
 
@@ -39,7 +42,8 @@ struct ParsedFeature {
 // Parses `serialized` (one tf.train.Example each) into one ParsedFeature per spec. A
 // record that is not an Example, a feature of another type, a fixed_len feature with
 // the wrong number of values or missing without a default: DataError naming the example's
-// index, the key and what the spec asks for.
+// index, the key and what the spec asks for. A spec whose shape has more than 2^63
+// elements, or whose default does not fit it: ConfigError naming the key and the shape.
 std::vector<ParsedFeature> parse_examples(const std::vector<std::string>& serialized,
                                           const std::vector<FeatureSpec>& specs);
 

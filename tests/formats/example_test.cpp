@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "formats/fixture.h"
 #include "kiln/error.h"
 
@@ -38,7 +40,7 @@ TEST(Example, ParsesEveryKindOfTensorFlowsRecords) {
   const auto ex = examples();
   FeatureSpec weight = spec("weight", FeatureKind::fixed_len, FeatureType::float32, {1});
   weight.has_default = true;
-  weight.default_numbers = {0.5};
+  weight.default_floats = {0.5};
   const auto parsed = parse_examples(
       {ex[0], ex[1], ex[2]},
       {spec("image/class/label", FeatureKind::fixed_len, FeatureType::int64),
@@ -93,10 +95,39 @@ TEST(Example, RecordsThatMissTheirSpecNameExampleAndKey) {
             std::string::npos);
   FeatureSpec bad = spec("w", FeatureKind::fixed_len, FeatureType::float32, {3});
   bad.has_default = true;
-  bad.default_numbers = {1, 2};
+  bad.default_floats = {1, 2};
   EXPECT_NE(error_of([&] { parse_examples({ex[0]}, {bad}); }).find("config: [parse_example] feature 'w': default_value has 2"),
             std::string::npos);
   EXPECT_NE(error_of([&] { read_example("\xff\xff"); }).find("[Example] 2 bytes are not"), std::string::npos);
+}
+
+// Int64 defaults are exact: through a double, 2^63-1 became -2^63 and 2^53+1 became 2^53.
+TEST(Example, Int64DefaultsAreExact) {
+  const std::vector<int64_t> values = {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+                                       (int64_t{1} << 53) + 1};
+  FeatureSpec all = spec("missing", FeatureKind::fixed_len, FeatureType::int64, {3});
+  all.has_default = true;
+  all.default_ints = values;
+  FeatureSpec one = spec("missing", FeatureKind::fixed_len, FeatureType::int64, {2});
+  one.has_default = true;
+  one.default_ints = {std::numeric_limits<int64_t>::max()};
+  const auto parsed = parse_examples({examples()[0]}, {all, one});
+  EXPECT_EQ(parsed[0].ints, values);
+  EXPECT_EQ(parsed[1].ints, (std::vector<int64_t>{std::numeric_limits<int64_t>::max(),
+                                                  std::numeric_limits<int64_t>::max()}));
+}
+
+// A shape whose element count overflows int64 is refused before parsing, naming the
+// feature and the shape (it wrapped to 0 and passed for a feature of no values).
+TEST(Example, AShapeOfMoreThan2To63ElementsIsRefused) {
+  const int64_t big = int64_t{1} << 32;
+  for (FeatureKind kind : {FeatureKind::fixed_len, FeatureKind::fixed_len_sequence}) {
+    const FeatureSpec s = spec("image", kind, FeatureType::float32, {big, big});
+    EXPECT_NE(error_of([&] { parse_examples({examples()[0]}, {s}); })
+                  .find("config: [parse_example] feature 'image': shape [4294967296, 4294967296] has more than 2^63 "
+                        "elements"),
+              std::string::npos);
+  }
 }
 
 }  // namespace

@@ -49,7 +49,9 @@ std::vector<formats::FeatureSpec> feature_specs(const py::list& specs) {
     s.shape = t[3].cast<std::vector<int64_t>>();
     if (!t[4].is_none()) {
       s.has_default = true;
-      s.default_numbers = t[4].cast<std::vector<double>>();
+      // int64 defaults as Python ints, exact (a double would round 2^53+1 and wrap 2^63-1).
+      if (s.type == formats::FeatureType::int64) s.default_ints = t[4].cast<std::vector<int64_t>>();
+      else s.default_floats = t[4].cast<std::vector<double>>();
     }
     if (!t[5].is_none()) {
       s.has_default = true;
