@@ -516,14 +516,13 @@ class BatchReader:
     """Turns the items of a Python iterable into checked numpy batches for kiln, one call
     of next_batch() per batch (from kiln's prefetch thread)."""
 
-    def __init__(self, iterable, info, fixed_batch):
+    def __init__(self, iterable, info):
         try:
             self._it = iter(iterable)
         except TypeError:
             raise TypeError("[input_fn] returned a %s; expected a kiln.data.Dataset or an iterable of "
                             "(features, labels) numpy tuples" % type(iterable).__name__) from None
         self._info = info
-        self._fixed = fixed_batch
         self._index = 0
         self._first = None
 
@@ -581,9 +580,6 @@ class BatchReader:
                             % (i, f.dtype, f.shape, "" if lab is None else " and labels %s %s" % (lab.dtype, lab.shape),
                                first_sig[0], (first_n,) + first_sig[1],
                                "" if first_sig[2] is None else " and labels %s %s" % (first_sig[2][0], (first_n,) + first_sig[2][1])))
-        if self._fixed and f.shape[0] != first_n:
-            raise DataError("[input_fn] batch %d has %d examples, the first had %d: training needs every batch the "
-                            "same size (drop the last, partial batch)" % (i, f.shape[0], first_n))
 
 
 def shuffle_and_repeat(buffer_size, count=None, seed=None):

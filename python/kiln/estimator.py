@@ -255,7 +255,7 @@ class Estimator:
 
     # --- input_fn -----------------------------------------------------------------------
 
-    def _input(self, input_fn, mode, fixed_batch):
+    def _input(self, input_fn, mode):
         if not callable(input_fn):
             raise TypeError("[input_fn] %r is not callable" % (input_fn,))
         info = self._info
@@ -271,7 +271,7 @@ class Estimator:
                     dataset = dataset._elements()
                 if not dataset.is_batched():
                     unsupported("a Dataset without batch()", "an Estimator trains on batches: call .batch(n)")
-                return _data.BatchReader((repack(b) for b in dataset.elements(seed)), info, fixed_batch)
+                return _data.BatchReader((repack(b) for b in dataset.elements(seed)), info)
             result = dataset or result
             if isinstance(result, _data.Dataset):
                 info.feature_key, info.label_key = result._feature_key, result._label_key
@@ -280,8 +280,8 @@ class Estimator:
             if isinstance(result, _data.GeneratorDataset):
                 if not result.is_batched():
                     unsupported("a Dataset without batch()", "an Estimator trains on batches: call .batch(n)")
-                return _data.BatchReader(result.elements(seed), info, fixed_batch)
-            return _data.BatchReader(result, info, fixed_batch)
+                return _data.BatchReader(result.elements(seed), info)
+            return _data.BatchReader(result, info)
 
         return make
 
@@ -327,7 +327,7 @@ class Estimator:
         if self._config.num_threads > 0:
             _core.set_num_threads(self._config.num_threads)
         try:
-            stats = self._core.train(self._input(input_fn, ModeKeys.TRAIN, True), int(max_steps),
+            stats = self._core.train(self._input(input_fn, ModeKeys.TRAIN), int(max_steps),
                                      cpp_hooks + [bridge], threading.current_thread() is threading.main_thread())
         finally:
             # The bridge (C++) holds the runner, which holds run contexts holding the
@@ -361,7 +361,7 @@ class Estimator:
             raise TypeError("[name] %r must be a string (the evaluation's TensorBoard run is eval_<name>)" % (name,))
         self._eval_hooks, self._eval_session, self._eval_checkpoint = hooks, None, _checkpoint_file(checkpoint_path)
         try:
-            out = self._core.evaluate(self._input(input_fn, ModeKeys.EVAL, False), int(steps or 0),
+            out = self._core.evaluate(self._input(input_fn, ModeKeys.EVAL), int(steps or 0),
                                       self._eval_checkpoint, name or "", bool(hooks))
             for h in hooks:
                 h.end(self._eval_session)
@@ -380,7 +380,7 @@ class Estimator:
         batch holding every example."""
         if hooks:
             unsupported("predict(hooks=...)", "kiln runs hooks in train()")
-        out = self._core.predict(self._input(input_fn, ModeKeys.PREDICT, False), _checkpoint_file(checkpoint_path))
+        out = self._core.predict(self._input(input_fn, ModeKeys.PREDICT), _checkpoint_file(checkpoint_path))
         if predict_keys is not None:
             keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
             missing = [k for k in keys if k not in out]

@@ -80,6 +80,14 @@ std::vector<std::string> fetches_of(const HookList& hooks) {
   return fetches;
 }
 
+// The shapes of a batch's arrays (features, labels, further features): what a graph is
+// built for.
+std::vector<Shape> batch_shapes(const data::Batch& batch) {
+  std::vector<Shape> shapes{batch.features.shape(), batch.labels.shape()};
+  for (const data::NamedFeature& f : batch.more) shapes.push_back(f.values.shape());
+  return shapes;
+}
+
 // The state the built graph starts from: the restored checkpoint, else the in-memory
 // state of an earlier train(), checked against the graph; missing variables initialised.
 // A fresh start (nothing restored or trained before) applies the graph's warm start first.
@@ -133,7 +141,9 @@ void check_low_graph(const Graph& low_graph, const Variables& vars) {
 // around each loop, until max_steps, a stop request, the end of the input or an interrupt.
 // A loop whose hooks requested values (RunContext::request_fetch) runs its last step on
 // the executable `with_fetches` gives for them; its other steps, and the loops without
-// requests, on the plain one.
+// requests, on the plain one. A batch of other shapes than the first (the short last
+// batch of an epoch, as TensorFlow trains it) runs on the executable `with_fetches` gives
+// for its shapes, built the first time they are met and cached from then on.
 class StepLoop {
  public:
   using WithFetches =
@@ -146,6 +156,7 @@ class StepLoop {
   // `batch` is the first batch, already taken from `source`.
   void run(data::BatchSource& source, data::Batch& batch, HookList& hooks, RunContext& ctx, TrainStats& st) {
     have_batch_ = true;
+    first_shapes_ = batch_shapes(batch);  // the plain executables' shapes
     int64_t& gs = st.global_step;
     while (gs < ctx.max_steps && !ctx.stop_requested()) {
       ctx.loop_size = std::min<int64_t>(per_loop_, ctx.max_steps - gs);
@@ -218,6 +229,7 @@ class StepLoop {
     check_batch(built_, batch, "the batch of global step " + std::to_string(st.global_step));
     Executable* exec = accelerated_ ? &accelerated_->before_step(st.global_step, st.final_loss, feeds_) : &exec_;
     if (requested) exec = &with_fetches_(*exec, *requested, batch);
+    else if (batch_shapes(batch) != first_shapes_) exec = &with_fetches_(*exec, {}, batch);
     feed_batch(batch, feeds_);
     const double ts = now_seconds();
     const int64_t step_before = st.global_step;
@@ -246,6 +258,7 @@ class StepLoop {
   int64_t per_loop_;
   WithFetches with_fetches_;
   Feeds feeds_;
+  std::vector<Shape> first_shapes_;  // the first batch's
   data::Batch ahead_;
   bool have_batch_ = true, have_ahead_ = false, source_ended_ = false, input_ended_ = false;
 };
@@ -333,8 +346,9 @@ void start_context(RunContext& ctx, Variables& vars, const Graph& graph, Acceler
   };
 }
 
-// The training graph that also outputs what hooks requested for a loop, built the first
-// time that set is asked for (its compile time is the call's compile time, not its
+// The training graph that also outputs what hooks requested for a loop, or that takes a
+// batch of other shapes than the first, built the first time that set (or those shapes)
+// is asked for (its compile time is the call's compile time, not its
 // training time), in the precision of the step it runs.
 class FetchingGraphs {
  public:

@@ -1,12 +1,13 @@
 """A training script run by tests/python/test_data_parallel.py, with and without
 `mpirun -np 2` (not a test itself: pytest collects only test_*.py).
 
-usage: data_parallel_script.py train|train-dict OUT_JSON MODEL_DIR BACKEND
+usage: data_parallel_script.py train|train-dict|train-short OUT_JSON MODEL_DIR BACKEND
        data_parallel_script.py dropout OUT_PREFIX
        data_parallel_script.py raise-in-training | raise-before-training | exit-before-training | other-steps
 `train`: an MLP on a fixed synthetic problem, 30 steps at the global batch 64; rank 0 writes
 every step's loss and the run's statistics to OUT_JSON; `train-dict` the same with the
-features as a dict of two arrays (columns 0-15 and 16-31). `dropout`: the same MLP with dropout
+features as a dict of two arrays (columns 0-15 and 16-31); `train-short` on 360 examples
+in epochs of 5 full batches and a short one of 40 (every 6th step). `dropout`: the same MLP with dropout
 (rate 0.5) on its first layer, 3 steps; every rank writes its dropout masks, by step, to
 OUT_PREFIX-<rank>.json. The raise modes raise on rank 1 only,
 during the step loop (a hook, at step 3) or before train() (while rank 0 waits in it); the
@@ -84,10 +85,10 @@ class Losses(kiln.train.SessionRunHook):
 
 def main():
     mode = sys.argv[1]
-    x, y = problem()
+    x, y = problem(360 if mode == "train-short" else 1024)
     if mode == "dropout":
         return dropout_masks(sys.argv[2], x, y)
-    training = mode in ("train", "train-dict")
+    training = mode in ("train", "train-dict", "train-short")
     model_dir = sys.argv[3] if training else None
     backend = sys.argv[4] if training else "interp"
     features = {"a": x[:, :16], "b": x[:, 16:]} if mode == "train-dict" else x
@@ -99,8 +100,12 @@ def main():
         sys.exit(3)  # no exception reaches the excepthook: kiln's exit handler ends the job
     hook = Losses(raise_at=3 if mode == "raise-in-training" else None)
     steps = STEPS + 10 if mode == "other-steps" and kiln.distributed.rank() == 1 else STEPS
-    est.train(lambda: kiln.data.Dataset.from_tensor_slices((features, y)).shuffle(len(x), seed=5).repeat().batch(
-        BATCH, drop_remainder=True), max_steps=steps, hooks=[hook])
+    shuffled = lambda: kiln.data.Dataset.from_tensor_slices((features, y)).shuffle(len(x), seed=5)
+    if mode == "train-short":
+        input_fn = lambda: shuffled().batch(BATCH).repeat()
+    else:
+        input_fn = lambda: shuffled().repeat().batch(BATCH, drop_remainder=True)
+    est.train(input_fn, max_steps=steps, hooks=[hook])
     if kiln.distributed.rank() == 0:
         with open(sys.argv[2], "w") as f:
             json.dump({"losses": hook.losses, "stats": est.last_train_stats, "size": kiln.distributed.size()}, f)

@@ -79,6 +79,20 @@ def test_two_ranks_split_every_feature_of_a_dict(tmp_path):
         assert abs(one[s] - two[s]) <= REL_TOL * max(abs(one[s]), abs(two[s])), (s, one[s], two[s])
 
 
+def test_two_ranks_train_short_batches_as_one(tmp_path):
+    """Epochs of 360 examples in batches of 64: the short batch (40, 20 per rank) of step 6
+    trains on every rank as on one."""
+    losses = {}
+    for ranks in (1, 2):
+        p, _ = run(["train-short", str(tmp_path / ("%d.json" % ranks)), str(tmp_path / ("m%d" % ranks)), "cpu"], ranks)
+        assert p.returncode == 0, "exit %d\nstdout:\n%s\nstderr:\n%s" % (p.returncode, p.stdout, p.stderr)
+        losses[ranks] = json.loads((tmp_path / ("%d.json" % ranks)).read_text())["losses"]
+    one, two = losses[1], losses[2]
+    assert sorted(one, key=int) == sorted(two, key=int) == [str(s) for s in range(1, 31)]
+    for s in map(str, range(1, STRICT_STEPS + 1)):
+        assert abs(one[s] - two[s]) <= REL_TOL * max(abs(one[s]), abs(two[s])), (s, one[s], two[s])
+
+
 def test_dropout_draws_differ_per_rank_and_step(tmp_path):
     """Each rank of a job draws its own dropout masks (the rank is a key of the generator),
     new each step, at the rate asked for."""

@@ -50,6 +50,31 @@ def test_input_that_ends_stops_training(data):
     assert est.last_train_stats["global_step"] == len(x) // 64
 
 
+@pytest.mark.parametrize("pipeline, steps", [(lambda d: d.batch(16), 3), (lambda d: d.batch(16).repeat(2), 6),
+                                             (lambda d: d.repeat(2).batch(16), 5)])
+def test_a_short_last_batch_trains_as_in_tensorflow(data, pipeline, steps):
+    """40 examples in batches of 16: TensorFlow 2.15's Estimator trains 3 steps for
+    .batch(16), 6 for .batch(16).repeat(2) and 5 for .repeat(2).batch(16) (measured with
+    tensorflow-estimator), a short batch wherever the data ends."""
+    x, y = data[0][:40], data[1][:40]
+    est = make_estimator()
+    est.train(lambda: pipeline(kiln.data.Dataset.from_tensor_slices((x, y))))
+    assert est.last_train_stats["global_step"] == steps
+    batches = lambda: iter([(x[:16], y[:16]), (x[16:32], y[16:32]), (x[32:], y[32:])])
+    est = make_estimator()
+    est.train(batches)  # the same from a Python iterable
+    assert est.last_train_stats["global_step"] == 3
+
+
+def test_a_short_last_batch_trains_in_accelerate_train_mode(data):
+    x, y = data[0][:40], data[1][:40]
+    est = make_estimator(experimental_config=kiln.ExperimentalConfig(accelerate_train_mode="fast1|step|0.5"))
+    est.train(lambda: kiln.data.Dataset.from_tensor_slices((x, y)).batch(16).repeat(2),
+              hooks=[kiln.TellMeStepOrLossHook(step="global_step:0", total_step=6)])
+    a = est.last_train_stats["accelerate"]
+    assert est.last_train_stats["global_step"] == 6 and a["low_steps"] == 3 and a["original_steps"] == 3
+
+
 def test_resume_from_checkpoint(data, tmp_path):
     x, y = data
     d = str(tmp_path / "m")

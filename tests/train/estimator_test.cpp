@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "kiln/models.h"
@@ -293,6 +294,51 @@ TEST(Estimator, BadArgumentsAreClearErrors) {
   EXPECT_THROW(mlp_estimator(unwritable).train(training_input(blobs(64, 1), 8), 5), CheckpointError);
   EXPECT_THROW(Params{}.number("lr"), ConfigError);
   EXPECT_THROW((Params{{"lr", std::string("x")}}.number("lr")), ConfigError);
+}
+
+// As in TensorFlow, an epoch's last batch may be short: 40 examples in batches of 16 train
+// 3 steps (16, 16, 8), and an endless input of such epochs a short step at every epoch's
+// end; the graph for the short batch is built once, when it is first met.
+TEST(Estimator, AShortLastBatchTrainsAsInTensorFlow) {
+  const auto ds = blobs(40, 3);
+  std::map<std::string, Variables> after;
+  for (const char* backend : {"interp", "cpu"}) {
+    EstimatorOptions o;
+    o.backend = parse_backend(backend);
+    Estimator once = mlp_estimator({}, "sgd", 0.1, o);
+    const TrainStats st = once.train(eval_input(ds, 16), 100);
+    EXPECT_EQ(st.steps, 3) << backend;
+    EXPECT_EQ(once.global_step(), 3) << backend;
+    for (double loss : st.losses) EXPECT_TRUE(std::isfinite(loss)) << backend;
+    after[backend] = once.variables();
+
+    Estimator epochs = mlp_estimator({}, "sgd", 0.1, o);
+    const InputFn endless = [ds] {
+      return data::batches(ds, data::BatcherOptions{16, 0, /*shuffle=*/false, /*drop_remainder=*/false, false});
+    };
+    EXPECT_EQ(epochs.train(endless, 9).steps, 9) << backend;  // three epochs, three short steps
+    if (o.backend == Backend::cpu) EXPECT_EQ(epochs.compile_summary().graphs, 2) << "one graph per batch shape";
+  }
+  for (const auto& [name, value] : after["interp"]) {
+    const std::vector<float> a = value.to_floats(), b = after["cpu"].at(name).to_floats();
+    ASSERT_EQ(a.size(), b.size()) << name;
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4) << name << "[" << i << "]";
+  }
+}
+
+// accelerate_train_mode runs a short batch in either precision (each gets its graph).
+TEST(Estimator, AShortLastBatchTrainsInBothPhasesOfAccelerateTrainMode) {
+  RunConfig cfg;
+  cfg.experimental_config.accelerate_train_mode = "fast1|step|0.5";
+  Estimator est = mlp_estimator(cfg);
+  const InputFn endless = [ds = blobs(40, 3)] {
+    return data::batches(ds, data::BatcherOptions{16, 0, false, /*drop_remainder=*/false, false});
+  };
+  const TrainStats st = est.train(endless, 12, {std::make_shared<TellMeStepOrLossHook>("global_step", 12)});
+  EXPECT_EQ(st.steps, 12);
+  ASSERT_TRUE(st.accelerate);
+  EXPECT_EQ(st.accelerate->low_steps, 6);
+  EXPECT_EQ(st.accelerate->original_steps, 6);
 }
 
 // A precision mode reaches the backend: mixed bfloat16 trains (the compiler inserts the
