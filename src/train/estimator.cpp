@@ -88,6 +88,18 @@ std::vector<Shape> batch_shapes(const data::Batch& batch) {
   return shapes;
 }
 
+// The checkpoint state's key for the global step at which the input in use started: 0,
+// unless an earlier train() used up its input (then the next input_fn call starts afresh
+// there, as every TensorFlow train() does, instead of skipping past its end).
+constexpr const char* kInputStartKey = "input_start_step";
+
+int64_t input_start_of(const std::optional<Checkpoint>& restored, int64_t in_memory) {
+  if (!restored) return in_memory;
+  const auto it = restored->state.find(kInputStartKey);
+  const int64_t start = it != restored->state.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+  return start >= 0 && start <= restored->step ? start : 0;
+}
+
 // The state the built graph starts from: the restored checkpoint, else the in-memory
 // state of an earlier train(), checked against the graph; missing variables initialised.
 // A fresh start (nothing restored or trained before) applies the graph's warm start first.
@@ -148,10 +160,12 @@ class StepLoop {
  public:
   using WithFetches =
       std::function<Executable&(Executable& base, const std::vector<std::string>& names, const data::Batch& batch)>;
+  // `input_start`: the global step at which the input started (kInputStartKey), set to
+  // the step reached when the input ends.
   StepLoop(Variables& vars, const BuiltGraph& built, AcceleratedStep* accelerated, const std::atomic<bool>* interrupt,
-           int64_t iterations_per_loop, WithFetches with_fetches)
+           int64_t iterations_per_loop, WithFetches with_fetches, int64_t& input_start)
       : vars_(vars), built_(built), exec_(*built.exec), accelerated_(accelerated), interrupt_(interrupt),
-        per_loop_(iterations_per_loop), with_fetches_(std::move(with_fetches)) {}
+        per_loop_(iterations_per_loop), with_fetches_(std::move(with_fetches)), input_start_(input_start) {}
 
   // `batch` is the first batch, already taken from `source`.
   void run(data::BatchSource& source, data::Batch& batch, HookList& hooks, RunContext& ctx, TrainStats& st) {
@@ -183,6 +197,10 @@ class StepLoop {
         }
       }
       if (rv.losses.empty()) break;
+      // Whether the input ends here (reading the next batch ahead): then the next train()'s
+      // input starts anew at this step, and the checkpoints of this loop's hooks say so.
+      if (!st.interrupted && !input_ended_) input_ended_ = !more(source);
+      if (input_ended_) input_start_ = gs;
       ctx.global_step = gs;
       for (auto& h : hooks) h->after_run(ctx, rv);
       if (st.interrupted || input_ended_) break;
@@ -257,6 +275,7 @@ class StepLoop {
   const std::atomic<bool>* interrupt_;
   int64_t per_loop_;
   WithFetches with_fetches_;
+  int64_t& input_start_;
   Feeds feeds_;
   std::vector<Shape> first_shapes_;  // the first batch's
   data::Batch ahead_;
@@ -332,16 +351,17 @@ std::optional<Checkpoint> checkpoint_to_continue(const std::optional<CheckpointD
 // What the hooks see of the run: steps, variables (local ones named), the phase, and the
 // training state a checkpoint records. `ctx` outlives the loop (its train_state reads it).
 void start_context(RunContext& ctx, Variables& vars, const Graph& graph, AcceleratedStep* acc, int64_t start_step,
-                   int64_t max_steps, const nlohmann::json& run_settings) {
+                   int64_t max_steps, const nlohmann::json& run_settings, const int64_t& input_start) {
   ctx.global_step = start_step;
   ctx.max_steps = max_steps;
   ctx.variables = &vars;
   for (ValueId id : graph.variables())
     if (is_local_variable(graph.node(id))) ctx.local_variables.push_back(graph.node(id).name);
   ctx.phase = acc ? acc->phase() : PrecisionPhase::original;
-  ctx.train_state = [&ctx, acc, &run_settings] {
+  ctx.train_state = [&ctx, acc, &run_settings, &input_start] {
     nlohmann::json j = acc ? acc->state() : nlohmann::json{{"phase", precision_phase_name(ctx.phase)}};
     if (!run_settings.empty()) j["run"] = run_settings;
+    j[kInputStartKey] = input_start;
     return j;
   };
 }
@@ -392,13 +412,14 @@ class FetchingGraphs {
   double compile_seconds_ = 0;
 };
 
-// input_fn's source for this rank, past the `start_step` batches already trained, and its
-// first batch (which gives the graphs their shapes).
-std::unique_ptr<data::BatchSource> source_from(const InputFn& input_fn, int64_t start_step, data::Batch& batch) {
+// input_fn's source for this rank, past the `start_step - input_start` batches of it
+// already trained, and its first batch (which gives the graphs their shapes).
+std::unique_ptr<data::BatchSource> source_from(const InputFn& input_fn, int64_t start_step, int64_t input_start,
+                                               data::Batch& batch) {
   std::unique_ptr<data::BatchSource> source = input_fn();
   if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
   source = rank_shard(std::move(source));  // input_fn gives global batches; a rank trains on its share
-  source->skip(start_step);  // one batch per step: continue where the run stopped
+  source->skip(start_step - input_start);  // one batch per step: continue where the run stopped
   if (!source->next(batch)) KILN_THROW(DataError) << "[input_fn] the input yields no batches";
   check_has_examples(batch, "the batch of global step " + std::to_string(start_step));
   return source;
@@ -471,7 +492,9 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   // Build: the first batch gives the graphs their shapes. With accelerate_train_mode the
   // low-precision executable is built now too, so the switch never waits for a compile.
   data::Batch batch;
-  const std::unique_ptr<data::BatchSource> source = source_from(input_fn, st.start_step, batch);
+  int64_t& input_start = s_->input_start_step;
+  input_start = input_start_of(restored, input_start);
+  const std::unique_ptr<data::BatchSource> source = source_from(input_fn, st.start_step, input_start, batch);
   const std::vector<std::string> fetches = fetches_of(hooks);
   // In a data-parallel job every rank builds these graphs here, so rank 0 alone compiles
   // them (CompileOptions::share_in_job). The original graph comes first in every
@@ -509,13 +532,13 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   if (recording && options_.records) records.add(*options_.records, options_.records_every);
   HookList all = with_builtin_hooks(hooks, dir, start_records(records, config_, params_, options_.backend, st, max_steps));
   RunContext ctx;
-  start_context(ctx, s_->vars, *built.graph, acc, st.start_step, max_steps, options_.run_settings);
+  start_context(ctx, s_->vars, *built.graph, acc, st.start_step, max_steps, options_.run_settings, input_start);
   for (auto& h : all) h->begin(ctx);
   const double t0 = now_seconds();
   const CollectiveCounts collectives;
   FetchingGraphs with_fetches(*s_, model_fn_, params_, original, low_options, low, fetches);
   if (acc) acc->start(t0);
-  StepLoop(s_->vars, built, acc, options_.interrupt, config_.iterations_per_loop, std::ref(with_fetches))
+  StepLoop(s_->vars, built, acc, options_.interrupt, config_.iterations_per_loop, std::ref(with_fetches), input_start)
       .run(*source, batch, all, ctx, st);
   collectives.add_to(st);
   st.stopped_by_hook = ctx.stop_requested() && !st.interrupted;

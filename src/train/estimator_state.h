@@ -51,6 +51,9 @@ struct Estimator::State {
   // accelerate_train_mode: the switch lives as long as the training state, across train()
   // calls (its phase goes with the variables).
   std::unique_ptr<PrecisionSwitch> precision_switch;
+  // The global step at which the input train() reads started (checkpoints record it): a
+  // train() continues its input from there, and one that used it up starts the next anew.
+  int64_t input_start_step = 0;
 };
 
 // Builds (or returns the cached) graph for `mode` and the shapes of `batch`, with outputs:

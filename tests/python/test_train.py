@@ -75,6 +75,22 @@ def test_a_short_last_batch_trains_in_accelerate_train_mode(data):
     assert est.last_train_stats["global_step"] == 6 and a["low_steps"] == 3 and a["original_steps"] == 3
 
 
+def test_a_second_train_after_the_input_ended_starts_it_anew(data, tmp_path):
+    """tensorflow/models' loop: train(one epoch), evaluate, train(one epoch) ... TensorFlow
+    2.15 trains 3 steps in each call on 40 examples in batches of 16 (global step 3, then 6)."""
+    x, y = data[0][:40], data[1][:40]
+    one_epoch = lambda: kiln.data.Dataset.from_tensor_slices((x, y)).batch(16)
+    est = make_estimator(str(tmp_path / "m"))
+    est.train(input_fn=one_epoch)
+    assert est.last_train_stats["global_step"] == 3
+    est.evaluate(one_epoch)
+    est.train(input_fn=one_epoch)
+    assert est.last_train_stats["global_step"] == 6 and est.last_train_stats["steps"] == 3
+    again = make_estimator(str(tmp_path / "m"))  # a new process resuming: the same
+    again.train(input_fn=one_epoch)
+    assert again.last_train_stats["global_step"] == 9
+
+
 def test_resume_from_checkpoint(data, tmp_path):
     x, y = data
     d = str(tmp_path / "m")

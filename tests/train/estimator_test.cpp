@@ -341,6 +341,31 @@ TEST(Estimator, AShortLastBatchTrainsInBothPhasesOfAccelerateTrainMode) {
   EXPECT_EQ(st.accelerate->original_steps, 6);
 }
 
+// A train() whose input ended leaves the next train()'s input_fn call to start afresh, as
+// every TensorFlow train() does (tensorflow/models' train/evaluate loop), also when the
+// input ended exactly at max_steps and when a new Estimator resumes from the checkpoint.
+TEST(Estimator, ATrainAfterTheInputEndedStartsTheInputAnew) {
+  TempDir d;
+  RunConfig cfg;
+  cfg.model_dir = d.path.string();
+  const InputFn one_epoch = eval_input(blobs(40, 3), 16);  // 3 batches
+  Estimator est = mlp_estimator(cfg);
+  EXPECT_EQ(est.train(one_epoch, 100).steps, 3);
+  EXPECT_EQ(est.train(one_epoch, 100).steps, 3);
+  EXPECT_EQ(est.global_step(), 6);
+  EXPECT_EQ(est.train(one_epoch, 9).steps, 3);  // used up exactly at max_steps
+  EXPECT_EQ(est.train(one_epoch, 100).steps, 3);
+  Estimator resumed = mlp_estimator(cfg);
+  const TrainStats st = resumed.train(one_epoch, 100);
+  EXPECT_TRUE(st.resumed);
+  EXPECT_EQ(st.steps, 3);
+  EXPECT_EQ(resumed.global_step(), 15);
+  // An input not used up is continued where it stopped (one batch a step), as before.
+  Estimator part = mlp_estimator();
+  EXPECT_EQ(part.train(one_epoch, 2).steps, 2);
+  EXPECT_EQ(part.train(one_epoch, 100).steps, 1);
+}
+
 // A precision mode reaches the backend: mixed bfloat16 trains (the compiler inserts the
 // casts; the interpreter runs the same lowered graph).
 TEST(Estimator, MixedPrecisionModesTrain) {
