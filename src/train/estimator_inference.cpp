@@ -132,17 +132,17 @@ std::vector<int64_t> sizes_built_together(int64_t rows, double budget) {
 namespace {
 // Adds every rank's sums up. Each rank must know every metric's name, so each must have
 // evaluated some rows: otherwise every rank fails alike, saying so.
-void reduce_evaluation(double& loss_sum, std::map<std::string, std::pair<double, double>>& sums, int64_t& examples) {
+void reduce_evaluation(double& batch_losses, std::map<std::string, std::pair<double, double>>& sums, int64_t& examples) {
   const World& world = World::get();
   std::vector<double> seen{examples > 0 ? 1.0 : 0.0};
   sum_over_ranks(seen);
   if (seen[0] != world.size())
     KILN_THROW(DataError) << "[evaluate] the input's batches have fewer examples than the job's " << world.size()
                           << " ranks, so some ranks evaluate nothing: evaluate more examples or run fewer ranks";
-  std::vector<double> v{loss_sum, static_cast<double>(examples)};
+  std::vector<double> v{batch_losses, static_cast<double>(examples)};
   for (const auto& [m, tc] : sums) v.insert(v.end(), {tc.first, tc.second});
   sum_over_ranks(v);
-  loss_sum = v[0];
+  batch_losses = v[0];
   examples = static_cast<int64_t>(v[1]);
   size_t i = 2;
   for (auto& [m, tc] : sums) {
@@ -176,7 +176,11 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std
   std::unique_ptr<data::BatchSource> source = input_fn();
   if (!source) KILN_THROW(ConfigError) << "[input_fn] returned no source";
   std::map<std::string, std::pair<double, double>> sums;  // metric -> (total, count)
-  double loss_sum = 0;
+  // TensorFlow's eval loss is metrics.mean(loss): the mean over batches of each batch's
+  // loss, a short last batch counting as much as a full one. A rank adds its rows' share
+  // of its batch's loss (rows / the batch's rows); the sum over ranks is the batch's loss.
+  double batch_losses = 0;
+  int64_t batches = 0;
   data::Batch batch;
   // In a data-parallel job each rank evaluates its share of the rows of every batch; the
   // sums are added up over the ranks below.
@@ -184,6 +188,8 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std
   int64_t first_rows = -1;
   for (int64_t n = 0; (steps <= 0 || n < steps) && source->next(batch); ++n) {
     check_has_examples(batch, "batch " + std::to_string(n) + " of the evaluation input");
+    const int64_t batch_rows = batch.features.shape()[0];
+    ++batches;
     const bool mine = take_rank_rows(batch);
     const int64_t rows = mine ? batch.features.shape()[0] : 0;
     if (mine && first_rows < 0) first_rows = rows;
@@ -211,16 +217,16 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std
     Feeds feeds;
     feed_batch(batch, feeds);
     Fetches out = b.exec->run(feeds, overridden ? *overridden : vars);
-    loss_sum += out.at(kSpecLoss).item() * static_cast<double>(rows);
+    batch_losses += out.at(kSpecLoss).item() * static_cast<double>(rows) / static_cast<double>(batch_rows);
     for (const auto& m : b.metric_names) {
       sums[m].first += out.at("metric/" + m + "/total").item();
       sums[m].second += out.at("metric/" + m + "/count").item();
     }
     ev.examples += rows;
   }
-  if (world.distributed()) reduce_evaluation(loss_sum, sums, ev.examples);
+  if (world.distributed()) reduce_evaluation(batch_losses, sums, ev.examples);
   if (ev.examples == 0) KILN_THROW(DataError) << "[evaluate] the input yields no batches";
-  ev.metrics["loss"] = loss_sum / static_cast<double>(ev.examples);
+  ev.metrics["loss"] = batch_losses / static_cast<double>(batches);
   for (const auto& [m, tc] : sums) ev.metrics[m] = tc.second > 0 ? tc.first / tc.second : 0;
   ev.compile_seconds = s_->compile_seconds - c0;
   ev.seconds = now_seconds() - t0;

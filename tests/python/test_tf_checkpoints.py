@@ -182,3 +182,42 @@ print(json.dumps(out))
     for name, v in got["vars"].items():
         np.testing.assert_array_equal(np.array(v), kiln.train.load_variable(d, name), name)
     assert set(got["vars"]) == {n for n, _ in kiln.train.list_variables(d)}
+
+
+@pytest.mark.skipif(_tf_python() is None, reason="no Python with TensorFlow (scripts/install-tf, or KILN_TF_PYTHON)")
+def test_evaluate_loss_is_tensorflows_with_a_short_last_batch(data, tmp_path):
+    """TensorFlow's Estimator reports metrics.mean(loss) over the batches: on 40 examples in
+    batches of 16 the short batch of 8 weighs as much as a full one. Real TensorFlow
+    evaluates kiln's checkpoint (the same weights) on the same data."""
+    x, y = data[0][:40], data[1][:40]
+    d = str(tmp_path / "m")
+    est = make_estimator(d)
+    est.train(dataset_input(x, y), max_steps=4)
+    np.save(str(tmp_path / "x.npy"), x)
+    np.save(str(tmp_path / "y.npy"), y)
+    ours = est.evaluate(lambda: kiln.data.Dataset.from_tensor_slices((x, y)).batch(16))
+    script = """
+import json, sys
+import numpy as np
+import tensorflow as tf
+v1 = tf.compat.v1
+d, x, y = sys.argv[1], np.load(sys.argv[2]), np.load(sys.argv[3])
+def model_fn(features, labels, mode):
+    h = v1.layers.dense(features, 16, activation=tf.nn.relu, name="dense")
+    logits = v1.layers.dense(h, 3, name="logits")
+    loss = v1.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    return tf.estimator.EstimatorSpec(mode, loss=loss)
+est = tf.estimator.Estimator(model_fn, model_dir=d)
+ev = est.evaluate(lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(16))
+print(json.dumps({"loss": float(ev["loss"]), "global_step": int(ev["global_step"])}))
+"""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    r = subprocess.run([_tf_python(), "-c", script, d, str(tmp_path / "x.npy"), str(tmp_path / "y.npy")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    tf_ev = json.loads(r.stdout.strip().splitlines()[-1])
+    assert tf_ev["global_step"] == ours["global_step"] == 4
+    # The two definitions differ here by far more than float32 rounding.
+    by_example = est.evaluate(lambda: kiln.data.Dataset.from_tensor_slices((x, y)).batch(40))["loss"]
+    assert abs(by_example - tf_ev["loss"]) > 1e-4, (by_example, tf_ev["loss"])
+    assert ours["loss"] == pytest.approx(tf_ev["loss"], rel=1e-5)

@@ -86,7 +86,9 @@ TEST(Estimator, EvaluateAndPredictOnKnownInputs) {
   EXPECT_DOUBLE_EQ(ev.at("accuracy"), 0.75);
   EXPECT_DOUBLE_EQ(ev.at("mean_label"), 0.75);
   const double small = std::log1p(std::exp(-1.0)), big = std::log1p(std::exp(1.0));
-  EXPECT_NEAR(ev.at("loss"), (3 * small + big) / 4, 1e-6);
+  // TensorFlow's definition: the mean of the batches' mean losses (3 examples, then 1),
+  // not the mean over the examples ((3 * small + big) / 4).
+  EXPECT_NEAR(ev.at("loss"), ((2 * small + big) / 3 + small) / 2, 1e-6);
   EXPECT_THROW(ev.at("precision"), ConfigError);
   EXPECT_EQ(est.evaluate(eval_input(four_examples(), 3), 1).examples, 3);  // steps limit
 
