@@ -50,7 +50,7 @@ const std::map<std::string, std::string> kPublicHeaderLayer = {
     {"data.h", "data"},         {"text_data.h", "data"},
     {"checkpoint.h", "train"},  {"config.h", "train"},     {"estimator.h", "train"},
     {"hooks.h", "train"},       {"optimizer.h", "train"},  {"precision.h", "train"},
-    {"learning_rate.h", "train"}, {"optimizer_params.h", "train"},
+    {"learning_rate.h", "train"}, {"optimizer_params.h", "train"}, {"training_range.h", "train"},
     {"model_dir_lock.h", "train"},  {"summary.h", "train"},
     {"printable.h", "base"},    {"settings.h", "base"},
     {"report.h", "report"},

@@ -93,3 +93,17 @@ def test_another_cosine_decay_loads_the_same_compiled_step(data, tmp_path):
         kernels.append(est.get_variable_value("logits/kernel"))
     assert entries[0] and entries[0] == entries[1]
     assert not np.array_equal(kernels[0], kernels[1])
+
+
+def test_a_rate_float32_cannot_hold_is_an_error(data):
+    """1e-320 is positive as a double but 0 in float32: training would change nothing."""
+    x, y = data
+
+    def fn(features, labels, mode):
+        loss = kiln.losses.sparse_softmax_cross_entropy(labels, kiln.layers.dense(features, 3))
+        opt = kiln.train.GradientDescentOptimizer(1e-320)
+        return kiln.estimator.EstimatorSpec(mode, loss=loss, train_op=opt.minimize(loss))
+
+    with pytest.raises(kiln.ConfigError, match=r"\[learning_rate\] '1e-320' vanishes .* in float32, the precision "
+                                               r"training runs in; valid: 1.17549e-38 to 3.40282e\+38"):
+        make_estimator(fn=fn).train(dataset_input(x, y), max_steps=2)

@@ -67,6 +67,24 @@ TEST(OptimizerCli, OptionsThatWouldDoNothingAreErrorsNamingTheOption) {
   }
 }
 
+// A rate float32 cannot hold trains nothing (0) or NaN (inf): an error naming the option,
+// the value and the range, not a run that learns nothing.
+TEST(OptimizerCli, RatesFloat32CannotHoldAreErrorsNamingTheRange) {
+  const std::pair<const char*, const char*> invalid[] = {
+      {"--learning-rate 1e-320", "[--learning-rate] '1e-320' vanishes (0, or a subnormal the CPU flushes to 0) in "
+                                 "float32, the precision training runs in; valid: 1.17549e-38 to 3.40282e+38"},
+      {"--learning-rate 1e-39", "[--learning-rate] '1e-39' vanishes"},
+      {"--learning-rate 1e39", "[--learning-rate] '1e+39' is inf in float32"},
+      {"--learning-rate-schedule cosine --final-learning-rate 1e-45", "[--final-learning-rate] '1e-45' vanishes"},
+  };
+  for (const auto& [args, message] : invalid) {
+    const Result r = run_kiln(std::string("train --dry-run ") + args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, message)) << args << "\n" << r.output;
+  }
+  EXPECT_EQ(run_kiln("train --dry-run --learning-rate 1.2e-38").status, 0);  // the smallest normal float32 and up
+}
+
 // The `key` of a run's progress records, one per step.
 std::vector<double> progress(const std::string& args, const char* key = "loss") {
   const auto path = std::filesystem::temp_directory_path() / ("kiln-optcli-" + std::to_string(getpid()) + ".jsonl");

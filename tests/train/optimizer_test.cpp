@@ -250,6 +250,31 @@ TEST(Optimizer, ErrorsNameTheOption) {
   EXPECT_THROW(make_sgd(0.1)->minimize(x * x), GraphError);  // nothing to train
 }
 
+// A rate positive as a double but 0 (or inf) in the variables' precision would train
+// nothing (or NaN) without a word: minimize() says so, with the range.
+TEST(Optimizer, ARateThePrecisionCannotHoldIsAnError) {
+  const auto message = [](Optimizer& opt) -> std::string {
+    try {
+      setup(opt);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_EQ(message(*make_sgd(1e-320)),
+            "[learning_rate] '1e-320' vanishes (0, or a subnormal the CPU flushes to 0) in float32, the precision "
+            "training runs in; valid: 1.17549e-38 to 3.40282e+38");
+  EXPECT_EQ(message(*make_adam(1e39)).substr(0, 38), "[learning_rate] '1e+39' is inf in floa");
+  auto cosine = make_momentum(0.1, 0.9);
+  LearningRateSchedule s;
+  s.kind = LearningRateSchedule::Kind::cosine;
+  s.decay_steps = 10;
+  s.final_rate = 1e-40;
+  cosine->set_schedule(s);
+  EXPECT_EQ(message(*cosine).substr(0, 38), "[final_learning_rate] '1e-40' vanishes");
+  EXPECT_EQ(message(*make_sgd(1.2e-38)), "(no error)");  // the smallest normal float32 and up
+}
+
 // Loss scaling (accelerate_train_mode's float16 phase): a power-of-two scale changes no
 // bit of the update; a non-finite gradient leaves every variable and slot untouched.
 std::unique_ptr<Run> setup_scaled(Optimizer& opt) {

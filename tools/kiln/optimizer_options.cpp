@@ -1,6 +1,7 @@
 #include "optimizer_options.h"
 
 #include "kiln/error.h"
+#include "kiln/training_range.h"
 #include "option_checks.h"
 
 namespace kiln::cli {
@@ -77,6 +78,9 @@ OptimizerSettings OptimizerOptions::resolve(const OptimizerSettings& recipe, int
   if (weight_decay_) s.weight_decay = *weight_decay_;
   if (clip_norm_) s.clip_norm = *clip_norm_;
   s.validate();
+  // The CLI's models hold float32 variables: a rate must be a normal float32 number.
+  if (learning_rate_) check_positive_in(DType::f32, s.learning_rate, "--learning-rate");
+  if (final_learning_rate_) check_positive_in(DType::f32, s.schedule.final_rate, "--final-learning-rate");
   return s;
 }
 

@@ -4,6 +4,7 @@
 
 #include "kiln/autodiff.h"
 #include "kiln/error.h"
+#include "kiln/training_range.h"
 #include "train/data_parallel.h"
 
 namespace kiln {
@@ -285,8 +286,13 @@ TrainOp Optimizer::apply_gradients(std::vector<Tensor> grads, const std::vector<
       KILN_THROW(GraphError) << "[learning_rate] a learning-rate tensor must be a float scalar of the loss's graph, not "
                              << describe_node(rate_tensor_->graph(), rate_tensor_->id());
     rate_ = *rate_tensor_;
-  } else if (!schedule_.is_constant()) {
-    rate_ = learning_rate(g, learning_rate_, schedule_);
+  } else {
+    // A rate the variables' precision cannot hold would train nothing (or NaN), silently.
+    for (const Tensor& v : vars) {
+      check_positive_in(v.dtype(), learning_rate_, "learning_rate");
+      if (!schedule_.is_constant()) check_positive_in(v.dtype(), schedule_.final_rate, "final_learning_rate");
+    }
+    if (!schedule_.is_constant()) rate_ = learning_rate(g, learning_rate_, schedule_);
   }
   TrainOp op;
   prepare(g, op);
