@@ -469,6 +469,13 @@ BuiltGraph& build_low_graph(Estimator::State& s, const ModelFn& model_fn, const 
   return low;
 }
 
+// Whether a run restored at `step` has nothing to train up to max_steps (and says so).
+bool already_reached(int64_t step, int64_t max_steps, std::ostream* log) {
+  if (step < max_steps) return false;
+  if (log) *log << "global step " << step << " already reached max_steps " << max_steps << "; nothing to train\n";
+  return true;
+}
+
 }  // namespace
 
 TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList hooks) {
@@ -482,12 +489,7 @@ TrainStats Estimator::train(const InputFn& input_fn, int64_t max_steps, HookList
   std::optional<Checkpoint> restored = checkpoint_to_continue(dir, s_->vars, global_step(), config_.model_dir, options_.log);
   broadcast_restored(restored);
   st.start_step = st.global_step = restored ? restored->step : global_step();
-  if (st.start_step >= max_steps) {
-    if (options_.log)
-      *options_.log << "global step " << st.start_step << " already reached max_steps " << max_steps
-                    << "; nothing to train\n";
-    return st;
-  }
+  if (already_reached(st.start_step, max_steps, options_.log)) return st;
 
   // Build: the first batch gives the graphs their shapes. With accelerate_train_mode the
   // low-precision executable is built now too, so the switch never waits for a compile.
