@@ -41,9 +41,10 @@ from ._graph import (  # noqa: F401
 )
 from ._array_ops import (  # noqa: F401
     add_n, boolean_mask, clip_by_average_norm, clip_by_global_norm, clip_by_norm, cond, count_nonzero, expm1, fill,
-    gather, global_norm, log1p, logical_and, logical_not, logical_or, rank, reciprocal, reduce_all, reduce_any, shape,
-    shape_n, size, split, squared_difference, stack, tile, unstack,
+    ensure_shape, gather, global_norm, log1p, logical_and, logical_not, logical_or, rank, reciprocal, reduce_all,
+    reduce_any, reverse, shape, shape_n, size, split, squared_difference, stack, tile, unstack,
 )
+from ._array_ops import reverse as reverse_v2  # noqa: F401 (TensorFlow 1.x's second name of reverse)
 from ._array_ops import range_ as range  # noqa: A001 (TensorFlow's name)
 from ._scopes import (  # noqa: F401
     AUTO_REUSE, GraphKeys, add_to_collection, add_to_collections, colocate_with, control_dependencies, device,

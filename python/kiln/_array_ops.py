@@ -8,8 +8,8 @@ import numpy as np
 from . import _core
 from ._dtypes import as_dtype, float32, int32
 from ._dtypes import bool as _bool
-from ._graph import (Tensor, _int_attr, concat, convert_to_tensor, current, maximum, minimum, named, on_host, reduce_max,
-                     reduce_sum, reshape, sqrt, unsupported)
+from ._graph import (Tensor, _int_attr, concat, convert_to_tensor, current, keep_narrow, maximum, minimum, named,
+                     on_host, reduce_max, reduce_sum, reshape, sqrt, unsupported)
 
 
 # --- values known while the graph is built ---------------------------------------------
@@ -84,7 +84,7 @@ def int_list(shape_like, op):
 def stack(values, axis=0, name=None):
     """tf.stack: the tensors (of one shape) along a new axis."""
     h = on_host(lambda vs, a: np.stack([np.asarray(v) for v in vs], int(a)), list(values), axis,
-                native=("stack", [0], lambda: {"axis": _int_attr(axis)}))
+                native=("stack", [0], lambda: {"axis": _int_attr(axis)}), moves=True)
     if h is not None:
         return h
     xs = [convert_to_tensor(v, op="stack") for v in values]
@@ -196,13 +196,13 @@ def gather(params, indices, validate_indices=None, name=None, axis=None, batch_d
     rank = len(p._shape)
     axis = axis + rank if axis < 0 else axis
     if axis == 0:
-        return named(_core.gather(p, idx), name)
+        return named(keep_narrow(_core.gather(p, idx), p), name)
     perm = [axis] + [a for a in range(rank) if a != axis]
     g = _core.gather(_core.transpose(p, perm), idx)  # [idx..., rest...]
     ir = len(idx._shape)
     # rest is the other axes in order; put the index axes where `axis` was.
     order = list(range(ir, ir + axis)) + list(range(ir)) + list(range(ir + axis, ir + rank - 1))
-    return named(_core.transpose(g, order), name)
+    return named(keep_narrow(_core.transpose(g, order), p), name)
 
 
 def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):
@@ -344,3 +344,34 @@ __all__ = ["add_n", "boolean_mask", "clip_by_average_norm", "clip_by_global_norm
            "squared_difference", "stack", "tile", "unstack"]
 
 _ = (_bool, minimum, reshape)  # re-exported names kept for the package's namespace
+
+
+def reverse(tensor, axis, name=None):
+    """tf.reverse (reverse_v2): the elements in reverse order along each of `axis`."""
+    axes = int_list(axis, "reverse")
+    x = convert_to_tensor(tensor, op="reverse")
+    rank = len(x._shape)
+    seen = set()
+    for a in axes:
+        if not -rank <= a < rank:
+            raise ValueError("[reverse] axis %d is out of range for a tensor of rank %d; valid: %d to %d"
+                             % (a, rank, -rank, rank - 1))
+        a %= rank
+        if a in seen:
+            raise ValueError("[reverse] axis %d is given twice in %s" % (a, axes))
+        seen.add(a)
+        x = gather(x, np.arange(x._shape[a] - 1, -1, -1, dtype=np.int32), axis=a)
+    return named(x, name)
+
+
+def ensure_shape(x, shape, name=None):
+    """tf.ensure_shape: x as it is when its shape fits `shape` (None: any extent), else a
+    ValueError naming both. In Dataset.map each shape of a host value (a decoded image) is
+    traced, and so checked, when first met."""
+    from ._graph import TensorShape
+    t = convert_to_tensor(x, op="ensure_shape")
+    want = None if shape is None else [None if d is None or (not isinstance(d, Tensor) and int(d) == -1) else int(d)
+                                       for d in shape]
+    if not TensorShape(t._shape).is_compatible_with(want):
+        raise ValueError("[ensure_shape] the shape is %s; expected %s (None: any extent)" % (list(t._shape), want))
+    return named(t, name) if name else t

@@ -203,6 +203,13 @@ def mark_narrow(t, dtype):
     return t
 
 
+def keep_narrow(y, *xs):
+    """y marked as the narrow integer type its inputs share: an op that only moves elements
+    (reshape, slice, concat, pad, ...) keeps a uint8 image uint8, as in TensorFlow."""
+    kinds = {narrow_dtype(x) if isinstance(x, Tensor) else None for x in xs}
+    return mark_narrow(y, kinds.pop()) if len(kinds) == 1 and None not in kinds else y
+
+
 Tensor.dtype = property(lambda t: narrow_dtype(t) or from_kiln(t._dtype))
 Tensor.name = property(lambda t: (t._name + ":0") if t._name else None)
 Tensor.ndim = property(lambda t: len(t._shape))
@@ -286,14 +293,15 @@ def _no_array(t, *args, **kwargs):
 Tensor.__array__ = _no_array
 
 
-def on_host(compute, *args, native=None):
+def on_host(compute, *args, native=None, moves=False):
     """compute's result recorded on the host when a traced map function applies an op to
     small host values and numbers only (kiln/_map_function.py, HostValue); else None.
-    native: (kind, data arguments' indices, attrs()) of its C++ form (_map_function.native_form)."""
+    native: (kind, data arguments' indices, attrs()) of its C++ form (_map_function.native_form).
+    moves: an op that only moves elements, kept on the host for host values of any size."""
     from . import _map_function
     if _map_function.active_trace() is None:
         return None
-    out = _map_function.on_host(compute, *args, native=native)
+    out = _map_function.on_host(compute, *args, native=native, moves=moves)
     return None if out is _map_function.NOT_ON_HOST else out
 
 
@@ -437,7 +445,7 @@ def identity(x, name=None):
     x = convert_to_tensor(x, op="identity")
     ctx = current("identity")
     if ctx.control_deps:  # the value depends on the block's control inputs (_scopes.py)
-        x = _core.add(x, _core.scalar_like(x, 0.0)) if x._dtype != "bool" else x
+        x = keep_narrow(_core.add(x, _core.scalar_like(x, 0.0)), x) if x._dtype != "bool" else x
         ctx.tensor_deps.setdefault(x._id, []).extend(ctx.control_deps)
     return named(x, name) if name else x
 
@@ -500,28 +508,33 @@ def _shape_list(shape, op):
 
 def reshape(tensor, shape, name=None):
     h = on_host(lambda v, s: np.reshape(v, np.asarray(s, np.int64).reshape(-1)), tensor, shape,
-                native=("reshape", [0], lambda: {"ints": [int(n) for n in np.asarray(shape, np.int64).reshape(-1)]}))
+                native=("reshape", [0], lambda: {"ints": [int(n) for n in np.asarray(shape, np.int64).reshape(-1)]}),
+                moves=True)
     if h is not None:
         return h
-    return named(_core.reshape(tensor, _shape_list(shape, "reshape")), name)
+    tensor = convert_to_tensor(tensor, op="reshape")
+    return named(keep_narrow(_core.reshape(tensor, _shape_list(shape, "reshape")), tensor), name)
 
 
 def transpose(a, perm=None, name=None):
     h = on_host(lambda v, p: np.transpose(v, None if p is None else np.asarray(p, np.int64).reshape(-1)), a, perm,
                 native=("transpose", [0], lambda: {"ints": [] if perm is None else
-                                                   [int(n) for n in np.asarray(perm, np.int64).reshape(-1)]}))
+                                                   [int(n) for n in np.asarray(perm, np.int64).reshape(-1)]}),
+                moves=True)
     if h is not None:
         return h
+    a = convert_to_tensor(a, op="transpose")
     perm = list(reversed(range(len(a._shape)))) if perm is None else _shape_list(perm, "transpose")
-    return named(_core.transpose(a, perm), name)
+    return named(keep_narrow(_core.transpose(a, perm), a), name)
 
 
 def concat(values, axis, name=None):
     h = on_host(lambda vs, a: np.concatenate([np.asarray(v) for v in vs], int(a)), list(values), axis,
-                native=("concat", [0], lambda: {"axis": _int_attr(axis)}))
+                native=("concat", [0], lambda: {"axis": _int_attr(axis)}), moves=True)
     if h is not None:
         return h
-    return named(_core.concat(list(values), int(axis)), name)
+    xs = [convert_to_tensor(v, op="concat") for v in values]
+    return named(keep_narrow(_core.concat(xs, int(axis)), *xs), name)
 
 
 def _axes(axis):
@@ -580,7 +593,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 def expand_dims(input, axis, name=None):  # noqa: A002
     h = on_host(lambda v, a: np.expand_dims(v, int(a)), input, axis,
-                native=("expand_dims", [0], lambda: {"axis": _int_attr(axis)}))
+                native=("expand_dims", [0], lambda: {"axis": _int_attr(axis)}), moves=True)
     if h is not None:
         return h
     input = convert_to_tensor(input, dtype=float32 if _all_floats(input) else None, op="expand_dims")  # noqa: A001
@@ -588,7 +601,7 @@ def expand_dims(input, axis, name=None):  # noqa: A002
     axis = int(axis)
     if axis < 0:
         axis += len(shape) + 1
-    return named(_core.reshape(input, shape[:axis] + [1] + shape[axis:]), name)
+    return named(keep_narrow(_core.reshape(input, shape[:axis] + [1] + shape[axis:]), input), name)
 
 
 def _all_floats(x):
@@ -598,15 +611,17 @@ def _all_floats(x):
 
 def squeeze(input, axis=None, name=None):  # noqa: A002
     h = on_host(lambda v, a: np.squeeze(v, None if a is None else tuple(_axes(a))), input, axis,
-                native=("squeeze", [0], lambda: {"ints": [] if axis is None else [int(a) for a in _axes(axis)]}))
+                native=("squeeze", [0], lambda: {"ints": [] if axis is None else [int(a) for a in _axes(axis)]}),
+                moves=True)
     if h is not None:
         return h
+    input = convert_to_tensor(input, op="squeeze")  # noqa: A001
     shape = list(input._shape)
     axes = [a % len(shape) for a in _axes(axis)] if axis is not None else [i for i, d in enumerate(shape) if d == 1]
     for a in axes:
         if shape[a] != 1:
             raise ValueError("[squeeze] axis %d has extent %d, not 1" % (a, shape[a]))
-    return named(_core.reshape(input, [d for i, d in enumerate(shape) if i not in axes]), name)
+    return named(keep_narrow(_core.reshape(input, [d for i, d in enumerate(shape) if i not in axes]), input), name)
 
 
 def host_slice(v, begin, size, op="slice"):
@@ -648,7 +663,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     if str(mode).upper() != "CONSTANT" or constant_values != 0:
         unsupported("pad(mode=%r, constant_values=%r)" % (mode, constant_values), "kiln pads with zeros only")
     paddings = [[int(a), int(b)] for a, b in paddings]
-    return named(_core.pad(tensor, [p[0] for p in paddings], [p[1] for p in paddings]), name)
+    tensor = convert_to_tensor(tensor, op="pad")
+    return named(keep_narrow(_core.pad(tensor, [p[0] for p in paddings], [p[1] for p in paddings]), tensor), name)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
@@ -721,7 +737,7 @@ def _getitem(t, key):
     ctx = getattr(_local, "ctx", None)
     if ctx is not None and t._id in ctx.static_values:
         ctx.static_values[out._id] = np.asarray(ctx.static_values[t._id])[key]
-    return out
+    return keep_narrow(out, t)
 
 
 Tensor.__getitem__ = _getitem

@@ -250,12 +250,14 @@ def _known_value(a):
 NOT_ON_HOST = object()
 
 
-def on_host(compute, *args, data=None, native=None):
+def on_host(compute, *args, data=None, native=None, moves=False):
     """compute(*values) recorded on the host when the traced map function's arguments hold
     small host values and plain numbers only (no graph tensor, no large host value);
     NOT_ON_HOST otherwise, and the caller builds graph ops. data: a host value of any size
     (a decoded image) that compute takes first. native: (kind, data arguments' indices,
-    attrs()) of the op's C++ form (see native_form)."""
+    attrs()) of the op's C++ form (see native_form). moves: the op only moves elements
+    (reshape, transpose, concat, ...) and has a C++ form: host values of any size stay on
+    the host through it, in their own dtype (a decoded uint8 image reshaped stays uint8)."""
     if data is not None:
         args = (data,) + args
     if active_trace() is None or not _any_leaf(args, lambda a: isinstance(a, HostValue)):
@@ -263,7 +265,7 @@ def on_host(compute, *args, data=None, native=None):
 
     def graph_side(a):
         if isinstance(a, HostValue):
-            return a is not data and not _small(a)
+            return a is not data and not moves and not _small(a)
         return isinstance(a, Tensor) or hasattr(a, "_as_tensor")
     if _any_leaf(args, graph_side):
         return NOT_ON_HOST
@@ -362,7 +364,10 @@ class _Trace:
             if hasattr(v, "_as_tensor") and not isinstance(v, HostValue):
                 v = v._as_tensor()
             if isinstance(v, Tensor):
-                self.outputs.append(("graph", len(tensors)))
+                # A uint8/int8/int16/uint16 value the graph holds in int32 leaves in its own dtype,
+                # as TensorFlow gives it (tf.image.flip_left_right of a decoded PNG is uint8).
+                narrow = ctx.narrow.get(v._id) if v._dtype == "i32" else None
+                self.outputs.append(("graph", len(tensors)) + ((narrow.as_numpy_dtype,) if narrow else ()))
                 tensors.append(v)
             elif isinstance(v, HostValue):
                 self.outputs.append(("slot", v._slot))
@@ -455,7 +460,8 @@ class _Trace:
                 return None
             feeds.append(np.asarray(arr, dtype=np_type, order="C"))  # ascontiguousarray makes 0-d 1-d
         results = self.graph.run(feeds)
-        out = [results[x] if kind == "graph" else slots[x] if kind == "slot" else x for kind, x in self.outputs]
+        out = [(results[o[1]] if len(o) == 2 else np.asarray(results[o[1]]).astype(o[2])) if o[0] == "graph"
+               else slots[o[1]] if o[0] == "slot" else o[1] for o in self.outputs]
         return _build(self.out_form, out)
 
 
@@ -463,7 +469,7 @@ class _Trace:
         """This trace as a C++ ElementPlan (src/data/element_plan.h), or None when a host
         op has no C++ form, an element component is neither bytes nor numbers, or the
         function returns a constant."""
-        if any(native is None for _, _, _, native in self.steps) or any(k == "const" for k, _ in self.outputs):
+        if any(native is None for _, _, _, native in self.steps) or any(o[0] == "const" for o in self.outputs):
             return None
         if not all(isinstance(self.first[s], bytes) or (not _is_host(self.first[s]) and
                                                          np.asarray(self.first[s]).dtype.kind in "biuf")
@@ -481,8 +487,9 @@ class _Trace:
                     inputs += _slots_in(x)  # a list's host values in order (concat, stack)
             steps.append((kind, inputs, out_slots) + draw + (attrs,))
         inputs = [(slot, kiln, list(shape)) for slot, kiln, shape, _ in self.inputs]
-        outputs = [("graph" if kind == "graph" else "slot", x) for kind, x in self.outputs]
-        graph = self.graph if any(kind == "graph" for kind, _ in self.outputs) else None
+        outputs = [("graph", o[1]) + ((np.dtype(o[2]).str[1:],) if len(o) > 2 else ()) if o[0] == "graph"
+                   else ("slot", o[1]) for o in self.outputs]
+        graph = self.graph if any(o[0] == "graph" for o in self.outputs) else None
         return _core.ElementPlan(graph, len(self.element_slots), self.slots, steps, inputs,
                                  -1 if self.random is None else self.random[0], int(self.seed) % 2**64, outputs)
 

@@ -219,9 +219,14 @@ std::optional<std::vector<HostValue>> ElementPlan::run(std::vector<HostValue> el
   for (const PlanOutput& o : spec_.outputs) graph_outputs = graph_outputs || o.from_graph;
   if (graph_outputs) results = graph_(std::move(feeds));
   std::vector<HostValue> out;
-  for (const PlanOutput& o : spec_.outputs)
-    out.push_back(o.from_graph ? host_value(results.at(static_cast<size_t>(o.index)))
-                               : slots.at(static_cast<size_t>(o.index)));
+  for (const PlanOutput& o : spec_.outputs) {
+    if (!o.from_graph) {
+      out.push_back(slots.at(static_cast<size_t>(o.index)));
+      continue;
+    }
+    HostValue v = host_value(results.at(static_cast<size_t>(o.index)));
+    out.push_back(o.dtype.empty() ? std::move(v) : cast(v, o.dtype));
+  }
   return out;
 }
 

@@ -65,7 +65,9 @@ using GraphRun = std::function<std::vector<Array>(std::vector<Array>)>;
 
 struct PlanOutput {
   bool from_graph = false;
-  int index = 0;  // graph output, or slot
+  int index = 0;        // graph output, or slot
+  std::string dtype;    // a graph output's numpy code when it stands for a narrower type ("u1": a
+                        // uint8 image held in int32 by the graph), else empty
 };
 
 class ElementPlan {

@@ -294,3 +294,80 @@ def test_num_parallel_calls_sets_the_loops_threads(tmp_path, monkeypatch):
     for calls in (None, 1, tf.data.AUTOTUNE, 64):
         list(tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=calls).batch(4).elements())
     assert made == [1, 1, cores, cores]  # None: one; AUTOTUNE and more than the cores: one per core
+
+
+def mnist_records(path, n):
+    """TFRecords as the MNIST-from-TFRecords tutorials write them: a PNG of a 28x28 uint8
+    digit and its label. Returns the path and the images."""
+    rng = np.random.default_rng(3)
+    images = rng.integers(0, 256, (n, 28, 28, 1), dtype=np.uint8)
+    with tf.io.TFRecordWriter(str(path)) as w:
+        for i, img in enumerate(images):
+            w.write(tf.train.Example(features=tf.train.Features(feature={
+                "image_raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[tf.image.encode_png(img)])),
+                "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 10]))})).SerializeToString())
+    return str(path), images
+
+
+# Ops that only move elements keep a decoded uint8 image uint8 (as TensorFlow does), on
+# the host or in the graph, with the values numpy gives.
+MOVES = {
+    "reshape": (lambda im: tf.reshape(im, [784]), lambda a: a.reshape(784)),
+    "reshape -1": (lambda im: tf.reshape(im, [-1, 28]), lambda a: a.reshape(-1, 28)),
+    "transpose": (lambda im: tf.transpose(im, [1, 0, 2]), lambda a: a.transpose(1, 0, 2)),
+    "squeeze": (lambda im: tf.squeeze(im, [2]), lambda a: a[:, :, 0]),
+    "expand_dims": (lambda im: tf.expand_dims(im, 0), lambda a: a[None]),
+    "concat": (lambda im: tf.concat([im, im], 2), lambda a: np.concatenate([a, a], 2)),
+    "stack": (lambda im: tf.stack([im, im]), lambda a: np.stack([a, a])),
+    "pad": (lambda im: tf.pad(im, [[2, 2], [1, 3], [0, 0]]), lambda a: np.pad(a, [[2, 2], [1, 3], [0, 0]])),
+    "index": (lambda im: im[2:10, :, 0], lambda a: a[2:10, :, 0]),
+    "tile": (lambda im: tf.tile(im, [1, 1, 3]), lambda a: np.tile(a, [1, 1, 3])),
+    "flip": (lambda im: tf.image.flip_left_right(im), lambda a: a[:, ::-1]),
+    "reverse": (lambda im: tf.reverse(im, [0, 1]), lambda a: a[::-1, ::-1]),
+    "identity": (lambda im: tf.identity(im), lambda a: a),
+    "ensure_shape": (lambda im: tf.ensure_shape(im, [28, None, 1]), lambda a: a),
+    "graph then reshape": (lambda im: tf.reshape(tf.image.flip_up_down(im), [784]), lambda a: a[::-1].reshape(784)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOVES))
+def test_a_decoded_uint8_image_moves_as_in_tensorflow(tmp_path, name):
+    op, expect = MOVES[name]
+    path, images = mnist_records(tmp_path / "mnist.tfrecord", 6)
+
+    def parse(record):
+        f = tf.parse_single_example(record, {"image_raw": tf.FixedLenFeature([], tf.string),
+                                             "label": tf.FixedLenFeature([], tf.int64)})
+        return op(tf.image.decode_png(f["image_raw"], channels=1)), tf.cast(f["label"], tf.int32)
+    make = lambda: tf.data.TFRecordDataset(path).map(parse, num_parallel_calls=2).batch(3)  # noqa: E731
+    native, counts = run("auto", make)
+    assert_same(native, run("python", make)[0])
+    assert counts.get("cpp", 0) == 5, counts  # every element but the traced first one in C++
+    got = np.concatenate([b[0] for b in native])
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, np.stack([expect(a) for a in images]))
+
+
+def test_the_mnist_tfrecords_pattern_trains_its_features(tmp_path):
+    """parse_single_example -> decode_png -> reshape [784] -> cast / 255: the tutorials' input."""
+    path, images = mnist_records(tmp_path / "mnist.tfrecord", 8)
+
+    def parse(record):
+        f = tf.parse_single_example(record, {"image_raw": tf.FixedLenFeature([], tf.string),
+                                             "label": tf.FixedLenFeature([], tf.int64)})
+        image = tf.reshape(tf.image.decode_png(f["image_raw"], channels=1), [784])
+        return tf.cast(image, tf.float32) / 255.0, tf.cast(f["label"], tf.int32)
+    (x, y), = run("auto", lambda: tf.data.TFRecordDataset(path).map(parse).batch(8))[0]
+    assert x.dtype == np.float32 and x.shape == (8, 784) and y.tolist() == [i % 10 for i in range(8)]
+    np.testing.assert_allclose(x, images.reshape(8, 784) / np.float32(255.0), rtol=1e-6)
+
+
+def test_reverse_and_ensure_shape_name_what_is_wrong():
+    def first(fn):
+        return tf.data.Dataset.from_tensor_slices(np.zeros((4, 2, 3), np.float32)).map(fn)  # traced here
+    with pytest.raises(ValueError, match=r"\[reverse\] axis 2 is out of range for a tensor of rank 2; valid: -2 to 1"):
+        first(lambda x: tf.reverse(x, [2]))
+    with pytest.raises(ValueError, match=r"\[reverse\] axis 1 is given twice"):
+        first(lambda x: tf.reverse(x, [1, -1]))
+    with pytest.raises(ValueError, match=r"\[ensure_shape\] the shape is \[2, 3\]; expected \[2, 4\]"):
+        first(lambda x: tf.ensure_shape(x, [2, 4]))

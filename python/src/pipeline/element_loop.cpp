@@ -167,7 +167,7 @@ void bind_element_loop(py::module_& m) {
   py::class_<data::ElementPlan, std::shared_ptr<data::ElementPlan>>(m, "ElementPlan")
       // graph: the trace's MapGraph (None: the function has no graph outputs); steps:
       // (kind, inputs, outputs, draw_index, draw_seed, attrs); inputs: (slot, dtype, shape);
-      // outputs: ("graph" | "slot", index).
+      // outputs: ("graph" | "slot", index[, numpy code of a narrow graph output]).
       .def(py::init([](std::shared_ptr<MapGraph> graph, int element_slots, int slots, const py::list& steps,
                        const py::list& inputs, int random_slots, py::int_ seed, const py::list& outputs) {
         data::ElementPlan::Spec spec;
@@ -182,7 +182,8 @@ void bind_element_loop(py::module_& m) {
         spec.seed = seed.cast<uint64_t>();
         for (const auto& o : outputs) {
           auto t = o.cast<py::tuple>();
-          spec.outputs.push_back({t[0].cast<std::string>() == "graph", t[1].cast<int>()});
+          spec.outputs.push_back({t[0].cast<std::string>() == "graph", t[1].cast<int>(),
+                                  t.size() > 2 ? t[2].cast<std::string>() : std::string()});
         }
         data::GraphRun run;
         if (graph) run = [graph](std::vector<Array> in) { return graph->run_arrays(std::move(in)); };
