@@ -1,10 +1,12 @@
 // The exclusive lock of a model_dir for a training run: two runs writing checkpoints into
 // one directory would interleave them and delete each other's half-written files.
 //
-// The lock is flock() on <model_dir>/.kiln-lock, which records the holder (pid, host,
-// start time) for the message the next run gets. The kernel releases it when the holder
-// exits, however it exits (kill -9 included), so a stale lock file is harmless and is
-// never deleted. It excludes within one process exactly as between processes: a second
+// The lock is flock() on the model directory itself (which deleting a file cannot undo)
+// and on <model_dir>/.kiln-lock (for runs on other hosts over NFS), which records the holder
+// (pid, host, start time) for the message the next run gets and says what it is. The kernel
+// releases both when the holder exits, however it exits (kill -9 included); the holder
+// removes the file when it releases the lock, so only a killed run leaves one, harmless
+// (its "about" says so). It excludes within one process exactly as between processes: a second
 // acquire of a directory this process holds (another Estimator's train(), on another
 // thread or while the first Estimator's lock is alive) is refused. A holder that wants
 // its Estimator to train under its lock hands the lock over
@@ -42,9 +44,11 @@ class ModelDirLock {
   static std::string recorded_holder(const std::string& dir);
 
  private:
-  ModelDirLock(std::string dir, int fd, dev_t dev, ino_t ino) : dir_(std::move(dir)), fd_(fd), dev_(dev), ino_(ino) {}
+  ModelDirLock(std::string dir, int dir_fd, int fd, dev_t dev, ino_t ino)
+      : dir_(std::move(dir)), dir_fd_(dir_fd), fd_(fd), dev_(dev), ino_(ino) {}
   std::string dir_;
-  int fd_;
+  int dir_fd_;  // flocked: the directory
+  int fd_;      // flocked: its lock file
   dev_t dev_;
   ino_t ino_;
 };

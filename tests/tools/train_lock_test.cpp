@@ -112,7 +112,7 @@ TEST(TrainLock, CheckpointSavesNeverDeleteALiveProcesssTemporaryFile) {
   EXPECT_EQ(testkit::read_file(live_tmp), "being written");
   EXPECT_FALSE(fs::exists(dead_tmp));
   EXPECT_EQ(kiln::CheckpointDir(dir.string(), 0).steps(), (std::vector<int64_t>{2, 4}));
-  EXPECT_TRUE(contains(kiln::ModelDirLock::recorded_holder(dir.string()), "pid ")) << "the lock file stays";
+  EXPECT_FALSE(fs::exists(dir / kiln::kModelDirLockFile)) << "a finished run removes its lock file (issue 61, item 12)";
   fs::remove_all(t);
 }
 

@@ -139,6 +139,53 @@ TEST(ModelDirLock, ExclusiveWithinAProcessAsBetweenProcessesAndReleasedWhenTrain
   fs::remove_all(t);
 }
 
+// Issue 61, item 12: deleting (or replacing) DIR/.kiln-lock while a run held it let a second
+// run in, which locked the new file's inode. The lock is the directory's too now.
+TEST(ModelDirLock, DeletingTheLockFileWhileARunHoldsItLetsNoSecondRunIn) {
+  const fs::path t = testkit::fresh_dir("lock-deleted"), dir = t / "model";
+  const auto ds = testkit::blobs(128, 3);
+  const pid_t holder = hold_lock_in_another_process(dir, t / "ready");
+  ASSERT_TRUE(fs::exists(dir / kModelDirLockFile));
+  fs::remove(dir / kModelDirLockFile);
+  testkit::Result r = try_lock_in_another_process(dir);
+  EXPECT_TRUE(contains(r.output, "refused: [model_dir] '" + dir.string() + "' is in use by another training run ("))
+      << "the lock file deleted:\n" << r.output;
+  EXPECT_THROW(blob_estimator(dir).train(testkit::training_input(ds, 32), 2), CheckpointError);
+  std::ofstream(dir / kModelDirLockFile) << "a new file under the lock file's name";
+  r = try_lock_in_another_process(dir);
+  EXPECT_TRUE(contains(r.output, "refused: [model_dir] '" + dir.string() + "' is in use by another training run ("))
+      << "the lock file replaced:\n" << r.output;
+  EXPECT_FALSE(CheckpointDir(dir.string(), 0).latest_step()) << "no refused run wrote a checkpoint";
+  kill(holder, SIGKILL);
+  waitpid(holder, nullptr, 0);
+  EXPECT_TRUE(contains(try_lock_in_another_process(dir).output, "locked\n")) << "free once its holder is gone";
+  fs::remove_all(t);
+}
+
+// Issue 61, item 12: a lock file left in a model directory must not look like a lock still
+// held. A run that ends removes it; one left by a killed run says what it is.
+TEST(ModelDirLock, AFinishedRunLeavesNoLockFileAndAKilledRunsSaysWhatItIs) {
+  const fs::path t = testkit::fresh_dir("lock-leftover"), dir = t / "model";
+  const auto ds = testkit::blobs(128, 3);
+  { const auto held = ModelDirLock::acquire(dir.string()); }
+  EXPECT_FALSE(fs::exists(dir / kModelDirLockFile)) << "released: no file left";
+  EXPECT_EQ(blob_estimator(dir).train(testkit::training_input(ds, 32), 2).global_step, 2);
+  EXPECT_FALSE(fs::exists(dir / kModelDirLockFile)) << "train() returned: no file left";
+
+  const pid_t holder = hold_lock_in_another_process(dir, t / "ready");
+  kill(holder, SIGKILL);
+  waitpid(holder, nullptr, 0);
+  const std::string left = testkit::read_file(dir / kModelDirLockFile);
+  EXPECT_TRUE(contains(left, "kiln's lock of this model directory")) << left;
+  EXPECT_TRUE(contains(left, "held only while that process runs")) << left;
+  EXPECT_TRUE(contains(left, "harmless and may be deleted")) << left;
+  EXPECT_TRUE(contains(ModelDirLock::recorded_holder(dir.string()), "pid " + std::to_string(holder) + " on host "))
+      << left;
+  EXPECT_EQ(blob_estimator(dir).train(testkit::training_input(ds, 32), 4).start_step, 2) << "the leftover is no lock";
+  EXPECT_FALSE(fs::exists(dir / kModelDirLockFile));
+  fs::remove_all(t);
+}
+
 // Two Estimators of one process on one model_dir: while one trains the other is refused;
 // one after the other, each continues from the other's checkpoint (TensorFlow restores
 // model_dir in every train()), so neither starts over nor interleaves its checkpoints.
