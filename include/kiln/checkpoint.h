@@ -85,6 +85,8 @@ class CheckpointDir {
   // Creates the directory if needed, takes its lock for as long as this object (or a copy)
   // lives, and checks that a file can be created in it. CheckpointError "[model_dir] '<dir>'
   // is not writable: ..." or "... is in use by another training run (pid ...)" otherwise.
+  // Then, as the lock's owner, removes what a killed save or rotation left of a checkpoint
+  // whose index is absent (model.ckpt-N.kiln-state.json, model.ckpt-N.data-*).
   // `held`: a lock the caller holds; used when it is this directory's (no second acquire).
   void prepare(std::shared_ptr<ModelDirLock> held = nullptr);
   // Steps of the complete checkpoints present (either format), ascending.
@@ -107,6 +109,8 @@ class CheckpointDir {
   const std::string& dir() const { return dir_; }
 
  private:
+  void remove_orphans() const;
+
   std::string dir_;
   int64_t keep_;
   std::shared_ptr<ModelDirLock> lock_;  // set by prepare()

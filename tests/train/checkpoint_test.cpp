@@ -117,6 +117,42 @@ TEST(CheckpointDir, KeepsTheNewestNAndIgnoresTemporaryFiles) {
   EXPECT_EQ(all.steps().size(), 7u);
 }
 
+// Issue 61, item 13: kill -9 in a save (before the index) or in a rotation (after the index)
+// left model.ckpt-N.kiln-state.json and .data-* without their checkpoint, for good. The
+// next run, once it holds the lock, removes them and nothing of a whole checkpoint.
+TEST(CheckpointDir, TheNextRunRemovesWhatAKilledSaveOrRotationLeftWithoutItsIndex) {
+  TempDir d;
+  fs::create_directories(d.path);
+  CheckpointDir unlocked(d.path.string(), 0);
+  for (int64_t s : {5, 10, 15, 20}) unlocked.save(sample(s));
+  const auto file = [&](int64_t step, const std::string& suffix) {
+    return d.path / ("model.ckpt-" + std::to_string(step) + suffix);
+  };
+  const std::string data = ".data-00000-of-00001", state = ".kiln-state.json";
+  fs::remove(file(5, ".index"));   // killed rotating 5 away: its index was removed first
+  fs::remove(file(20, ".index"));  // killed saving 20: its state and data were written first
+  std::ofstream(d.path / "model.ckpt-x.kiln-state.json") << "not a checkpoint's name";
+  std::ofstream(d.path / "notes.txt") << "the user's";
+  unlocked.save(sample(25));
+  EXPECT_TRUE(fs::exists(file(20, state))) << "without the lock nothing is removed";
+
+  CheckpointDir next(d.path.string(), 0);
+  next.prepare();
+  for (int64_t s : {5, 20})
+    for (const std::string& suffix : {state, data}) EXPECT_FALSE(fs::exists(file(s, suffix))) << file(s, suffix);
+  for (int64_t s : {10, 15, 25})
+    for (const std::string& suffix : {std::string(".index"), state, data})
+      EXPECT_TRUE(fs::exists(file(s, suffix))) << file(s, suffix);
+  EXPECT_TRUE(fs::exists(d.path / "model.ckpt-x.kiln-state.json"));
+  EXPECT_TRUE(fs::exists(d.path / "notes.txt"));
+  EXPECT_TRUE(fs::exists(d.path / "checkpoint"));
+  EXPECT_EQ(next.steps(), (std::vector<int64_t>{10, 15, 25}));
+  const auto latest = next.load_latest();
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(latest->step, 25);
+  EXPECT_EQ(latest->state, sample(25).state);
+}
+
 // Root can write anywhere: as root (CI), the check runs as nobody in a child process.
 TEST(CheckpointDir, UnwritableDirectoryIsACheckpointError) {
   TempDir d;

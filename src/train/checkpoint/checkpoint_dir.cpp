@@ -129,6 +129,33 @@ void CheckpointDir::prepare(std::shared_ptr<ModelDirLock> held) {
   std::fclose(f);
   if (std::remove(probe.c_str()) != 0)
     KILN_THROW(CheckpointError) << "[model_dir] cannot remove '" << probe << "': " << std::strerror(errno);
+  remove_orphans();
+}
+
+// A checkpoint is visible once its index exists: a save writes the state and the data
+// before it, a rotation removes it before them. A run killed in between (issue 61, item 13)
+// leaves model.ckpt-N.kiln-state.json and .data-* without model.ckpt-N.index: no checkpoint,
+// and a state that would be read as that of any later checkpoint N (one TensorFlow wrote,
+// say). Removed only here, under the lock, where no other run is writing.
+void CheckpointDir::remove_orphans() const {
+  std::error_code ec;
+  std::vector<fs::path> orphans;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::optional<int64_t> step = digits_between(name, kTfPrefix, kStateSuffix);
+    if (!step && name.rfind(kTfPrefix, 0) == 0) {
+      const size_t data = name.find(".data-");
+      if (data != std::string::npos) step = digits_between(name.substr(0, data), kTfPrefix, "");
+    }
+    std::error_code ig;
+    if (step && !fs::exists(fs::symlink_status(prefix_for(*step) + kIndexSuffix, ig)) &&
+        fs::is_regular_file(fs::symlink_status(it->path(), ig)))
+      orphans.push_back(it->path());
+  }
+  for (const fs::path& p : orphans)
+    if (!fs::remove(p, ec) && ec)
+      KILN_THROW(CheckpointError) << "[model_dir] cannot remove '" << p.string()
+                                  << "', left without its checkpoint by a run that was killed: " << ec.message();
 }
 
 std::vector<int64_t> CheckpointDir::steps() const {
@@ -200,6 +227,8 @@ void CheckpointDir::save(const Checkpoint& ckpt) const {
   if (keep_ > 0)
     for (size_t i = 0; i + static_cast<size_t>(keep_) < all.size(); ++i) removed.push_back(all[i]);
   for (const int64_t s : removed) {
+    // The index first: once it is gone the checkpoint is not one; the rest, if a kill
+    // comes first, is removed at the next prepare() (remove_orphans).
     for (const std::string& file : {prefix_for(s) + kIndexSuffix, formats::bundle_data_file(prefix_for(s)),
                                     prefix_for(s) + kStateSuffix, prefix_for(s) + ".meta", legacy_path(dir_, s)})
       if (fs::is_regular_file(fs::symlink_status(file, ec))) fs::remove(file, ec);
