@@ -16,7 +16,14 @@ class Dense(Layer):
         super().__init__(trainable=trainable, name=name, activity_regularizer=activity_regularizer, **kwargs)
         if kernel_constraint is not None or bias_constraint is not None:
             unsupported("Dense(kernel_constraint=, bias_constraint=)", "kiln applies no weight constraints")
-        self.units = int(units)
+        try:  # as TensorFlow takes it: int(units), which must be positive
+            count = int(units)
+        except (TypeError, ValueError):
+            count = 0
+        if isinstance(units, bool) or count <= 0:
+            raise ValueError("[dense] units=%r for layer '%s': expected a positive integer (the number of outputs)"
+                             % (units, self.name or "dense"))
+        self.units = count
         self.activation = activation_of(activation)
         self.use_bias = bool(use_bias)
         default_kernel = init.glorot_uniform()

@@ -357,8 +357,14 @@ class _Trace:
         finally:
             leave(before)
             _local.trace = previous
+        if result is None:
+            raise TypeError("[%s] the function returned None; it must return the element's new value (a tensor, or a "
+                            "tuple or dict of them): is a `return` missing?" % op)
         outs = []
         self.out_form = _leaves(result, outs)
+        if any(v is None for v in outs):
+            raise TypeError("[%s] the function returned None inside %r; every component must be a value"
+                            % (op, type(result).__name__))
         self.outputs, tensors = [], []
         for v in outs:
             if hasattr(v, "_as_tensor") and not isinstance(v, HostValue):

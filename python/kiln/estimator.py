@@ -83,6 +83,23 @@ class _InputInfo:
     label_key = None  # labels came as a dict of one entry: model_fn gets {label_key: labels}
 
 
+# The C++ calls the runtime's messages name, and what a Python user writes instead.
+_PYTHON_CALLS = (
+    ('`std::make_shared<kiln::TellMeStepOrLossHook>("global_step", total_step)` to train()\'s hooks',
+     "`kiln.TellMeStepOrLossHook(step='global_step:0', total_step=N)` to train(hooks=[...])"),
+    ('`kiln::TellMeStepOrLossHook::loss("loss", final_loss)` to train()\'s hooks',
+     "`kiln.TellMeStepOrLossHook(loss='loss:0', final_loss=L)` to train(hooks=[...])"),
+)
+
+
+def _in_python_terms(error):
+    """A runtime error whose advice names a C++ call, with the Python call instead."""
+    text = str(error)
+    for cpp, python in _PYTHON_CALLS:
+        text = text.replace(cpp, python)
+    return error if text == str(error) else type(error)(text)
+
+
 class Estimator:
     """Estimator(model_fn, model_dir=None, config=None, params=None); the seed's
     NPUEstimator is the same class."""
@@ -329,6 +346,8 @@ class Estimator:
         try:
             stats = self._core.train(self._input(input_fn, ModeKeys.TRAIN), int(max_steps),
                                      cpp_hooks + [bridge], threading.current_thread() is threading.main_thread())
+        except _core.ConfigError as e:
+            raise _in_python_terms(e) from None
         finally:
             # The bridge (C++) holds the runner, which holds run contexts holding the
             # bridge: a cycle the collector cannot see, so break it here.

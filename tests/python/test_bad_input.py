@@ -149,3 +149,25 @@ def test_unknown_backend_is_refused_when_the_estimator_is_made():
     with pytest.raises(kiln.ConfigError) as e:
         kiln.Estimator(lambda features, labels, mode: None, backend="gpu")
     assert "[backend] unknown backend 'gpu'; valid: cpu, interp" in str(e.value)
+
+
+def test_dense_with_no_units_names_the_layer_and_what_is_valid(data):
+    x, y = data
+
+    def fn(features, labels, mode):
+        logits = kiln.layers.dense(features, 0)
+        return kiln.estimator.EstimatorSpec(mode, loss=kiln.losses.sparse_softmax_cross_entropy(labels, logits))
+    with pytest.raises(ValueError, match=r"\[dense\] units=0 for layer 'dense': expected a positive integer"):
+        make_estimator(fn=fn).train(dataset_input(x, y), max_steps=1)
+    with pytest.raises(ValueError, match=r"\[dense\] units='ten' for layer 'out'"):
+        kiln.layers.Dense("ten", name="out")
+    assert kiln.layers.Dense(10.0).units == 10  # TensorFlow takes int(units)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda x: None, r"\[Dataset.map\] the function returned None; .* is a `return` missing\?"),
+    (lambda x: (x, None), r"\[Dataset.map\] the function returned None inside 'tuple'"),
+])
+def test_a_map_function_returning_none_says_so(fn, message):
+    with pytest.raises(TypeError, match=message):
+        kiln.data.Dataset.from_tensor_slices(np.zeros((4, 2), np.float32)).map(fn)

@@ -1,6 +1,7 @@
 """Real training runs on small data: Dataset and generator input, evaluate, predict,
 checkpoints and resume, and the Dataset pipeline's batches."""
 import os
+import re
 
 import numpy as np
 import pytest
@@ -181,8 +182,14 @@ def test_accelerate_train_mode_needs_the_hook_and_switches(data):
     x, y = data
     acc = kiln.ExperimentalConfig(accelerate_train_mode="fast1|step|0.5")
     est = make_estimator(experimental_config=acc)
-    with pytest.raises(kiln.ConfigError, match="TellMeStepOrLossHook"):
+    with pytest.raises(kiln.ConfigError) as missing:
         est.train(dataset_input(x, y), max_steps=10)
+    # the advice is the Python call, not the C++ one
+    assert "add `kiln.TellMeStepOrLossHook(step='global_step:0', total_step=N)` to train(hooks=[...])" in str(missing.value)
+    assert "std::" not in str(missing.value)
+    loss_split = make_estimator(experimental_config=kiln.ExperimentalConfig(accelerate_train_mode="fast1|loss|1.05"))
+    with pytest.raises(kiln.ConfigError, match=re.escape("`kiln.TellMeStepOrLossHook(loss='loss:0', final_loss=L)`")):
+        loss_split.train(dataset_input(x, y), max_steps=10)
     est.train(dataset_input(x, y), max_steps=10,
               hooks=[kiln.TellMeStepOrLossHook(step="global_step:0", total_step=10)])
     a = est.last_train_stats["accelerate"]

@@ -232,6 +232,16 @@ TEST(Optimizer, ParamsSetEverySetting) {
   set_optimizer_params(round_trip, s);
   EXPECT_EQ(optimizer_settings(round_trip).describe(), s.describe());
   EXPECT_THROW(optimizer_settings(Params{{"warmup_steps", 2.5}}), ConfigError);
+  // A step count too large for params' doubles to hold exactly is shown as given, not as 4.61169e+18.
+  for (const auto& [value, text] : {std::pair{4611686018427387904.0, "4611686018427387904"}, {2.5, "2.5"}}) {
+    try {
+      optimizer_settings(Params{{"warmup_steps", value}});
+      FAIL() << text;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("[warmup_steps] '") + text +
+                                           "' is not a whole number of steps from 0 to 1000000000000000");
+    }
+  }
   EXPECT_THROW(optimizer_settings(Params{{"learning_rate_schedule", "step"}}), ConfigError);
   EXPECT_THROW(optimizer_settings(Params{{"weight_decay", "lots"}}), ConfigError);
 }

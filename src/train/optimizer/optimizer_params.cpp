@@ -1,17 +1,29 @@
 #include "kiln/optimizer_params.h"
 
+#include <charconv>
 #include <cmath>
+#include <string>
 
 #include "kiln/error.h"
 
 namespace kiln {
 namespace {
 
+constexpr double kMostSteps = 1e15;  // params hold doubles: whole numbers are exact far beyond this
+
+// A step count from params, exact: a whole number from 0 to kMostSteps, else an error
+// that shows the value as given (4611686018427387904, not 4.61169e+18).
 int64_t whole(const Params& p, const std::string& key, int64_t fallback) {
   if (!p.has(key)) return fallback;
   const double v = p.number(key);
-  if (!(v >= 0) || v != std::floor(v) || v > 1e15)
-    KILN_THROW(ConfigError) << "[" << key << "] '" << v << "' must be a whole number of steps, 0 or more";
+  if (!(v >= 0) || v != std::floor(v) || v > kMostSteps) {
+    char text[400];
+    const bool integral = std::isfinite(v) && v == std::floor(v);
+    const auto end = integral ? std::to_chars(text, text + sizeof text, v, std::chars_format::fixed).ptr
+                              : std::to_chars(text, text + sizeof text, v).ptr;
+    KILN_THROW(ConfigError) << "[" << key << "] '" << std::string(text, end)
+                            << "' is not a whole number of steps from 0 to 1000000000000000";
+  }
   return static_cast<int64_t>(v);
 }
 
