@@ -17,6 +17,7 @@
 // ever deletes another live run's half-written checkpoint.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,9 @@ struct Checkpoint {
   int64_t step = 0;
   Variables variables;
   nlohmann::json state = nlohmann::json::object();  // e.g. {"phase": "original"}
+  // Tensors of a TensorFlow checkpoint in a dtype kiln does not hold (name -> TensorFlow's
+  // dtype name, "DT_DOUBLE"): not read, named when the model has a variable of that name.
+  std::map<std::string, std::string> unread;
 };
 
 // Writes `ckpt` to `path` atomically (temp file in the same directory, fsync, rename,
@@ -57,7 +61,8 @@ Checkpoint parse_checkpoint(std::string_view bytes, const std::string& path);
 // The variables of `g` compared with a checkpoint's: every mismatch (missing, unexpected,
 // other dtype or shape), one per entry; empty when they match. With allow_extra,
 // variables only in the checkpoint are fine (an evaluation graph has no optimizer slots).
-std::vector<std::string> checkpoint_mismatches(const Graph& g, const Variables& saved, bool allow_extra = false);
+std::vector<std::string> checkpoint_mismatches(const Graph& g, const Variables& saved, bool allow_extra = false,
+                                               const std::map<std::string, std::string>& unread = {});
 
 // A checkpoint in TensorFlow's format (a tensor bundle, formats/tensor_bundle.h) at
 // `prefix` ("dir/model.ckpt-N"), with kiln's own state beside it in

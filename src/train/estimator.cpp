@@ -114,7 +114,7 @@ void adopt_state(Variables& vars, const BuiltGraph& built, std::optional<Checkpo
     vars.clear();
     st.resumed = true;
   } else if (restored) {
-    const auto bad = checkpoint_mismatches(graph, restored->variables);
+    const auto bad = checkpoint_mismatches(graph, restored->variables, false, restored->unread);
     if (!bad.empty())
       KILN_THROW(CheckpointError) << "[checkpoint] '" << dir->path_for(restored->step)
                                   << "' does not fit this model (" << bad.size() << " mismatch"

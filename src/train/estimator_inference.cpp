@@ -30,9 +30,11 @@ Variables& Estimator::state_for_inference(const char* what, bool collective) {
         config_.model_dir.empty() ? std::nullopt : CheckpointDir(config_.model_dir, 0).latest_step();
     if (!s_->vars.empty() && !(latest && *latest > global_step())) {
       choice = in_memory;
+      s_->unread.clear();
     } else if (latest) {
       if (auto c = CheckpointDir(config_.model_dir, 0).load_latest()) {
         s_->vars = std::move(c->variables);
+        s_->unread = std::move(c->unread);
         choice = loaded;
       }
     }
@@ -49,7 +51,9 @@ Variables& Estimator::state_for_inference(const char* what, bool collective) {
 Variables& Estimator::state_for_inference(const char* what, const std::string& checkpoint_path, Variables& holder,
                                           bool collective) {
   if (checkpoint_path.empty()) return state_for_inference(what, collective);
-  holder = load_checkpoint(checkpoint_path).variables;
+  Checkpoint c = load_checkpoint(checkpoint_path);
+  holder = std::move(c.variables);
+  s_->unread = std::move(c.unread);
   return holder;
 }
 
@@ -70,8 +74,8 @@ void Estimator::record_evaluation(const Evaluation& ev) const {
 }
 
 namespace {
-void check_fits(const Graph& g, const Variables& vars) {
-  const auto bad = checkpoint_mismatches(g, vars, /*allow_extra=*/true);
+void check_fits(const Graph& g, const Variables& vars, const std::map<std::string, std::string>& unread) {
+  const auto bad = checkpoint_mismatches(g, vars, /*allow_extra=*/true, unread);
   if (bad.empty()) return;
   std::string list;
   for (const auto& l : bad) list += "\n  " + l;
@@ -205,7 +209,7 @@ Evaluation Estimator::evaluate(const InputFn& input_fn, int64_t steps, const std
       if (size == rows) own = &g;
     }
     BuiltGraph& b = own ? *own : build_graph(*s_, model_fn_, params_, options, ModeKeys::eval, batch, {}, false, budget);
-    check_fits(*b.graph, vars);
+    check_fits(*b.graph, vars, s_->unread);
     check_batch(b, batch, "batch " + std::to_string(n) + " of the evaluation input");
     if (fresh_graphs && !b.warm_start.empty() && !overridden) {
       overridden = vars;
@@ -248,7 +252,7 @@ std::map<std::string, Array> Estimator::predict(const InputFn& input_fn, const s
     if (first_rows < 0) first_rows = rows;
     BuiltGraph& b = build_graph(*s_, model_fn_, params_, backend_options(), ModeKeys::predict, batch, {}, false,
                                 tail_budget(rows, first_rows));
-    check_fits(*b.graph, vars);
+    check_fits(*b.graph, vars, s_->unread);
     check_batch(b, batch, "batch " + std::to_string(n) + " of the prediction input");
     Feeds feeds;
     feed_batch(batch, feeds);

@@ -45,6 +45,7 @@ void feed_batch(data::Batch& batch, Feeds& feeds);
 
 struct Estimator::State {
   Variables vars;
+  std::map<std::string, std::string> unread;  // of the checkpoint inference last loaded (Checkpoint::unread)
   std::map<std::string, BuiltGraph> graphs;  // key: mode, shapes, fetches
   double compile_seconds = 0;  // total spent in build(); callers take differences
   CompileSummary compile;

@@ -7,9 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "formats/crc32c.h"
+#include "formats/sstable.h"
+#include "formats/tensor_bundle.h"
 #include "kiln/ops.h"
 #include "support/as_nobody.h"
 #include "support/processes.h"
+#include "tf_bundle.pb.h"
 
 namespace kiln {
 namespace {
@@ -83,6 +87,40 @@ TEST(Checkpoint, CorruptOrTruncatedFilesAreClearErrors) {
   fs::resize_file(path, 3);
   EXPECT_THROW(read_checkpoint(path), CheckpointError);
   EXPECT_THROW(read_checkpoint((d.path / "missing.kiln").string()), CheckpointError);
+}
+
+// A TensorFlow checkpoint of a float64 variable: kiln holds no float64, so the tensor is
+// not read, and a model variable of its name is told so, not "not in the checkpoint".
+TEST(Checkpoint, ATensorOfADtypeKilnDoesNotHoldIsNamedWithItsDtype) {
+  const TempDir d;
+  fs::create_directories(d.path);
+  const std::string prefix = (d.path / "model.ckpt-3").string();
+  const std::string bytes(16, '\0');  // two doubles 0.0
+  tensorflow::BundleEntryProto e;
+  e.set_dtype(tensorflow::DT_DOUBLE);
+  e.mutable_shape()->add_dim()->set_size(2);
+  e.set_offset(0);
+  e.set_size(16);
+  e.set_crc32c(formats::mask_crc(formats::crc32c(bytes)));
+  tensorflow::BundleHeaderProto header;
+  header.set_num_shards(1);
+  header.mutable_version()->set_producer(1);
+  std::ofstream(formats::bundle_index_file(prefix), std::ios::binary)
+      << formats::write_table({{"", header.SerializeAsString()}, {"w", e.SerializeAsString()}});
+  std::ofstream(formats::bundle_data_file(prefix), std::ios::binary) << bytes;
+
+  const Checkpoint c = load_checkpoint(prefix);
+  EXPECT_TRUE(c.variables.empty());
+  ASSERT_EQ(c.unread.size(), 1u);
+  EXPECT_EQ(c.unread.at("w"), "DT_DOUBLE");
+  Graph g;
+  variable(g, "w", DType::f32, {2});
+  const auto bad = checkpoint_mismatches(g, c.variables, false, c.unread);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0], "'w' is f32[2] in the model but DT_DOUBLE in the checkpoint, a dtype kiln does not hold (it holds "
+                    "f32, f16, bf16, i32, i64, bool and TensorFlow's 8/16-bit integers): save the variable as f32 in "
+                    "TensorFlow, or read the checkpoint there");
+  EXPECT_EQ(checkpoint_mismatches(g, c.variables)[0], "'w' f32[2] is in the model but not in the checkpoint");
 }
 
 TEST(Checkpoint, MismatchesListEveryDifference) {

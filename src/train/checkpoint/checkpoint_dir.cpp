@@ -77,6 +77,8 @@ Checkpoint read_tf_checkpoint(const std::string& prefix) {
   Checkpoint c;
   std::map<std::string, Array> tensors = formats::read_bundle(prefix);
   for (auto& [k, v] : tensors) c.variables.emplace(k, std::move(v));
+  for (const formats::BundleEntry& e : formats::list_bundle(prefix))
+    if (!e.readable) c.unread.emplace(e.name, e.dtype);
   const std::string state_path = prefix + kStateSuffix;
   std::error_code ec;
   const auto gs = c.variables.find("global_step");

@@ -277,7 +277,8 @@ Checkpoint parse_checkpoint(std::string_view bytes, const std::string& path) {
   return ckpt;
 }
 
-std::vector<std::string> checkpoint_mismatches(const Graph& g, const Variables& saved, bool allow_extra) {
+std::vector<std::string> checkpoint_mismatches(const Graph& g, const Variables& saved, bool allow_extra,
+                                               const std::map<std::string, std::string>& unread) {
   std::vector<std::string> out;
   std::map<std::string, bool> in_graph;
   for (ValueId id : g.variables()) {
@@ -285,7 +286,13 @@ std::vector<std::string> checkpoint_mismatches(const Graph& g, const Variables& 
     in_graph[n.name] = true;
     if (is_local_variable(n)) continue;  // never in a checkpoint
     auto it = saved.find(n.name);
-    if (it == saved.end()) {
+    if (const auto u = unread.find(n.name); it == saved.end() && u != unread.end()) {
+      // TensorFlow too restores a variable only from a tensor of its own dtype.
+      out.push_back("'" + n.name + "' is " + std::string(dtype_name(n.dtype)) + shape_str(n.shape) +
+                    " in the model but " + u->second + " in the checkpoint, a dtype kiln does not hold (it holds " +
+                    "f32, f16, bf16, i32, i64, bool and TensorFlow's 8/16-bit integers): save the variable as " +
+                    std::string(dtype_name(n.dtype)) + " in TensorFlow, or read the checkpoint there");
+    } else if (it == saved.end()) {
       out.push_back("'" + n.name + "' " + std::string(dtype_name(n.dtype)) + shape_str(n.shape) +
                     " is in the model but not in the checkpoint");
     } else if (it->second.dtype() != n.dtype || it->second.shape() != n.shape) {
