@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <string_view>
 
 #include <xxhash.h>
@@ -14,6 +16,7 @@
 #include "formats/sstable.h"
 #include "formats/example.h"
 #include "formats/image_decode.h"
+#include "formats/tensor_bundle.h"
 #include "formats/tfrecord.h"
 #include "json/bounded_json.h"
 #include "kiln/checkpoint.h"
@@ -213,6 +216,41 @@ int image_decoder(const uint8_t* data, size_t size) {
   });
 }
 
+int tensor_bundle(const uint8_t* data, size_t size) {
+  // The first 4 bytes (little-endian) give the length of the .index; the rest is the data
+  // file. Both are written to a directory of this process's own, as read_bundle reads files.
+  if (size < 4) return 0;
+  uint32_t index_length = 0;
+  for (int i = 3; i >= 0; --i) index_length = index_length << 8 | data[i];
+  const std::string_view rest(reinterpret_cast<const char*>(data + 4), size - 4);
+  const size_t cut = std::min<size_t>(index_length, rest.size());
+  struct OwnDirectory {  // removed when the process exits
+    std::string path;
+    OwnDirectory() {
+      char dir[] = "/tmp/kiln-fuzz-bundle-XXXXXX";
+      if (!mkdtemp(dir)) __builtin_trap();
+      path = dir;
+    }
+    ~OwnDirectory() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const OwnDirectory dir;
+  const std::string prefix = dir.path + "/model.ckpt-1";
+  for (const auto& [path, bytes] : {std::pair{formats::bundle_index_file(prefix), rest.substr(0, cut)},
+                                    std::pair{formats::bundle_data_file(prefix), rest.substr(cut)}}) {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fclose(f) != 0) __builtin_trap();
+  }
+  rejecting_cleanly([&] { (void)formats::list_bundle(prefix); });
+  return rejecting_cleanly([&] {
+    for (const auto& [name, a] : formats::read_bundle(prefix))
+      if (a.numel() < 0 || static_cast<uint64_t>(a.numel()) * dtype_size(a.dtype()) > rest.size() * 8 + 64)
+        __builtin_trap();  // an Array is never larger than the bytes it was read from allow
+  });
+}
+
 const std::vector<NamedTarget>& all_targets() {
   static const std::vector<NamedTarget> targets = {{"idx_reader", idx_reader},
                                                    {"checkpoint_reader", checkpoint_reader},
@@ -225,7 +263,8 @@ const std::vector<NamedTarget>& all_targets() {
                                                    {"tfrecord_reader", tfrecord_reader},
                                                    {"checkpoint_index", checkpoint_index},
                                                    {"example_parser", example_parser},
-                                                   {"image_decoder", image_decoder}};
+                                                   {"image_decoder", image_decoder},
+                                                   {"tensor_bundle", tensor_bundle}};
   return targets;
 }
 

@@ -29,6 +29,7 @@ int tfrecord_reader(const uint8_t* data, size_t size);    // formats::RecordRead
 int checkpoint_index(const uint8_t* data, size_t size);   // formats::read_table (a checkpoint's .index)
 int example_parser(const uint8_t* data, size_t size);     // formats::parse_examples, read_example
 int image_decoder(const uint8_t* data, size_t size);      // formats::decode_png / decode_jpeg (first byte: which)
+int tensor_bundle(const uint8_t* data, size_t size);      // formats::read_bundle, list_bundle (index, then data)
 
 struct NamedTarget {
   const char* name;  // also the folder of its corpus under fuzz/corpus/
