@@ -14,6 +14,9 @@ A TensorFlow 1.x Estimator script ports by renaming `tf.` to `kiln.` (and the se
 
 Names TensorFlow has and kiln's IR lacks raise NotImplementedError naming them.
 """
+# ruff: noqa: F401, A004, E402
+# (the top-level names, imported to be re-exported, some of them TensorFlow's that shadow
+# builtins: abs, bool, pow, range, slice, tuple; kiln._core loads after the OpenMP wait is set)
 import os as _os
 
 # As `kiln train` does (kiln/process.h): OpenMP threads spin long enough to stay awake
@@ -21,63 +24,236 @@ import os as _os
 # starve working ones. libgomp reads this when it loads, which importing kiln._core does
 # (unless something loaded it before); a user's OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
 if not any(k in _os.environ for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KILN_KEEP_OPENMP_WAIT")):
-    from . import _openmp_wait
+    from kiln._src import openmp_wait as _openmp_wait
 
     _os.environ["GOMP_SPINCOUNT"] = str(_openmp_wait.choose_spins())
-from . import _core  # noqa: E402
+from kiln import _core
 
 _core.tune_heap()
-from . import distributed as _distributed  # noqa: E402
+from kiln._src import distributed as _distributed
 
 _distributed._install()  # under mpirun: an uncaught exception ends every rank, naming its own
-from ._dtypes import (DType, as_dtype, bfloat16, bool, float16, float32, float64, int8, int16, int32,  # noqa: A004
-                      int64, string, uint8, uint16)
-from ._graph import (  # noqa: F401
-    Dimension, Tensor, TensorShape, abs, add, argmax, argmin, cast, clip_by_value, concat, constant, convert_to_tensor,
-    cos, divide, equal, erf, exp, expand_dims, get_default_graph, greater, greater_equal, identity, less, less_equal,
-    log, matmul, maximum, minimum, multiply, negative, not_equal, ones, ones_like, one_hot, pad, pow, reduce_max,
-    reduce_mean, reduce_min, reduce_sum, reshape, rsqrt, sigmoid, sign, slice, sqrt, square, squeeze, stop_gradient,
-    subtract, tanh, transpose, truediv, where, zeros, zeros_like,
+from kiln import (
+    app,
+    compat,
+    config,
+    contrib,
+    data,
+    distributed,
+    estimator,
+    example_proto,
+    feature_column,
+    flags,
+    gfile,
+    image,
+    initializers,
+    keras,
+    layers,
+    logging,
+    losses,
+    metrics,
+    nest,
+    nn,
+    parsing,
+    random_ops,
+    records,
+    summary,
+    train,
 )
-from ._array_ops import (  # noqa: F401
-    add_n, boolean_mask, clip_by_average_norm, clip_by_global_norm, clip_by_norm, cond, count_nonzero, expm1, fill,
-    ensure_shape, gather, global_norm, log1p, logical_and, logical_not, logical_or, rank, reciprocal, reduce_all,
-    reduce_any, reverse, shape, shape_n, size, split, squared_difference, stack, tile, unstack,
+from kiln._src.array_ops import (
+    add_n,
+    boolean_mask,
+    clip_by_average_norm,
+    clip_by_global_norm,
+    clip_by_norm,
+    cond,
+    count_nonzero,
+    ensure_shape,
+    expm1,
+    fill,
+    gather,
+    global_norm,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    rank,
+    reciprocal,
+    reduce_all,
+    reduce_any,
+    reverse,
+    shape,
+    shape_n,
+    size,
+    split,
+    squared_difference,
+    stack,
+    tile,
+    unstack,
 )
-from ._array_ops import reverse as reverse_v2  # noqa: F401 (TensorFlow 1.x's second name of reverse)
-from ._array_ops import range_ as range  # noqa: A001 (TensorFlow's name)
-from ._scopes import (  # noqa: F401
-    AUTO_REUSE, GraphKeys, add_to_collection, add_to_collections, colocate_with, control_dependencies, device,
-    get_collection, get_collection_ref, get_variable_scope, group, name_scope, no_op, variable_scope,
+from kiln._src.array_ops import range_ as range
+from kiln._src.array_ops import reverse as reverse_v2
+from kiln._src.compat import (
+    GPUOptions,
+    GraphOptions,
+    OptimizerOptions,
+    RewriterConfig,
+    assert_equal,
+    assert_rank,
+    assert_type,
+    constant_initializer,
+    disable_eager_execution,
+    disable_v2_behavior,
+    enable_eager_execution,
+    executing_eagerly,
+    glorot_normal_initializer,
+    glorot_uniform_initializer,
+    gradients,
+    io,
+    is_tensor,
+    math,
+    ones_initializer,
+    python_io,
+    random,
+    random_normal_initializer,
+    random_uniform_initializer,
+    sparse,
+    test,
+    to_bfloat16,
+    to_double,
+    to_float,
+    to_int32,
+    to_int64,
+    truncated_normal_initializer,
+    uniform_unit_scaling_initializer,
+    variance_scaling_initializer,
+    zeros_initializer,
 )
-from ._scopes import tuple_ as tuple  # noqa: A001
-from ._variables import (  # noqa: F401
-    Variable, all_variables, assign, assign_add, assign_sub, get_variable, global_variables,
-    global_variables_initializer, local_variables, local_variables_initializer, model_variables,
-    moving_average_variables, trainable_variables, variables_initializer,
+from kiln._src.dtypes import (
+    DType,
+    as_dtype,
+    bfloat16,
+    bool,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    string,
+    uint8,
+    uint16,
 )
-from .random_ops import random_normal, random_uniform, set_random_seed, truncated_normal  # noqa: F401
-from ._log import set_log_function
-from . import data, distributed, estimator, initializers, layers, logging, losses, metrics, nn, train  # noqa: E402
-from . import app, compat, contrib, feature_column, flags, gfile, keras, nest  # noqa: E402,F401
-from .config import ExperimentalConfig, NPURunConfig, RunConfig
-from .estimator import Estimator, EstimatorSpec, ModeKeys, NPUEstimator
-from .train import TellMeStepOrLossHook
-from .data import TensorSpec  # noqa: F401 (tf.TensorSpec, for from_generator(output_signature=))
-from ._compat import (  # noqa: E402,F401
-    GPUOptions, GraphOptions, OptimizerOptions, RewriterConfig, assert_equal, assert_rank, assert_type,
-    disable_eager_execution, disable_v2_behavior, enable_eager_execution, executing_eagerly, gradients, io,
-    is_tensor, math, python_io, random, test, variance_scaling_initializer, truncated_normal_initializer,
-    glorot_uniform_initializer, glorot_normal_initializer, zeros_initializer, ones_initializer,
-    constant_initializer, random_normal_initializer, random_uniform_initializer, image, summary, uniform_unit_scaling_initializer,
-    sparse, to_bfloat16, to_double, to_float, to_int32, to_int64,
+from kiln._src.graph import (
+    Dimension,
+    Tensor,
+    TensorShape,
+    abs,
+    add,
+    argmax,
+    argmin,
+    cast,
+    clip_by_value,
+    concat,
+    constant,
+    convert_to_tensor,
+    cos,
+    divide,
+    equal,
+    erf,
+    exp,
+    expand_dims,
+    get_default_graph,
+    greater,
+    greater_equal,
+    identity,
+    less,
+    less_equal,
+    log,
+    matmul,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    one_hot,
+    ones,
+    ones_like,
+    pad,
+    pow,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_sum,
+    reshape,
+    rsqrt,
+    sigmoid,
+    sign,
+    slice,
+    sqrt,
+    square,
+    squeeze,
+    stop_gradient,
+    subtract,
+    tanh,
+    transpose,
+    truediv,
+    where,
+    zeros,
+    zeros_like,
 )
-from .parsing import (  # noqa: E402,F401 (TensorFlow 1.x's top-level names)
-    FixedLenFeature, FixedLenSequenceFeature, SparseTensorValue, VarLenFeature, decode_raw, parse_example,
+from kiln._src.image import random_crop
+from kiln._src.log import set_log_function
+from kiln._src.parsing import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    SparseTensorValue,
+    VarLenFeature,
+    decode_raw,
+    parse_example,
     parse_single_example,
 )
-from .parsing import sparse_to_dense as sparse_tensor_to_dense  # noqa: E402,F401
-from .image import random_crop  # noqa: E402,F401 (tf.random_crop)
+from kiln._src.parsing import sparse_to_dense as sparse_tensor_to_dense
+from kiln._src.random_ops import random_normal, random_uniform, set_random_seed, truncated_normal
+from kiln._src.scopes import (
+    AUTO_REUSE,
+    GraphKeys,
+    add_to_collection,
+    add_to_collections,
+    colocate_with,
+    control_dependencies,
+    device,
+    get_collection,
+    get_collection_ref,
+    get_variable_scope,
+    group,
+    name_scope,
+    no_op,
+    variable_scope,
+)
+from kiln._src.scopes import tuple_ as tuple
+from kiln._src.unsupported import unsupported as _unsupported
+from kiln._src.variables import (
+    Variable,
+    all_variables,
+    assign,
+    assign_add,
+    assign_sub,
+    get_variable,
+    global_variables,
+    global_variables_initializer,
+    local_variables,
+    local_variables_initializer,
+    model_variables,
+    moving_average_variables,
+    trainable_variables,
+    variables_initializer,
+)
+from kiln.config import ExperimentalConfig, NPURunConfig, RunConfig
+from kiln.data import TensorSpec
+from kiln.estimator import Estimator, EstimatorSpec, ModeKeys, NPUEstimator
+from kiln.train import TellMeStepOrLossHook
 
 # Errors: configuration and graph errors are ValueErrors whose message starts with the
 # option in brackets ("[accelerate_train_mode] ..."), also in `error.option`.
@@ -100,13 +276,11 @@ del _cls
 
 
 def placeholder(*args, **kwargs):
-    from ._graph import unsupported
-    unsupported("placeholder", "the Estimator feeds features and labels to model_fn; input comes from input_fn")
+    _unsupported("placeholder", "the Estimator feeds features and labels to model_fn; input comes from input_fn")
 
 
 def Session(*args, **kwargs):  # noqa: N802 (TensorFlow's name)
-    from ._graph import unsupported
-    unsupported("Session", "kiln runs graphs through the Estimator: train, evaluate, predict")
+    _unsupported("Session", "kiln runs graphs through the Estimator: train, evaluate, predict")
 
 
 
@@ -128,7 +302,7 @@ class _Options:
     def CopyFrom(self, other):  # noqa: N802 (protobuf's name)
         self.__dict__.update(other.__dict__)
 
-    def add(self, **kwargs):
+    def add(self, **kwargs):  # noqa: F811 (a repeated field's add(), not kiln.add)
         return _Options(**kwargs)
 
 

@@ -1,5 +1,5 @@
 // The spin-count rule (src/process/openmp_wait.h) on two recorded /proc/stat snapshots
-// (tests/process/fixtures; python/kiln/_openmp_wait.py is tested on the same files), and
+// (tests/process/fixtures; python/kiln/_src/openmp_wait.py is tested on the same files), and
 // on this machine with every allowed CPU kept busy.
 #include "process/openmp_wait.h"
 

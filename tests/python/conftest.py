@@ -55,4 +55,4 @@ def quiet():
     lines = []
     kiln.set_log_function(lines.append)
     yield lines
-    kiln.set_log_function(kiln._log._print)
+    kiln.set_log_function(kiln._src.log._print)

@@ -1,9 +1,9 @@
 """Bad input from Python is a clear exception, never a crash."""
 import numpy as np
 import pytest
+from conftest import dataset_input, make_estimator
 
 import kiln
-from conftest import dataset_input, make_estimator
 
 
 def test_dataset_rejects_non_arrays_and_bad_dtypes(data):

@@ -16,13 +16,13 @@ import pytest
 import kiln as tf
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-import data_parallel_hosts  # noqa: E402
-import peers  # noqa: E402
-import pipeline_vs_tfdata  # noqa: E402
+import data_parallel_hosts
+import peers
+import pipeline_vs_tfdata
 
 
 def write_records(folder, n):
-    box = lambda v: tf.train.Feature(float_list=tf.train.FloatList(value=[v]))  # noqa: E731
+    box = lambda v: tf.train.Feature(float_list=tf.train.FloatList(value=[v]))
     with tf.io.TFRecordWriter(os.path.join(folder, "train-0.tfrecord")) as w:
         for i in range(n):
             yy, xx = np.mgrid[0:48, 0:48]

@@ -35,7 +35,7 @@ def first_loss(w, x, y, a):
     h = w["wte"][x] + w["wpe"][:t]
     erf = np.vectorize(math.erf)
     for k in range(a.layers):
-        b = lambda name: w["h%d.%s" % (k, name)]  # noqa: E731
+        b = lambda name: w["h%d.%s" % (k, name)]
         qkv = layer_norm(h, b("ln1_g"), b("ln1_b")) @ b("qkv_w") + b("qkv_b")
         q, kk, v = (m.reshape(bsz, t, heads, c // heads).transpose(0, 2, 1, 3) for m in np.split(qkv, 3, -1))
         att = q @ kk.transpose(0, 1, 3, 2) / math.sqrt(c // heads)

@@ -12,9 +12,9 @@ import types
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-import compat_vs_tensorflow  # noqa: E402
-import gpt_vs_pytorch  # noqa: E402
-import vs_pytorch  # noqa: E402
+import compat_vs_tensorflow
+import gpt_vs_pytorch
+import vs_pytorch
 
 # Per round, the rate of each PyTorch setting: "default" wins on its best round (10)
 # though "PASSIVE" has the better mean (9.25 against 7).

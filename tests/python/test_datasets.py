@@ -8,9 +8,9 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import make_estimator
 
 import kiln
-from conftest import make_estimator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

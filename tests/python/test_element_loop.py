@@ -8,11 +8,12 @@ repetitions; elements the plan cannot take fall back to Python in their place; e
 come where the Python loop raises them."""
 import numpy as np
 import pytest
+from test_images import FILES
 
 import kiln
 import kiln as tf
-from kiln import _map_function, _map_loops
-from test_images import FILES
+from kiln._src import map_function as _map_function
+from kiln._src import map_loops as _map_loops
 
 SPEC = {"image/encoded": tf.io.FixedLenFeature([], tf.string),
         "image/class/label": tf.io.FixedLenFeature([], tf.int64),
@@ -115,7 +116,7 @@ def test_images_of_other_sizes_fall_back_where_the_graph_needs_a_shape(tmp_path)
         f = tf.io.parse_single_example(record, SPEC)
         image = tf.image.convert_image_dtype(tf.image.decode_jpeg(f["image/encoded"]), tf.float32)
         return tf.image.random_crop(image, [30, 30, 3]), tf.reduce_mean(image)
-    make = lambda: tf.data.TFRecordDataset([path]).map(fn, num_parallel_calls=2).batch(4)  # noqa: E731
+    make = lambda: tf.data.TFRecordDataset([path]).map(fn, num_parallel_calls=2).batch(4)
     native, counts = run("auto", make)
     assert_same(native, run("python", make)[0])
     assert counts.get("cpp", 0) == 4 and counts.get("python", 0) == 6  # the first, and the five of 36 x 50
@@ -125,7 +126,7 @@ def test_png_and_numeric_elements(tmp_path):
     def fn(data, scale):
         image = tf.image.convert_image_dtype(tf.image.decode_png(data, dtype=tf.uint16), tf.float32)
         return tf.image.random_flip_left_right(image) * scale
-    make = lambda: tf.data.Dataset.from_generator(  # noqa: E731
+    make = lambda: tf.data.Dataset.from_generator(
         lambda: ((FILES["png16"], np.float32(i)) for i in range(9)), output_types=(tf.string, tf.float32)
     ).map(fn, num_parallel_calls=2).batch(3)
     native, counts = run("auto", make)
@@ -146,7 +147,7 @@ def test_functions_without_a_cpp_form_keep_the_python_loop(tmp_path):
 
 def test_a_bad_element_raises_where_the_python_loop_raises(tmp_path):
     path = write_records(tmp_path / "a.tfrecord", 40, bad=5)
-    make = lambda: tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=2)  # noqa: E731
+    make = lambda: tf.data.TFRecordDataset([path]).map(augment, num_parallel_calls=2)
     assert len(run("auto", lambda: make().take(5))[0]) == 5  # stops before the bad JPEG: no error
     for loop in ("auto", "python"):
         previous, _map_loops.element_loop = _map_loops.element_loop, loop
@@ -219,7 +220,7 @@ def cifar_parse(record):
 
 def test_raw_bytes_decode_in_cpp_and_the_graph_does_the_rest(tmp_path):
     path = raw_records(tmp_path / "data_batch_1.tfrecords", 30)
-    make = lambda: tf.data.TFRecordDataset([path]).map(cifar_parse, num_parallel_calls=2).batch(8)  # noqa: E731
+    make = lambda: tf.data.TFRecordDataset([path]).map(cifar_parse, num_parallel_calls=2).batch(8)
     native, counts = run("auto", make)
     assert_same(native, run("python", make)[0])
     assert counts.get("cpp", 0) == 29 and native[0][0].shape == (8, 32, 32, 3)
@@ -229,8 +230,8 @@ def test_raw_bytes_decode_in_cpp_and_the_graph_does_the_rest(tmp_path):
     (tf.float32, False, None), (tf.int16, True, 10), (tf.uint16, False, None), (tf.uint8, True, 3)])
 def test_decode_raw_orders_and_lengths(out_type, little_endian, fixed_length):
     blobs = [np.arange(i, i + 4, dtype=">f4" if not little_endian else "<f4").tobytes() for i in range(6)]
-    fn = lambda b: tf.decode_raw(b, out_type, little_endian=little_endian, fixed_length=fixed_length)  # noqa: E731
-    make = lambda: tf.data.Dataset.from_generator(lambda: iter(blobs), output_types=tf.string).map(fn).batch(3)  # noqa: E731
+    fn = lambda b: tf.decode_raw(b, out_type, little_endian=little_endian, fixed_length=fixed_length)
+    make = lambda: tf.data.Dataset.from_generator(lambda: iter(blobs), output_types=tf.string).map(fn).batch(3)
     native, counts = run("auto", make)
     assert_same(native, run("python", make)[0])
     assert counts.get("cpp", 0) == 5
@@ -239,7 +240,7 @@ def test_decode_raw_orders_and_lengths(out_type, little_endian, fixed_length):
 
 
 def test_a_length_that_is_no_whole_number_of_values_is_the_same_error():
-    make = lambda: tf.data.Dataset.from_generator(  # noqa: E731
+    make = lambda: tf.data.Dataset.from_generator(
         lambda: iter([b"\0" * 8, b"\0" * 8, b"\0" * 7]), output_types=tf.string).map(
         lambda b: tf.decode_raw(b, tf.float32))
     messages = []
@@ -339,7 +340,7 @@ def test_a_decoded_uint8_image_moves_as_in_tensorflow(tmp_path, name):
         f = tf.parse_single_example(record, {"image_raw": tf.FixedLenFeature([], tf.string),
                                              "label": tf.FixedLenFeature([], tf.int64)})
         return op(tf.image.decode_png(f["image_raw"], channels=1)), tf.cast(f["label"], tf.int32)
-    make = lambda: tf.data.TFRecordDataset(path).map(parse, num_parallel_calls=2).batch(3)  # noqa: E731
+    make = lambda: tf.data.TFRecordDataset(path).map(parse, num_parallel_calls=2).batch(3)
     native, counts = run("auto", make)
     assert_same(native, run("python", make)[0])
     assert counts.get("cpp", 0) == 5, counts  # every element but the traced first one in C++

@@ -8,10 +8,10 @@ sample_distorted_bounding_box and the host resizes are one C++ implementation th
 loops call, so what these tests hold is the plan's wiring of slots, attributes and draws."""
 import numpy as np
 import pytest
+from test_element_loop import assert_same, jpeg, run
 
 import kiln as tf
-from kiln import _map_loops
-from test_element_loop import assert_same, jpeg, run
+from kiln._src import map_loops as _map_loops
 
 SIZES = ((60, 80), (72, 54), (64, 64))
 
@@ -84,7 +84,7 @@ def test_windows_cover_a_box_and_images_without_boxes_use_the_image(tmp_path):
         begin, size, box = tf.image.sample_distorted_bounding_box(shape, bbox, min_object_covered=0.5,
                                                                   use_image_if_no_bounding_boxes=True)
         return shape, begin, size, box, bbox
-    make = lambda: tf.data.TFRecordDataset([path]).map(windows, seed=4)  # noqa: E731
+    make = lambda: tf.data.TFRecordDataset([path]).map(windows, seed=4)
     native, counts = run("auto", make)
     assert_same(native, run("python", make)[0])
     assert counts.get("cpp", 0) == 23
@@ -110,7 +110,7 @@ def test_small_value_ops_and_nearest_resizes(tmp_path):
         small = tf.image.resize_nearest_neighbor(image, [9, 7], align_corners=True)  # a host op: sizes vary
         hw = tf.reshape(tf.squeeze(tf.reshape(shape, [1, 3, 1]), [2]), [-1])
         return small, hw, label
-    make = lambda: tf.data.TFRecordDataset([path]).map(fn).batch(4)  # noqa: E731
+    make = lambda: tf.data.TFRecordDataset([path]).map(fn).batch(4)
     native, counts = run("auto", make)
     assert_same(native, run("python", make)[0])
     assert counts.get("cpp", 0) == 11

@@ -1,13 +1,13 @@
-"""evaluate(hooks=...) (kiln/_eval_hooks.py): evaluating the ExponentialMovingAverage
+"""evaluate(hooks=...) (kiln/_src/eval_hooks.py): evaluating the ExponentialMovingAverage
 weights the way the Ascend ModelZoo's scripts do (a hook's begin() maps the averages'
 names with variables_to_restore, after_create_session runs assign_from_checkpoint_fn), the
 overrides holding for that evaluation only; hooks that evaluation cannot run are refused.
 Also labels as a dict of one entry, which those scripts' input pipelines yield."""
 import numpy as np
 import pytest
+from conftest import CLASSES, FEATURES, blobs, make_estimator
 
 import kiln as tf
-from conftest import CLASSES, FEATURES, blobs, make_estimator
 
 X, Y = blobs(256, seed=3)
 DECAY = 0.5

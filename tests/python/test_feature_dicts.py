@@ -6,9 +6,9 @@ interpreter and compiled. Split features train exactly as the same features in o
 A tuple of three arrays mapped to (features, labels) gives the same batches too."""
 import numpy as np
 import pytest
+from conftest import CLASSES, blobs
 
 import kiln
-from conftest import CLASSES, blobs
 
 IDS = 5
 

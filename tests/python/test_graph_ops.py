@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 import pytest
+from conftest import make_estimator
 
 import kiln
-from conftest import make_estimator
 
 B = 4
 RNG = np.random.default_rng(3)

@@ -3,9 +3,9 @@ import os
 
 import numpy as np
 import pytest
+from conftest import dataset_input, make_estimator
 
 import kiln
-from conftest import dataset_input, make_estimator
 
 
 class Recorder(kiln.train.SessionRunHook):
@@ -233,7 +233,7 @@ def test_profiler_hook_writes_chrome_traces_on_tensorflows_schedule(data, tmp_pa
     try:
         est.train(dataset_input(x, y), max_steps=14, hooks=[quiet])
     finally:
-        kiln.set_log_function(kiln._log._print)
+        kiln.set_log_function(kiln._src.log._print)
     assert any("show_dataflow has no arrows to draw" in line for line in lines)  # the default: said once
     assert [os.path.basename(p) for p in quiet.written] == ["timeline-13.json"]  # then not again within the hour
     assert not [e for e in json.load(open(quiet.written[0]))["traceEvents"] if e["name"] == "Memory"]

@@ -59,5 +59,5 @@ def test_tf_logging_verbosity_switches_kiln_lines(quiet):
 def test_outside_mpirun_the_process_is_a_world_of_one():
     import sys
     assert kiln.distributed.rank() == 0 and kiln.distributed.size() == 1 and kiln.distributed.is_chief()
-    assert sys.excepthook is not kiln.distributed._abort_on_uncaught  # only a job's ranks abort
+    assert sys.excepthook is not kiln._src.distributed._abort_on_uncaught  # only a job's ranks abort
     assert kiln.distributed.stats()["all_reduce_calls"] == 0

@@ -8,9 +8,9 @@ import textwrap
 import time
 
 import pytest
+from conftest import dataset_input, make_estimator
 
 import kiln
-from conftest import dataset_input, make_estimator
 
 
 class CtrlCAt(kiln.train.SessionRunHook):

@@ -6,11 +6,11 @@ and the resize of a decoded image are held to what real TensorFlow 2.15 gave
 (tests/formats/fixtures/make_fixtures.py); the random window to TensorFlow's rules."""
 import numpy as np
 import pytest
+from test_images import FILES, want
 
 import kiln
 import kiln as tf
-from kiln import _map_function
-from test_images import FILES, want
+from kiln._src import map_function as _map_function
 
 BIG = FILES["jpeg_big"]
 

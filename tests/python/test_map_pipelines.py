@@ -223,7 +223,7 @@ def test_estimator_trains_from_tfrecords(tmp_path):
 
     est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "model"),
                                  config=tf.estimator.RunConfig(random_seed=3))
-    from kiln import _map_loops
+    from kiln._src import map_loops as _map_loops
     before = _map_loops.loop_counts["cpp"]
     est.train(input_fn(train, True), steps=60)
     result = est.evaluate(input_fn(test, False))
@@ -262,7 +262,7 @@ def test_files_interleave_in_tensorflows_order(tmp_path):
 
 
 def test_parallel_and_compiled_maps_give_the_sequential_interpreters_elements():
-    from kiln import _map_function
+    from kiln._src import map_function as _map_function
     files = [os.path.join(FIXTURES, "images-%d.tfrecord.gz" % p) for p in range(2)]
 
     def noisy(record):
@@ -290,7 +290,8 @@ def test_parallel_and_compiled_maps_give_the_sequential_interpreters_elements():
 
 def test_map_graphs_run_compiled_at_once_or_after_tiering_up():
     import time
-    from kiln import _map_function
+
+    from kiln._src import map_function as _map_function
     x = np.arange(6, dtype=np.float32)
     _map_function.backend = "cpu"
     try:

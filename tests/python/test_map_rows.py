@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import kiln as tf
-from kiln import _map_loops
+from kiln._src import map_loops as _map_loops
 
 
 def mapped(make, loop):

@@ -5,6 +5,7 @@ import collections
 import os
 import threading
 
+import numpy as np
 import pytest
 
 import kiln as tf
@@ -49,4 +50,6 @@ def test_maps_run_on_at_most_a_thread_per_core_and_the_pools_threads():
         threadpool.override_threadpool(tf.data.Dataset.range(3), 4)
     with pytest.raises(TypeError, match="takes a tf.data pipeline"):
         threadpool.override_threadpool([1, 2], threadpool.PrivateThreadPool(2))
+    arrays = tf.data.Dataset.from_tensor_slices((np.zeros((4, 2), np.float32), np.arange(4, dtype=np.int32)))
+    assert threadpool.override_threadpool(arrays, threadpool.PrivateThreadPool(2)) is arrays  # its maps ran already
     assert tf.data.experimental.threadpool is threadpool

@@ -1,4 +1,4 @@
-"""kiln's OpenMP spin count on import (python/kiln/_openmp_wait.py): the rule of
+"""kiln's OpenMP spin count on import (python/kiln/_src/openmp_wait.py): the rule of
 src/process/openmp_wait.h, checked on the C++ test's /proc/stat fixtures, with the same
 constants, and in a fresh interpreter beside work on every allowed CPU."""
 import os
@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from kiln import _openmp_wait as ow
+from kiln._src import openmp_wait as ow
 
 SOURCE = os.environ.get("KILN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 

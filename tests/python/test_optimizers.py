@@ -2,9 +2,9 @@
 (cosine_decay of the global step) and keras's global_clipnorm, on both backends."""
 import numpy as np
 import pytest
+from conftest import CLASSES, dataset_input, make_estimator
 
 import kiln
-from conftest import CLASSES, dataset_input, make_estimator
 
 
 def fn_with(make_optimizer):

@@ -1,4 +1,4 @@
-"""kiln/parsing.py: tf.train.Example parsing's defaults and spec checks, called on bytes and
+"""kiln/_src/parsing.py: tf.train.Example parsing's defaults and spec checks, called on bytes and
 in the function of Dataset.map (whose elements run in C++, src/formats/example.cpp)."""
 import numpy as np
 import pytest

@@ -4,9 +4,9 @@ import threading
 
 import numpy as np
 import pytest
+from conftest import CLASSES, FEATURES, dataset_input, make_estimator, model_fn
 
 import kiln
-from conftest import CLASSES, FEATURES, dataset_input, make_estimator, model_fn
 
 
 def eval_input(x, y, batch=64):

@@ -5,9 +5,9 @@ kiln's gather path (matmul of a one_hot, ops.h): an index outside the depth is a
 zeros there as in TensorFlow."""
 import numpy as np
 import pytest
+from conftest import make_estimator
 
 import kiln
-from conftest import make_estimator
 
 B, T, DEPTH, UNITS = 4, 3, 6, 5
 IDS = np.array([[0, 5, 2], [3, 3, 1], [4, 7, 0], [1, -1, 5]], dtype=np.int32)  # 7 and -1: out of range

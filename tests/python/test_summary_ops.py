@@ -9,10 +9,10 @@ import zlib
 
 import numpy as np
 import pytest
+from conftest import dataset_input, make_estimator, model_fn
 
 import kiln
-from conftest import dataset_input, make_estimator, model_fn
-from kiln import summary as S
+from kiln._src import summary as S  # its helpers (image_values, _as_uint8) are tested directly
 
 
 def test_histogram_matches_tensorflows_buckets():

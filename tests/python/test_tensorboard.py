@@ -10,9 +10,9 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import dataset_input, make_estimator
 
 import kiln
-from conftest import dataset_input, make_estimator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -10,9 +10,9 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import dataset_input, make_estimator, model_fn
 
 import kiln
-from conftest import dataset_input, make_estimator, model_fn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "formats", "fixtures")

@@ -8,10 +8,10 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import CLASSES, FEATURES, dataset_input, make_estimator
 
 import kiln
 import kiln as tf
-from conftest import CLASSES, FEATURES, dataset_input, make_estimator
 
 X = np.random.default_rng(1).normal(size=(64, FEATURES)).astype(np.float32)
 Y = (np.arange(64) % CLASSES).astype(np.int32)
@@ -414,7 +414,7 @@ def test_array_ops_shapes_cond_and_constants():
 def test_train_and_evaluate_and_evaluate_a_checkpoint(tmp_path):
     x, y = make_blobs()
     est = make_estimator(str(tmp_path / "m"), save_checkpoints_steps=10)
-    ev = lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(128)  # noqa: E731
+    ev = lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(128)
     result, exports = tf.estimator.train_and_evaluate(est, tf.estimator.TrainSpec(dataset_input(x, y), max_steps=30),
                                                       tf.estimator.EvalSpec(ev, steps=None))
     assert result["global_step"] == 30 and result["accuracy"] > 0.9 and exports == []
@@ -444,8 +444,12 @@ def test_get_global_step_in_a_hook_and_session_options():
 
 
 def test_npu_bridge_wrappers_delegate():
-    from kiln.npu_bridge.npu_init import (ExponentialUpdateLossScaleManager, NPUDistributedOptimizer,
-                                          NPULossScaleOptimizer, npu_tf_optimizer)
+    from kiln.npu_bridge.npu_init import (
+        ExponentialUpdateLossScaleManager,
+        NPUDistributedOptimizer,
+        NPULossScaleOptimizer,
+        npu_tf_optimizer,
+    )
     base = train(linear_fn(lambda: tf.train.MomentumOptimizer(0.05, 0.9)), 3)
     wrapped = train(linear_fn(lambda: npu_tf_optimizer(NPULossScaleOptimizer(NPUDistributedOptimizer(
         tf.train.MomentumOptimizer(0.05, 0.9)), ExponentialUpdateLossScaleManager(2 ** 32, 1000)))), 3)
@@ -468,7 +472,7 @@ def test_flags_and_app_run(tmp_path):
                       "if __name__ == '__main__':\n"
                       "    tf.app.run()\n")
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(kiln.__file__)))
-    run = lambda *a: subprocess.run([sys.executable, str(script)] + list(a), capture_output=True, text=True, env=env)  # noqa: E731
+    run = lambda *a: subprocess.run([sys.executable, str(script)] + list(a), capture_output=True, text=True, env=env)
     p = run("--steps=7", "--name", "y", "--fast", "--lr=0.5", "--mode=evaluate", "--ids=3,4", "rest")
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "7 y True 0.5 evaluate ['3', '4'] ['rest']"

@@ -5,9 +5,9 @@ import re
 
 import numpy as np
 import pytest
+from conftest import blobs, dataset_input, make_estimator
 
 import kiln
-from conftest import blobs, dataset_input, make_estimator
 
 
 def test_train_evaluate_predict_with_dataset(data, tmp_path):

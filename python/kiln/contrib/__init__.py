@@ -3,8 +3,8 @@ layers (regularizers, initializers, layers, optimize_loss), framework (arg_scope
 (its basic layers and arg_scope) and data (AUTOTUNE and the input-pipeline helpers)."""
 import types as _types
 
-from . import framework, layers, rnn, slim  # noqa: F401
-from .. import data as _data
+from kiln._src import data as _data
+from kiln.contrib import framework, layers, rnn, slim  # noqa: F401
 
 data = _types.ModuleType("kiln.contrib.data")
 data.AUTOTUNE = _data.AUTOTUNE

@@ -3,6 +3,11 @@ listed, inside a with block)."""
 import contextlib
 import functools
 
+from kiln._src import eval_hooks as _eval_hooks
+from kiln._src import scopes as _scopes
+from kiln._src import variables as _variables
+from kiln._src.variables import global_variables
+
 _stack = [{}]
 
 
@@ -44,22 +49,18 @@ def current_arg_scope():
 
 
 def get_or_create_global_step():
-    from .._variables import get_or_create_global_step as g
-    return g()
+    return _variables.get_or_create_global_step()
 
 
 def get_global_step():
-    from .._variables import get_global_step as g
-    return g()
+    return _variables.get_global_step()
 
 
 def get_variables(scope=None, suffix=None, collection="variables"):
-    from .. import _scopes
     return [v for v in _scopes.get_collection(collection, scope) if suffix is None or v._name.endswith(suffix)]
 
 
 def get_variables_to_restore(include=None, exclude=None):
-    from .._variables import global_variables
     out = []
     for v in global_variables():
         if include and not any(v._name.startswith(i) for i in include):
@@ -75,6 +76,5 @@ def get_model_variables(scope=None):
 
 
 def assign_from_checkpoint_fn(model_path, var_list, ignore_missing_vars=False, reshape_variables=False):
-    """See kiln/_eval_hooks.py: runs from an evaluation hook's after_create_session."""
-    from .._eval_hooks import assign_from_checkpoint_fn as f
-    return f(model_path, var_list, ignore_missing_vars, reshape_variables)
+    """See kiln/_src/eval_hooks.py: runs from an evaluation hook's after_create_session."""
+    return _eval_hooks.assign_from_checkpoint_fn(model_path, var_list, ignore_missing_vars, reshape_variables)

@@ -1,10 +1,16 @@
 """tf.contrib.layers: regularizers, initializers, the functional layers and optimize_loss."""
-from .. import _scopes, nn
-from .. import initializers as _init
-from .. import layers as _layers
-from .._graph import abs as _abs
-from .._graph import reduce_sum, unsupported
-from .framework import add_arg_scope
+from kiln import _core
+from kiln._src import initializers as _init
+from kiln._src import layers as _layers
+from kiln._src import nn
+from kiln._src import scopes as _scopes
+from kiln._src import train as _train
+from kiln._src.array_ops import add_n, clip_by_global_norm
+from kiln._src.graph import abs as _abs
+from kiln._src.graph import matmul, reduce_mean, reduce_sum, reshape, rsqrt, square, unsupported
+from kiln._src.layers_norm import BatchNormalization
+from kiln._src.variables import get_variable, trainable_variables
+from kiln.contrib.framework import add_arg_scope
 
 xavier_initializer = _init.xavier_initializer
 xavier_initializer_conv2d = _init.xavier_initializer
@@ -34,10 +40,8 @@ def l1_l2_regularizer(scale_l1=1.0, scale_l2=1.0, scope=None):
 
 
 def apply_regularization(regularizer, weights_list=None):
-    from .._array_ops import add_n
-    from .._variables import trainable_variables
     losses = [regularizer(w) for w in (weights_list if weights_list is not None else trainable_variables())]
-    loss = add_n([l for l in losses if l is not None])
+    loss = add_n([x for x in losses if x is not None])
     _scopes.add_to_collection(_scopes.GraphKeys.REGULARIZATION_LOSSES, loss)
     return loss
 
@@ -63,13 +67,10 @@ def fully_connected(inputs, num_outputs, activation_fn=nn.relu, normalizer_fn=No
                     trainable=True, scope=None):
     """slim/contrib's fully_connected: variables '<scope>/weights' and '<scope>/biases'
     (scope default 'fully_connected'); no biases with a normalizer."""
-    from .. import _scopes as s
-    from .._variables import get_variable
-    with s.variable_scope(scope, default_name="fully_connected", reuse=reuse):
+    with _scopes.variable_scope(scope, default_name="fully_connected", reuse=reuse):
         n = inputs._shape[-1]
         w = get_variable("weights", [n, int(num_outputs)], initializer=weights_initializer or _init.xavier_initializer(),
                          regularizer=weights_regularizer, trainable=trainable)
-        from .._graph import matmul, reshape
         flat = inputs if len(inputs._shape) == 2 else reshape(inputs, [-1, n])
         y = matmul(flat, w)
         if normalizer_fn is None and biases_initializer is not None:
@@ -88,12 +89,10 @@ def conv2d(inputs, num_outputs, kernel_size, stride=1, padding="SAME", data_form
            outputs_collections=None, trainable=True, scope=None):
     """slim/contrib's conv2d: '<scope>/weights' [kh, kw, in, out] and '<scope>/biases'
     (scope default 'Conv'); no biases with a normalizer."""
-    from .. import _scopes as s
-    from .._variables import get_variable
     fmt = "NHWC" if data_format in (None, "NHWC") else "NCHW"
     kh, kw = nn._pair(kernel_size, "conv2d kernel_size")
     st = nn._pair(stride, "conv2d stride")
-    with s.variable_scope(scope, default_name="Conv", reuse=reuse):
+    with _scopes.variable_scope(scope, default_name="Conv", reuse=reuse):
         cin = inputs._shape[3] if fmt == "NHWC" else inputs._shape[1]
         w = get_variable("weights", [kh, kw, cin, int(num_outputs)],
                          initializer=weights_initializer or _init.xavier_initializer(), regularizer=weights_regularizer,
@@ -145,7 +144,6 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
     train_op's dependencies as UPDATE_OPS would)."""
     if batch_weights is not None or zero_debias_moving_mean:
         unsupported("batch_norm(batch_weights=, zero_debias_moving_mean=)", "kiln's batch norm is plain")
-    from .._layers_norm import BatchNormalization
     pi = param_initializers or {}
     layer = BatchNormalization(axis=-1 if data_format == "NHWC" else 1, momentum=decay, epsilon=epsilon, center=center,
                                scale=scale, beta_initializer=pi.get("beta"), gamma_initializer=pi.get("gamma"),
@@ -164,14 +162,10 @@ def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None, 
                outputs_collections=None, trainable=True, begin_norm_axis=1, begin_params_axis=-1, scope=None):
     """contrib's layer_norm: mean and variance over the axes from begin_norm_axis, gamma
     and beta over those from begin_params_axis ('<scope>/gamma', '<scope>/beta')."""
-    from .. import _scopes as s
-    from .._graph import reduce_mean, rsqrt, square
-    from .._variables import get_variable
-    from .. import _core
     rank = len(inputs._shape)
     norm_axes = list(range(begin_norm_axis % rank, rank))
     params_shape = list(inputs._shape[begin_params_axis % rank:])
-    with s.variable_scope(scope, default_name="LayerNorm", reuse=reuse):
+    with _scopes.variable_scope(scope, default_name="LayerNorm", reuse=reuse):
         mean = reduce_mean(inputs, norm_axes, keepdims=True)
         var = reduce_mean(square(inputs - mean), norm_axes, keepdims=True)
         y = (inputs - mean) * rsqrt(var + 1e-12)
@@ -195,7 +189,6 @@ def optimize_loss(loss, global_step, learning_rate, optimizer, gradient_noise_sc
     """contrib's optimize_loss: minimize with a named optimizer ('SGD', 'Adam', 'Adagrad',
     'RMSProp'; Momentum needs an instance), clip_gradients by global norm, and the
     UPDATE_OPS collection run with the update (as optimize_loss does)."""
-    from .. import train as _train
     if gradient_noise_scale is not None or gradient_multipliers is not None:
         unsupported("optimize_loss(gradient_noise_scale=, gradient_multipliers=)", "use compute/apply_gradients")
     lr = learning_rate
@@ -215,7 +208,6 @@ def optimize_loss(loss, global_step, learning_rate, optimizer, gradient_noise_sc
         if callable(clip_gradients):
             grads = clip_gradients(grads)
         else:
-            from .._array_ops import clip_by_global_norm
             clipped, _ = clip_by_global_norm([g for g, _ in grads], float(clip_gradients))
             grads = list(zip(clipped, [v for _, v in grads]))
     ups = _scopes.get_collection(_scopes.GraphKeys.UPDATE_OPS) if update_ops is None else list(update_ops)

@@ -1,2 +1,10 @@
 """tf.contrib.rnn: the cells and static_rnn (aliases of tf.nn.rnn_cell's)."""
-from .._rnn import BasicLSTMCell, GRUCell, LSTMCell, LSTMStateTuple, MultiRNNCell, RNNCell, static_rnn  # noqa: F401
+from kiln._src.rnn import (  # noqa: F401
+    BasicLSTMCell,
+    GRUCell,
+    LSTMCell,
+    LSTMStateTuple,
+    MultiRNNCell,
+    RNNCell,
+    static_rnn,
+)

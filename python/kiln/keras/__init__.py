@@ -1,5 +1,5 @@
 """kiln.keras: tf.keras's layers, Sequential and subclassed Models inside an Estimator's
 model_fn (training with model.compile/fit is TensorFlow's, not kiln's)."""
-from . import activations, backend, initializers, layers, models, regularizers  # noqa: F401
-from .models import Model, Sequential  # noqa: F401
-from .layers import Input  # noqa: F401
+from kiln.keras import activations, backend, initializers, layers, models, regularizers  # noqa: F401
+from kiln.keras.layers import Input  # noqa: F401
+from kiln.keras.models import Model, Sequential  # noqa: F401

@@ -1,35 +1,13 @@
-"""tf.keras.backend, as far as model_fns use it: the learning phase (0 in an Estimator's
-model_fn, as in TensorFlow 1, unless set), floatx, epsilon."""
-_phase = [0]
-
-
-def learning_phase():
-    return _phase[0]
-
-
-def set_learning_phase(value):
-    if value not in (0, 1, True, False):
-        raise ValueError("[set_learning_phase] 0 or 1, not %r" % (value,))
-    _phase[0] = int(value)
-
-
-def floatx():
-    return "float32"
-
-
-def set_floatx(value):
-    if value != "float32":
-        from .._graph import unsupported
-        unsupported("keras.backend.set_floatx(%r)" % value, "use RunConfig(precision_mode=...) for low precision")
-
-
-def epsilon():
-    return 1e-7
-
-
-def clear_session():
-    pass
-
-
-def image_data_format():
-    return "channels_last"
+"""tf.keras.backend, as far as model_fns use it. The names; their code is in
+kiln._src.keras_backend."""
+# ruff: noqa: F401, A004
+# (a package of names: each is imported to be re-exported, some shadowing builtins as TensorFlow's do)
+from kiln._src.keras_backend import (
+    clear_session,
+    epsilon,
+    floatx,
+    image_data_format,
+    learning_phase,
+    set_floatx,
+    set_learning_phase,
+)

@@ -2,11 +2,15 @@
 (graph-wide: 'dense', 'dense_1', ...), their updates kept in layer.updates."""
 import inspect
 
-from .. import _layers_conv as _conv
-from .. import _layers_core as _core_layers
-from .. import _layers_norm as _norm
-from .._graph import unsupported
-from .._layer import Layer as _Layer
+from kiln._src import array_ops as _array_ops
+from kiln._src import keras_activations
+from kiln._src import layers_conv as _conv
+from kiln._src import layers_core as _core_layers
+from kiln._src import layers_norm as _norm
+from kiln._src import nn as _nn
+from kiln._src.graph import concat as _concat
+from kiln._src.graph import unsupported
+from kiln._src.layer import Layer as _Layer
 
 
 def _keras(cls, name=None):
@@ -44,8 +48,7 @@ class ReLU(Layer):
         self.max_value, self.negative_slope = max_value, negative_slope
 
     def call(self, inputs):
-        from .activations import relu
-        return relu(inputs, self.negative_slope, self.max_value)
+        return keras_activations.relu(inputs, self.negative_slope, self.max_value)
 
 
 class Softmax(Layer):
@@ -54,14 +57,12 @@ class Softmax(Layer):
         self.axis = axis
 
     def call(self, inputs):
-        from .. import nn
-        return nn.softmax(inputs, self.axis)
+        return _nn.softmax(inputs, self.axis)
 
 
 def _binary_merge(fn_name):
     class Merge(Layer):
         def call(self, inputs):
-            from .. import _array_ops
             if fn_name == "add":
                 return _array_ops.add_n(inputs)
             out = inputs[0]
@@ -82,8 +83,7 @@ class Concatenate(Layer):
         self.axis = axis
 
     def call(self, inputs):
-        from .._graph import concat
-        return concat(list(inputs), self.axis)
+        return _concat(list(inputs), self.axis)
 
 
 def Input(*args, **kwargs):  # noqa: N802 (keras's name)

@@ -1,9 +1,9 @@
 """tf.keras.Sequential and tf.keras.Model (subclassed, with call()) inside model_fn: a
 model is a layer whose variables live under its name ('sequential/dense/kernel', as
 TensorFlow names them in graph mode)."""
-from .._graph import unsupported
-from .._layer import Layer as _AnyLayer
-from .layers import Layer, accepts_training
+from kiln._src.graph import unsupported
+from kiln._src.layer import Layer as _AnyLayer
+from kiln.keras.layers import Layer, accepts_training
 
 
 class Model(Layer):

@@ -1,6 +1,6 @@
 """tf.keras.regularizers: l1, l2, l1_l2 (loss = l1 * sum|w| + l2 * sum w^2)."""
-from .._graph import abs as _abs
-from .._graph import reduce_sum, square
+from kiln._src.graph import abs as _abs
+from kiln._src.graph import reduce_sum, square
 
 
 class Regularizer:
@@ -28,7 +28,7 @@ def l2(l=0.01):  # noqa: E741
     return Regularizer(l2=l)
 
 
-def l1_l2(l1=0.01, l2=0.01):  # noqa: E741
+def l1_l2(l1=0.01, l2=0.01):
     return Regularizer(l1=l1, l2=l2)
 
 

@@ -1,16 +1,23 @@
 """`from kiln.npu_bridge.npu_init import *`: the names the seed's scripts use (the NPU
 run config and estimator, the hooks, the optimizer wrappers and loss-scale managers,
 npu_ops, and `os`, which scripts of the Ascend ModelZoo use through this import)."""
-import os  # noqa: F401 (scripts rely on the star import providing it)
+import os
 
-from ..config import ExperimentalConfig, NPURunConfig, RunConfig  # noqa: F401
-from ..estimator import Estimator, EstimatorSpec, ModeKeys, NPUEstimator  # noqa: F401
-from ..train import TellMeStepOrLossHook  # noqa: F401
-from .estimator import npu, npu_ops  # noqa: F401
-from .estimator.npu import npu_config, npu_estimator, npu_hook, npu_optimizer  # noqa: F401
-from .estimator.npu.npu_optimizer import (ExponentialUpdateLossScaleManager, FixedLossScaleManager,  # noqa: F401
-                                          NPUDistributedOptimizer, NPULossScaleOptimizer,
-                                          npu_distributed_optimizer_wrapper, npu_tf_optimizer)
+from kiln import ConfigProto
+from kiln._src.config import ExperimentalConfig, NPURunConfig, RunConfig
+from kiln._src.estimator import Estimator, EstimatorSpec, ModeKeys, NPUEstimator
+from kiln._src.train import TellMeStepOrLossHook
+from kiln.npu_bridge.estimator import npu, npu_ops  # noqa: F401
+from kiln.npu_bridge.estimator.npu import npu_config, npu_estimator, npu_hook, npu_optimizer
+
+from .estimator.npu.npu_optimizer import (
+    ExponentialUpdateLossScaleManager,
+    FixedLossScaleManager,
+    NPUDistributedOptimizer,
+    NPULossScaleOptimizer,
+    npu_distributed_optimizer_wrapper,
+    npu_tf_optimizer,
+)
 
 
 def npu_run_config_init(run_config=None, **kwargs):
@@ -24,7 +31,6 @@ def npu_hooks_append(hooks_list=()):
 
 
 def npu_config_proto(config_proto=None):
-    from .. import ConfigProto
     return config_proto if config_proto is not None else ConfigProto()
 
 

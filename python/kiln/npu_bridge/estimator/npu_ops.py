@@ -1,5 +1,5 @@
 """The seed's npu_ops: dropout(x, keep_prob) as tf.nn.dropout."""
-from ...random_ops import dropout as _dropout
+from kiln._src.random_ops import dropout as _dropout
 
 
 def dropout(x, keep_prob, noise_shape=None, seed=None, name=None):

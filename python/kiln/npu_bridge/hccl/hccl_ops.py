@@ -1,6 +1,6 @@
 """The seed's hccl_ops, over kiln's ranks (mpirun): allreduce of a tensor in the step."""
-from ... import _core
-from ..._graph import convert_to_tensor, unsupported
+from kiln import _core
+from kiln._src.graph import convert_to_tensor, unsupported
 
 
 def allreduce(tensor, reduction="sum", fusion=1, fusion_id=-1, group="hccl_world_group"):

@@ -1,2 +1,2 @@
 """The seed's npu_config module: ExperimentalConfig and NPURunConfig."""
-from ....config import ExperimentalConfig, NPURunConfig, RunConfig  # noqa: F401
+from kiln._src.config import ExperimentalConfig, NPURunConfig, RunConfig  # noqa: F401

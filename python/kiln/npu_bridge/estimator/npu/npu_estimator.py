@@ -1,2 +1,2 @@
 """The seed's npu_estimator module: NPUEstimator."""
-from ....estimator import Estimator, NPUEstimator  # noqa: F401
+from kiln._src.estimator import Estimator, NPUEstimator  # noqa: F401

@@ -1,2 +1,2 @@
 """The seed's npu_hook module: TellMeStepOrLossHook."""
-from ....train import TellMeStepOrLossHook  # noqa: F401
+from kiln._src.train import TellMeStepOrLossHook  # noqa: F401

@@ -4,8 +4,8 @@ the ranks of a data-parallel job (mpirun), so it delegates. NPULossScaleOptimize
 loss scale manager scales the loss for float16: kiln's own dynamic loss scaler does that in
 accelerate_train_mode's float16 phase (and float32 needs none), so it delegates too; the
 managers' settings are checked and kept for what they report."""
-from ...._graph import unsupported
-from ...._optimizers import Optimizer
+from kiln._src.graph import unsupported
+from kiln._src.optimizers import Optimizer
 
 
 class _Delegating:

@@ -1,0 +1,172 @@
+"""The smaller corners of TensorFlow 1.x's API that scripts touch: tf.compat.v1 (kiln itself),
+tf.test, tf.gradients, static asserts, the session-option messages, the tf.math and
+tf.random namespaces, and v2-behaviour switches (no-ops: kiln is graph-mode only)."""
+import types
+
+import numpy as np
+
+from kiln import _core
+from kiln._src import array_ops as _array_ops
+from kiln._src import dtypes as _dtypes
+from kiln._src import graph as _graph
+from kiln._src import initializers as _init
+from kiln._src import nn, random_ops
+from kiln._src import scopes as _scopes
+from kiln._src.dtypes import as_dtype, from_kiln
+from kiln._src.graph import Tensor, convert_to_tensor, unsupported
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False, gate_gradients=False,
+              aggregation_method=None, stop_gradients=None, unconnected_gradients="none"):
+    """tf.gradients: d(sum of ys, each weighted by its grad_ys) / d(each of xs)."""
+    ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
+    xs_list = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    gys = [None] * len(ys) if grad_ys is None else (list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys])
+    if stop_gradients:
+        unsupported("gradients(stop_gradients=...)", "use kiln.stop_gradient where the values are made")
+    total = None
+    for y, gy in zip(ys, gys):
+        y = convert_to_tensor(y, op="gradients")
+        term = _graph.reduce_sum(y if gy is None else y * gy)
+        total = term if total is None else total + term
+    return list(_core.gradients(total, [convert_to_tensor(x, op="gradients") for x in xs_list]))
+
+
+def _static(x, op):
+    v = x if not isinstance(x, Tensor) else _array_ops.static_value(x)
+    if v is None:
+        unsupported("%s on values computed in the graph" % op, "kiln checks shapes and constants while the graph "
+                    "is built; assert on those, or check the data in the input pipeline")
+    return np.asarray(v)
+
+
+def assert_equal(x, y, data=None, summarize=None, message=None, name=None):
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and x._same(y):
+        return _scopes.no_op()
+    if not np.array_equal(_static(x, "assert_equal"), _static(y, "assert_equal")):
+        raise _core.GraphError("[assert_equal] %s%r != %r" % ((message + ": ") if message else "", x, y))
+    return _scopes.no_op()
+
+
+def assert_rank(x, rank, message=None, name=None):
+    r = len(convert_to_tensor(x, op="assert_rank")._shape)
+    if r != int(rank):
+        raise _core.GraphError("[assert_rank] %stensor has rank %d, not %d" % ((message + ": ") if message else "", r,
+                                                                               int(rank)))
+    return _scopes.no_op()
+
+
+def assert_type(tensor, tf_type, message=None, name=None):
+    if from_kiln(tensor._dtype) != as_dtype(tf_type):
+        raise _core.GraphError("[assert_type] %s is not %s" % (from_kiln(tensor._dtype).name, as_dtype(tf_type).name))
+    return _scopes.no_op()
+
+
+def _cast_to(dtype_name):
+    def convert(x, name=None):
+        return _graph.named(_graph.cast(x, getattr(_dtypes, dtype_name)), name)
+    convert.__name__ = "to_" + {"float32": "float", "float64": "double"}.get(dtype_name, dtype_name)
+    convert.__doc__ = "tf.%s (TensorFlow 1.x): cast to %s." % (convert.__name__, dtype_name)
+    return convert
+
+
+to_float = _cast_to("float32")
+to_double = _cast_to("float64")
+to_int32 = _cast_to("int32")
+to_int64 = _cast_to("int64")
+to_bfloat16 = _cast_to("bfloat16")
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def executing_eagerly():
+    return False
+
+
+def disable_eager_execution():
+    pass
+
+
+def disable_v2_behavior():
+    pass
+
+
+def enable_eager_execution(*args, **kwargs):
+    unsupported("enable_eager_execution", "kiln builds graphs inside an Estimator's model_fn")
+
+
+class GPUOptions:
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+
+GraphOptions = OptimizerOptions = RewriterConfig = GPUOptions
+
+# Initializer spellings at the top level (tf.zeros_initializer, ...).
+variance_scaling_initializer = _init.variance_scaling
+truncated_normal_initializer = _init.truncated_normal
+glorot_uniform_initializer = _init.glorot_uniform
+glorot_normal_initializer = _init.glorot_normal
+zeros_initializer = _init.zeros
+ones_initializer = _init.ones
+constant_initializer = _init.constant
+random_normal_initializer = _init.random_normal
+random_uniform_initializer = _init.random_uniform
+
+
+def uniform_unit_scaling_initializer(factor=1.0, seed=None, dtype=None):
+    """U(+-sqrt(3 / fan_in) * factor): variance_scaling(factor^2, fan_in, uniform)."""
+    return _init.variance_scaling(float(factor) ** 2, "fan_in", "uniform", seed)
+
+
+def _namespace(name, **members):
+    m = types.ModuleType(name)
+    m.__dict__.update(members)
+    return m
+
+
+test = _namespace("kiln.test", is_built_with_cuda=lambda: False, is_gpu_available=lambda *a, **k: False,
+                  gpu_device_name=lambda: "", is_built_with_rocm=lambda: False)
+
+
+def _math_members():
+    g = _graph
+    a = _array_ops
+    return dict(abs=g.abs, add=g.add, add_n=a.add_n, argmax=g.argmax, argmin=g.argmin, cos=g.cos, divide=g.divide,
+                equal=g.equal, erf=g.erf, exp=g.exp, expm1=a.expm1, greater=g.greater, greater_equal=g.greater_equal,
+                less=g.less, less_equal=g.less_equal, log=g.log, log1p=a.log1p, logical_and=a.logical_and,
+                logical_not=a.logical_not, logical_or=a.logical_or, maximum=g.maximum, minimum=g.minimum,
+                multiply=g.multiply, negative=g.negative, not_equal=g.not_equal, pow=g.pow, reciprocal=a.reciprocal,
+                reduce_all=a.reduce_all, reduce_any=a.reduce_any, reduce_max=g.reduce_max, reduce_mean=g.reduce_mean,
+                reduce_min=g.reduce_min, reduce_sum=g.reduce_sum, rsqrt=g.rsqrt, sigmoid=g.sigmoid, sign=g.sign,
+                sqrt=g.sqrt, square=g.square, squared_difference=a.squared_difference, subtract=g.subtract,
+                tanh=g.tanh, truediv=g.truediv, softplus=nn.softplus, in_top_k=nn.in_top_k,
+                count_nonzero=a.count_nonzero)
+
+
+math = _namespace("kiln.math", **_math_members())
+random = _namespace("kiln.random", uniform=random_ops.random_uniform, normal=random_ops.random_normal,
+                    truncated_normal=random_ops.truncated_normal, set_random_seed=random_ops.set_random_seed,
+                    set_seed=random_ops.set_random_seed)
+from kiln._src import records as _records  # noqa: E402
+
+_record_names = dict(TFRecordWriter=_records.TFRecordWriter, TFRecordOptions=_records.TFRecordOptions,
+                     TFRecordCompressionType=_records.TFRecordCompressionType,
+                     tf_record_iterator=_records.tf_record_iterator)
+from kiln._src import image  # noqa: E402 (tf.image)
+from kiln._src import parsing as _parsing  # noqa: E402
+
+_parsing_names = dict(parse_single_example=_parsing.parse_single_example, parse_example=_parsing.parse_example,
+                      FixedLenFeature=_parsing.FixedLenFeature, VarLenFeature=_parsing.VarLenFeature,
+                      FixedLenSequenceFeature=_parsing.FixedLenSequenceFeature, decode_raw=_parsing.decode_raw,
+                      decode_jpeg=image.decode_jpeg, decode_png=image.decode_png, decode_image=image.decode_image,
+                      decode_and_crop_jpeg=image.decode_and_crop_jpeg, extract_jpeg_shape=image.extract_jpeg_shape,
+                      encode_jpeg=image.encode_jpeg, encode_png=image.encode_png)
+python_io = _namespace("kiln.python_io", **_record_names)
+io = _namespace("kiln.io", gfile=None, **_record_names, **_parsing_names)
+sparse = _namespace("kiln.sparse", to_dense=_parsing.sparse_to_dense)
+
+
+from kiln._src import summary  # noqa: E402,F401 (tf.summary)

@@ -1,0 +1,243 @@
+"""kiln.train: TensorFlow 1.x's tf.train optimizers, the step counter and session hooks."""
+import math
+import numbers
+import time
+
+from kiln import _core
+from kiln._src import log as _log
+from kiln._src.checkpoints import (  # noqa: F401
+    CheckpointReader,
+    init_from_checkpoint,
+    latest_checkpoint,
+    list_variables,
+    load_checkpoint,
+    load_variable,
+)
+from kiln._src.example_proto import (  # noqa: F401 (tf.train's)
+    BytesList,
+    Example,
+    Feature,
+    Features,
+    FloatList,
+    Int64List,
+)
+from kiln._src.graph import Tensor, named, unsupported
+from kiln._src.hooks import (  # noqa: F401 (public names)
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+    fetch_name,
+)
+from kiln._src.optimizers import (  # noqa: F401
+    AdadeltaOptimizer,
+    AdagradOptimizer,
+    AdamOptimizer,
+    AdamWOptimizer,
+    ExponentialMovingAverage,
+    GradientDescentOptimizer,
+    MomentumOptimizer,
+    Optimizer,
+    RMSPropOptimizer,
+)
+from kiln._src.profiler_hook import ProfilerHook  # noqa: F401
+from kiln._src.schedules import (  # noqa: F401
+    cosine_decay,
+    exponential_decay,
+    inverse_time_decay,
+    natural_exp_decay,
+    piecewise_constant,
+    polynomial_decay,
+)
+from kiln._src.variables import get_global_step, get_or_create_global_step  # noqa: F401
+
+# --- hooks ------------------------------------------------------------------------------
+
+
+class StopAtStepHook(SessionRunHook):
+    """Requests a stop after num_steps more steps, or once the global step reaches last_step."""
+
+    def __init__(self, num_steps=None, last_step=None):
+        if (num_steps is None) == (last_step is None):
+            raise ValueError("[StopAtStepHook] give exactly one of num_steps and last_step")
+        for n, v in (("num_steps", num_steps), ("last_step", last_step)):
+            if v is not None and (not isinstance(v, numbers.Integral) or v < 0):
+                raise ValueError("[StopAtStepHook] %s %r must be an integer >= 0" % (n, v))
+        self._num_steps, self._last_step = num_steps, last_step
+
+    def after_create_session(self, session, coord):
+        if self._num_steps is not None:
+            self._last_step = int(session.run("global_step:0")) + self._num_steps
+
+    def before_run(self, run_context):
+        return SessionRunArgs("global_step:0")
+
+    def after_run(self, run_context, run_values):
+        if int(run_values.results) >= self._last_step:
+            run_context.request_stop()
+
+
+class LoggingTensorHook(SessionRunHook):
+    """Logs the given tensors (a dict of label -> name/Tensor, or a list) every
+    every_n_iter loops or every_n_secs seconds, and at the end if at_end."""
+
+    def __init__(self, tensors, every_n_iter=None, every_n_secs=None, at_end=False, formatter=None):
+        if not at_end and (every_n_iter is None) == (every_n_secs is None):
+            raise ValueError("[LoggingTensorHook] give exactly one of every_n_iter and every_n_secs (or at_end=True)")
+        if every_n_iter is not None and (not isinstance(every_n_iter, numbers.Integral) or every_n_iter < 1):
+            raise ValueError("[LoggingTensorHook] every_n_iter %r must be an integer >= 1" % (every_n_iter,))
+        if isinstance(tensors, dict):
+            items = list(tensors.items())
+        else:
+            items = [(t if isinstance(t, str) else fetch_name(t, "LoggingTensorHook"), t) for t in tensors]
+        # Tensors made in model_fn (EstimatorSpec training_hooks) get names now, so the
+        # training graph outputs them.
+        self._tensors = {label: (named(t, "logging_tensor_hook/" + str(label)) if isinstance(t, Tensor) and not t._name else t)
+                         for label, t in items}
+        # Names, not tensors: a tensor lives only as long as its model_fn call.
+        self._tensors = {label: fetch_name(t, "LoggingTensorHook") for label, t in self._tensors.items()}
+        self._every_n_iter, self._every_n_secs, self._at_end = every_n_iter, every_n_secs, at_end
+        self._formatter = formatter
+        self._iter = 0
+        self._last_time = None
+        self._last = None
+
+    def _due(self):
+        if self._every_n_iter is not None:
+            return self._iter % self._every_n_iter == 0
+        if self._every_n_secs is not None:
+            return self._last_time is None or time.time() - self._last_time >= self._every_n_secs
+        return False
+
+    def begin(self):
+        self._iter = 0
+        self._last_time = None
+
+    def before_run(self, run_context):
+        self._logging = self._due()
+        if self._logging or self._at_end:
+            return SessionRunArgs({label: t for label, t in self._tensors.items()})
+        return None
+
+    def _log(self, values):
+        if self._formatter is not None:
+            _log.emit(self._formatter(values))
+        else:
+            _log.emit(", ".join("%s = %s" % (k, values[k]) for k in self._tensors))
+
+    def after_run(self, run_context, run_values):
+        if run_values.results is not None:
+            self._last = run_values.results
+        if self._logging:
+            self._log(run_values.results)
+            self._last_time = time.time()
+        self._iter += 1
+
+    def end(self, session):
+        if self._at_end and self._last is not None:
+            self._log(self._last)
+
+
+class CheckpointSaverHook(SessionRunHook):
+    """Saves the training state to checkpoint_dir every save_steps steps or save_secs
+    seconds, and at the end (TensorFlow's checkpoint format and names, model.ckpt-<step>). The Estimator
+    already checkpoints model_dir per RunConfig; this hook is for other schedules or
+    directories."""
+
+    def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None, checkpoint_basename="model.ckpt",
+                 scaffold=None, listeners=None, keep_checkpoint_max=0):
+        if (save_secs is None) == (save_steps is None):
+            raise ValueError("[CheckpointSaverHook] give exactly one of save_secs and save_steps")
+        if saver is not None or scaffold is not None or listeners:
+            unsupported("CheckpointSaverHook(saver=, scaffold=, listeners=)", "kiln saves its own checkpoint files")
+        if checkpoint_basename != "model.ckpt":
+            unsupported("CheckpointSaverHook(checkpoint_basename=...)", "kiln names checkpoints model.ckpt-<step>")
+        if not isinstance(checkpoint_dir, str) or not checkpoint_dir:
+            raise ValueError("[CheckpointSaverHook] checkpoint_dir must be a non-empty path")
+        self._dir, self._secs, self._steps, self._keep = checkpoint_dir, save_secs, save_steps, keep_checkpoint_max
+        self._model_dir = None  # set by the Estimator: that directory's lock is held already
+        self.saved_steps = []
+
+    def begin(self):
+        self._last_step = None
+        self._last_time = time.time()
+
+    def after_create_session(self, session, coord):
+        self._last_step = int(session.run("global_step:0"))
+
+    def _save(self, run_context):
+        import os
+        lock = os.path.abspath(self._dir) != (os.path.abspath(self._model_dir) if self._model_dir else None)
+        run_context._bridge.save_checkpoint(self._dir, int(self._keep), lock)
+        self._last_step = run_context._bridge.global_step
+        self._last_time = time.time()
+        self.saved_steps.append(self._last_step)
+
+    def after_run(self, run_context, run_values):
+        step = run_context.global_step
+        if self._steps is not None:
+            due = step // self._steps != self._last_step // self._steps
+        else:
+            due = time.time() - self._last_time >= self._secs
+        if due:
+            self._save(run_context)
+
+    def end(self, session):
+        if self._last_step != session._bridge.global_step:
+            self._save(SessionRunContext(session._bridge))
+
+
+class NanTensorHook(SessionRunHook):
+    """Fails (NanLossError) or requests a stop when the loss is not finite. kiln's
+    Estimator always fails on a non-finite loss; this hook adds the stop-only variant."""
+
+    def __init__(self, loss_tensor, fail_on_nan_loss=True):
+        self._loss = loss_tensor if isinstance(loss_tensor, str) else fetch_name(loss_tensor, "NanTensorHook")
+        self._fail = fail_on_nan_loss
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._loss)
+
+    def after_run(self, run_context, run_values):
+        v = float(run_values.results)
+        if not math.isfinite(v):
+            if self._fail:
+                raise _core.NanLossError("[NanTensorHook] loss is %s at step %d" % (v, run_context.global_step))
+            _log.emit("NaN loss at step %d; stopping" % run_context.global_step)
+            run_context.request_stop()
+
+
+class TellMeStepOrLossHook:
+    """The seed's hook: tells kiln where training is, for accelerate_train_mode.
+    TellMeStepOrLossHook(step='global_step:0', total_step=N) for the step split, or
+    TellMeStepOrLossHook(loss='loss:0', final_loss=L[, total_step=N]) for the loss split."""
+
+    def __init__(self, step=None, total_step=None, loss=None, final_loss=None):
+        if step is not None and loss is not None:
+            raise _core.ConfigError("[TellMeStepOrLossHook] give step= and total_step=, or loss= and final_loss=, not both")
+        if step is not None:
+            if final_loss is not None:
+                raise _core.ConfigError("[TellMeStepOrLossHook] final_loss goes with loss=, not step=")
+            if isinstance(total_step, bool) or not isinstance(total_step, numbers.Integral):
+                raise _core.ConfigError("[TellMeStepOrLossHook] total_step %r must be an integer >= 1" % (total_step,))
+            self._cpp = _core.TellMeStepOrLossHook.steps(fetch_name(step, "TellMeStepOrLossHook"), int(total_step))
+        elif loss is not None:
+            if isinstance(final_loss, bool) or not isinstance(final_loss, numbers.Real):
+                raise _core.ConfigError("[TellMeStepOrLossHook] final_loss %r must be a positive number" % (final_loss,))
+            if total_step is not None and (isinstance(total_step, bool) or not isinstance(total_step, numbers.Integral)):
+                raise _core.ConfigError("[TellMeStepOrLossHook] total_step %r must be an integer" % (total_step,))
+            self._cpp = _core.TellMeStepOrLossHook.loss(fetch_name(loss, "TellMeStepOrLossHook"), float(final_loss),
+                                                        int(total_step or 0))
+        else:
+            raise _core.ConfigError("[TellMeStepOrLossHook] give step= and total_step=, or loss= and final_loss=")
+
+    @property
+    def name(self):
+        return self._cpp.name
+
+    @property
+    def last_value(self):
+        """The value last reported (None before the first loop)."""
+        return self._cpp.last_value
+
+
