@@ -1,5 +1,5 @@
 // The Python hooks of one train() call, seen by the Estimator as one kiln::Hook. Each
-// callback takes the GIL and calls the Python runner (kiln/_hooks.py) with this bridge,
+// callback takes the GIL and calls the Python runner (kiln/_src/hooks.py) with this bridge,
 // through which the runner reads the step, the fetched values and the variables,
 // requests a stop or saves a checkpoint, for the duration of that callback only.
 #pragma once

@@ -3,7 +3,7 @@
 // flip and resize a decoded image, Inception's distorted-box crop, and the numpy ops on
 // small values that feed them: data/host_ops/) and then its graph, run for one element
 // with no Python. The
-// Python side (kiln/_map_function.py) builds a plan from a trace whose host ops all have a
+// Python side (kiln/_src/map_function.py) builds a plan from a trace whose host ops all have a
 // form here, and runs elements through it on an ElementRunner's threads
 // (data/element_runner.h); anything else keeps the Python element loop. Both loops call
 // the same decoders and draw the same numbers (data/host_draws.h), so an element's values

@@ -1,7 +1,7 @@
 // Runs Dataset.map elements through an ElementPlan (data/element_plan.h) on threads of
 // its own, in chunks: the caller submits a chunk of elements (with the stream position of
 // the first) and later takes its results in submission order, while the threads already
-// work on the next chunk. No Python runs on these threads; kiln/_map_function.py submits
+// work on the next chunk. No Python runs on these threads; kiln/_src/map_function.py submits
 // and takes from the pipeline's thread.
 #pragma once
 #include <condition_variable>

@@ -1,5 +1,5 @@
 // How long kiln's OpenMP threads spin before they sleep, chosen once at start from how
-// busy the CPUs this process may run on are (tune_process, and python/kiln/_openmp_wait.py,
+// busy the CPUs this process may run on are (tune_process, and python/kiln/_src/openmp_wait.py,
 // which applies the same rule before libgomp loads).
 #pragma once
 #include <cstdint>

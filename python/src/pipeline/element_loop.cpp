@@ -1,5 +1,5 @@
 // The C++ element loop of Dataset.map (data/element_plan.h, data/element_runner.h) for
-// kiln/_map_function.py: HostDraws (the host ops' random numbers, also for the Python
+// kiln/_src/map_function.py: HostDraws (the host ops' random numbers, also for the Python
 // loop), ElementPlan (built from a finished trace) and ElementRunner (its threads).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -127,7 +127,7 @@ py::object python_value(const HostValue& v) {
 
 // Rows start .. start+count-1 of `columns` (numeric arrays of the same first dimension:
 // each element's leaves, stacked) submitted as elements at stream positions start.., rank
-// 0: a from_tensor_slices dataset's map with no Python per element (kiln/_map_loops.py).
+// 0: a from_tensor_slices dataset's map with no Python per element (kiln/_src/map_loops.py).
 static int64_t submit_rows(data::ElementRunner& r, const py::list& columns, int64_t start, int64_t count) {
   std::vector<py::array> cols;
   for (const auto& c : columns) {

@@ -1,4 +1,4 @@
-// Feature specs as kiln/parsing.py passes them: (key, "fixed"|"var"|"sequence",
+// Feature specs as kiln/_src/parsing.py passes them: (key, "fixed"|"var"|"sequence",
 // "float32"|"int64"|"string", shape, default numbers or None, default bytes or None) each.
 #pragma once
 #include <pybind11/pybind11.h>

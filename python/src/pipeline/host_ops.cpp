@@ -1,5 +1,5 @@
 // Host ops whose one implementation serves both Dataset.map element loops: the Python
-// loop (kiln/_distorted_box.py, kiln/image.py) calls these, the C++ loop
+// loop (kiln/_src/distorted_box.py, kiln/_src/image.py) calls these, the C++ loop
 // (data/element_plan.h) the same functions, so an element's values are the same bits.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

@@ -1,6 +1,6 @@
 // Host values of the Dataset.map element loops (data/host_value.h) to and from Python:
 // bytes <-> bytes, numeric arrays <-> numpy arrays (a numpy view of the C++ buffer); and
-// host-op attributes as kiln/_distorted_box.py and kiln/image.py give them.
+// host-op attributes as kiln/_src/distorted_box.py and kiln/_src/image.py give them.
 #pragma once
 #include <pybind11/pybind11.h>
 

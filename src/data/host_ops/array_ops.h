@@ -1,5 +1,5 @@
 // The numpy operations that shape code in a Dataset.map function applies to small host
-// values (a JPEG's shape, bounding boxes, a crop window): what kiln/_graph.py records on
+// values (a JPEG's shape, bounding boxes, a crop window): what kiln/_src/graph.py records on
 // the host for expand_dims, squeeze, reshape, transpose, concat, stack, unstack and cast,
 // in C++ for the element loop (data/element_plan.h). Axes count from the end when
 // negative, as numpy's; an axis or shape that does not fit is a ConfigError naming it.

@@ -4,7 +4,7 @@
 // (float32 arithmetic, lrintf rounding), kept when the window covers at least `covered` of
 // one of the given boxes, else the whole image. The draws come from HostDraws (keyed by
 // the dataset's seed, the element's position, the rank and the op), not TensorFlow's
-// generator. One implementation for both element loops: kiln/_distorted_box.py calls it.
+// generator. One implementation for both element loops: kiln/_src/distorted_box.py calls it.
 #pragma once
 #include <vector>
 

@@ -1,7 +1,7 @@
 // Image host ops of a Dataset.map function in C++ for the element loop
 // (data/element_plan.h): a decoded image as a HostValue, convert_image_dtype to float32,
 // windows (random_crop, central_crop, a crop box), random flips. Their draws come from
-// HostDraws, as the Python forms' do (kiln/image.py), so both loops give the same bits.
+// HostDraws, as the Python forms' do (kiln/_src/image.py), so both loops give the same bits.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -2,7 +2,7 @@
 // Dataset.map function), with TensorFlow's arithmetic: bilinear interpolates along the
 // width, then the height, in float32 (taps from float64 source coordinates, as
 // TensorFlow's legacy and half-pixel modes place them) and returns float32; nearest keeps
-// the dtype. One implementation for both element loops: kiln/image.py calls it.
+// the dtype. One implementation for both element loops: kiln/_src/image.py calls it.
 #pragma once
 #include <cstdint>
 #include <string>
