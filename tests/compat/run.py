@@ -24,10 +24,22 @@ def port_files(entry):
                 yield rel
 
 
+def renamed(line):
+    """An import line as the port rule turns it: `tensorflow` -> `kiln`, `npu_bridge` ->
+    `kiln.npu_bridge`, nothing else."""
+    return re.sub(r"(?<![\w.])npu_bridge\b", "kiln.npu_bridge", re.sub(r"(?<![\w.])tensorflow\b", "kiln", line))
+
+
+def is_offline_import(line):
+    return re.match(r"^\s*(import offline\b|from offline import )", line) is not None
+
+
 def allowed_changes(entry, rel):
-    """The changed lines of a port that are neither imports nor inside the marked data
-    loading (a block between two '# kiln-compat: offline data' lines) nor a line using the
-    offline loader."""
+    """The changed lines of a port beyond the rule: an import line must be an upstream one
+    renamed (renamed()) or an import of the offline stand-in; an upstream import may go only
+    where the same hunk imports the offline stand-in instead (a data download replaced);
+    other lines may change only inside the marked data loading (a block between two
+    '# kiln-compat: offline data' lines) or by using the offline loader."""
     up = os.path.join(entry.upstream, rel)
     new = open(os.path.join(entry.port, rel)).read().splitlines()
     old = open(up).read().splitlines() if os.path.exists(up) else []
@@ -43,15 +55,26 @@ def allowed_changes(entry, rel):
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if tag == "equal":
             continue
+        added = new[b0:b1]
+        offline_here = any(is_offline_import(x) for x in added)
         for j in range(b0, b1):
             line = new[j]
-            if j in marked or IMPORT.match(line) or "offline." in line or not line.strip():
+            if j in marked or not line.strip() or is_offline_import(line):
                 continue
-            bad.append("%s:%d added or changed: %s" % (rel, j + 1, line.strip()))
+            if IMPORT.match(line):
+                if not any(renamed(o) == line for o in old[a0:a1]):
+                    bad.append("%s:%d an import that is no upstream import renamed: %s" % (rel, j + 1, line.strip()))
+                continue
+            if "offline." not in line:
+                bad.append("%s:%d added or changed: %s" % (rel, j + 1, line.strip()))
         for j in range(a0, a1):
             line = old[j]
-            if tag == "delete" or (tag == "replace" and (b1 - b0) == 0):
-                if not (IMPORT.match(line) or not line.strip()):
+            if not line.strip() or renamed(line) in added:
+                continue
+            if IMPORT.match(line) and offline_here:
+                continue  # a data download's import, replaced by the offline stand-in
+            if tag == "delete" or not IMPORT.match(line) or not offline_here:
+                if tag == "delete" or IMPORT.match(line):
                     bad.append("%s: removed upstream line %d: %s" % (rel, j + 1, line.strip()))
     return bad
 

@@ -1,7 +1,6 @@
-"""The smaller corners of TensorFlow 1.x's API that scripts touch: tf.compat.v1 (kiln itself),
-tf.test, tf.gradients, static asserts, the session-option messages, the tf.math and
-tf.random namespaces, and v2-behaviour switches (no-ops: kiln is graph-mode only)."""
-import types
+"""The smaller corners of TensorFlow 1.x's top level that scripts touch: tf.gradients, static
+asserts, the session-option messages, the top-level initializer names, the to_* casts, and
+v2-behaviour switches (no-ops: kiln is graph-mode only)."""
 
 import numpy as np
 
@@ -10,7 +9,6 @@ from kiln._src import array_ops as _array_ops
 from kiln._src import dtypes as _dtypes
 from kiln._src import graph as _graph
 from kiln._src import initializers as _init
-from kiln._src import nn, random_ops
 from kiln._src import scopes as _scopes
 from kiln._src.dtypes import as_dtype, from_kiln
 from kiln._src.graph import Tensor, convert_to_tensor, unsupported
@@ -119,54 +117,3 @@ random_uniform_initializer = _init.random_uniform
 def uniform_unit_scaling_initializer(factor=1.0, seed=None, dtype=None):
     """U(+-sqrt(3 / fan_in) * factor): variance_scaling(factor^2, fan_in, uniform)."""
     return _init.variance_scaling(float(factor) ** 2, "fan_in", "uniform", seed)
-
-
-def _namespace(name, **members):
-    m = types.ModuleType(name)
-    m.__dict__.update(members)
-    return m
-
-
-test = _namespace("kiln.test", is_built_with_cuda=lambda: False, is_gpu_available=lambda *a, **k: False,
-                  gpu_device_name=lambda: "", is_built_with_rocm=lambda: False)
-
-
-def _math_members():
-    g = _graph
-    a = _array_ops
-    return dict(abs=g.abs, add=g.add, add_n=a.add_n, argmax=g.argmax, argmin=g.argmin, cos=g.cos, divide=g.divide,
-                equal=g.equal, erf=g.erf, exp=g.exp, expm1=a.expm1, greater=g.greater, greater_equal=g.greater_equal,
-                less=g.less, less_equal=g.less_equal, log=g.log, log1p=a.log1p, logical_and=a.logical_and,
-                logical_not=a.logical_not, logical_or=a.logical_or, maximum=g.maximum, minimum=g.minimum,
-                multiply=g.multiply, negative=g.negative, not_equal=g.not_equal, pow=g.pow, reciprocal=a.reciprocal,
-                reduce_all=a.reduce_all, reduce_any=a.reduce_any, reduce_max=g.reduce_max, reduce_mean=g.reduce_mean,
-                reduce_min=g.reduce_min, reduce_sum=g.reduce_sum, rsqrt=g.rsqrt, sigmoid=g.sigmoid, sign=g.sign,
-                sqrt=g.sqrt, square=g.square, squared_difference=a.squared_difference, subtract=g.subtract,
-                tanh=g.tanh, truediv=g.truediv, softplus=nn.softplus, in_top_k=nn.in_top_k,
-                count_nonzero=a.count_nonzero)
-
-
-math = _namespace("kiln.math", **_math_members())
-random = _namespace("kiln.random", uniform=random_ops.random_uniform, normal=random_ops.random_normal,
-                    truncated_normal=random_ops.truncated_normal, set_random_seed=random_ops.set_random_seed,
-                    set_seed=random_ops.set_random_seed)
-from kiln._src import records as _records  # noqa: E402
-
-_record_names = dict(TFRecordWriter=_records.TFRecordWriter, TFRecordOptions=_records.TFRecordOptions,
-                     TFRecordCompressionType=_records.TFRecordCompressionType,
-                     tf_record_iterator=_records.tf_record_iterator)
-from kiln._src import image  # noqa: E402 (tf.image)
-from kiln._src import parsing as _parsing  # noqa: E402
-
-_parsing_names = dict(parse_single_example=_parsing.parse_single_example, parse_example=_parsing.parse_example,
-                      FixedLenFeature=_parsing.FixedLenFeature, VarLenFeature=_parsing.VarLenFeature,
-                      FixedLenSequenceFeature=_parsing.FixedLenSequenceFeature, decode_raw=_parsing.decode_raw,
-                      decode_jpeg=image.decode_jpeg, decode_png=image.decode_png, decode_image=image.decode_image,
-                      decode_and_crop_jpeg=image.decode_and_crop_jpeg, extract_jpeg_shape=image.extract_jpeg_shape,
-                      encode_jpeg=image.encode_jpeg, encode_png=image.encode_png)
-python_io = _namespace("kiln.python_io", **_record_names)
-io = _namespace("kiln.io", gfile=None, **_record_names, **_parsing_names)
-sparse = _namespace("kiln.sparse", to_dense=_parsing.sparse_to_dense)
-
-
-from kiln._src import summary  # noqa: E402,F401 (tf.summary)

@@ -590,13 +590,6 @@ def shuffle_and_repeat(buffer_size, count=None, seed=None):
     return lambda ds: ds.shuffle(buffer_size, seed=seed).repeat(count)
 
 
-from kiln._src import threadpool  # noqa: E402 (tensorflow.python.data.experimental.ops.threadpool)
-
-
-class experimental:  # noqa: N801 (tf.data.experimental)
-    AUTOTUNE = AUTOTUNE
-    shuffle_and_repeat = staticmethod(shuffle_and_repeat)
-    threadpool = threadpool
 
 
 class TFRecordDataset:

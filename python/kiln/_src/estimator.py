@@ -548,22 +548,20 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     return results, []
 
 
-class inputs:  # noqa: N801 (TensorFlow's tf.estimator.inputs module)
-    @staticmethod
-    def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000, num_threads=1):
-        """tf.estimator.inputs.numpy_input_fn: an input_fn over numpy arrays (x an array or
-        a dict of one array), as a kiln.data.Dataset."""
-        if shuffle is None:
-            raise ValueError("[numpy_input_fn] shuffle must be given (True or False), as in TensorFlow")
+def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000, num_threads=1):
+    """tf.estimator.inputs.numpy_input_fn: an input_fn over numpy arrays (x an array or
+    a dict of one array), as a kiln.data.Dataset."""
+    if shuffle is None:
+        raise ValueError("[numpy_input_fn] shuffle must be given (True or False), as in TensorFlow")
 
-        def input_fn():
-            d = _data.Dataset.from_tensor_slices((x, y) if y is not None else x)
-            if shuffle:
-                d = d.shuffle(queue_capacity)
-            d = d.repeat(num_epochs if num_epochs is not None else None)
-            return d.batch(batch_size, drop_remainder=False)
+    def input_fn():
+        d = _data.Dataset.from_tensor_slices((x, y) if y is not None else x)
+        if shuffle:
+            d = d.shuffle(queue_capacity)
+        d = d.repeat(num_epochs if num_epochs is not None else None)
+        return d.batch(batch_size, drop_remainder=False)
 
-        return input_fn
+    return input_fn
 
 
 class _Exporter:
@@ -582,13 +580,13 @@ class _Output:
         self.args, self.kwargs = args, kwargs
 
 
-class export:  # noqa: N801 (TensorFlow's tf.estimator.export module)
-    PredictOutput = ClassificationOutput = RegressionOutput = _Output
+PredictOutput = ClassificationOutput = RegressionOutput = _Output
 
-    class ServingInputReceiver:
-        def __init__(self, features, receiver_tensors, receiver_tensors_alternatives=None):
-            self.features, self.receiver_tensors = features, receiver_tensors
 
-    @staticmethod
-    def build_raw_serving_input_receiver_fn(*args, **kwargs):
-        return lambda: None
+class ServingInputReceiver:
+    def __init__(self, features, receiver_tensors, receiver_tensors_alternatives=None):
+        self.features, self.receiver_tensors = features, receiver_tensors
+
+
+def build_raw_serving_input_receiver_fn(*args, **kwargs):
+    return lambda: None

@@ -401,7 +401,4 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
     return named(_core.reshape(y, [y._shape[0]] + list(y._shape[2:])), name)
 
 
-class rnn_cell:  # noqa: N801 (TensorFlow's tf.nn.rnn_cell module)
-    from kiln._src.rnn import BasicLSTMCell, GRUCell, LSTMCell, LSTMStateTuple, MultiRNNCell, RNNCell
-
 

@@ -19,7 +19,6 @@ from kiln._src.estimator import (
     Tensor,
     TrainSpec,
     WarmStartSettings,
-    export,
-    inputs,
     train_and_evaluate,
 )
+from kiln.estimator import export, inputs

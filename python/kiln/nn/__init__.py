@@ -32,7 +32,6 @@ from kiln._src.nn import (
     reduce_sum,
     relu,
     relu6,
-    rnn_cell,
     selu,
     separable_conv2d,
     sigmoid,
@@ -49,3 +48,4 @@ from kiln._src.nn import (
     tanh,
     zero_fraction,
 )
+from kiln.nn import rnn_cell

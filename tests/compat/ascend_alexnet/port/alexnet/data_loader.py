@@ -28,10 +28,10 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ============================================================================
-from kiln.data import threadpool
+from kiln.python.data.experimental.ops import threadpool
 from . import preprocessing
 import kiln as tf
-from kiln import nest
+from kiln.python.util import nest
 import offline
 import os,sys
 import numpy as np 

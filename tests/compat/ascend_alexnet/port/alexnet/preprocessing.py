@@ -30,6 +30,7 @@
 # ============================================================================
 
 import kiln as tf
+from kiln.contrib.image.python.ops import distort_image_ops
 import math
 import random
 

@@ -29,6 +29,7 @@
 # limitations under the License.
 # ============================================================================
 import kiln as tf
+from kiln.python.ops import data_flow_ops
 import re
 import os
 from operator import itemgetter

@@ -1,0 +1,1 @@
+"""tensorflow.contrib.image.python: the module paths scripts import (ops)."""

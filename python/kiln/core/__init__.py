@@ -1,0 +1,1 @@
+"""tensorflow.core: the module paths of it that scripts import (framework, protobuf)."""

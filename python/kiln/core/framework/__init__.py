@@ -1,0 +1,1 @@
+"""tensorflow.core.framework: the module paths of it that scripts import (types_pb2)."""

@@ -1,0 +1,8 @@
+"""tensorflow.core.protobuf.rewriter_config_pb2: the graph rewriter's options (accepted; kiln
+ignores them and RunConfig(session_config=) warns)."""
+# ruff: noqa: F401, A004
+# (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
+from kiln import RewriterConfig
+from kiln._src.unsupported import refuse_other_names
+
+__getattr__ = refuse_other_names('tensorflow.core.protobuf.rewriter_config_pb2', "kiln's mirror of it holds the names kiln implements, listed in python/kiln/core/protobuf/rewriter_config_pb2.py")

@@ -1,0 +1,1 @@
+"""tensorflow.python: the module paths of it that scripts import (data, framework, ops, platform, training, util)."""

@@ -1,0 +1,1 @@
+"""tensorflow.python.client: the module paths of it that scripts import (device_lib)."""

@@ -1,0 +1,1 @@
+"""tensorflow.python.data.experimental: the module paths of it that scripts import (ops)."""

@@ -1,0 +1,1 @@
+"""tensorflow.python.ops: the module paths of it that scripts import (array_ops, clip_ops, control_flow_ops, data_flow_ops, image_ops, init_ops, math_ops, nn, nn_ops, random_ops, rnn, rnn_cell_impl, state_ops, variable_scope, variables)."""

@@ -1,0 +1,52 @@
+"""tensorflow.python.ops.math_ops: element-wise maths, reductions, casts and matmul."""
+# ruff: noqa: F401, A004
+# (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
+from kiln import cast, clip_by_value, matmul, range, to_bfloat16, to_double, to_float, to_int32, to_int64
+from kiln._src.unsupported import refuse_other_names
+from kiln.math import (
+    abs,
+    add,
+    add_n,
+    argmax,
+    argmin,
+    cos,
+    count_nonzero,
+    divide,
+    equal,
+    erf,
+    exp,
+    expm1,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    pow,
+    reciprocal,
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_sum,
+    rsqrt,
+    sigmoid,
+    sign,
+    sqrt,
+    square,
+    squared_difference,
+    subtract,
+    tanh,
+    truediv,
+)
+
+__getattr__ = refuse_other_names('tensorflow.python.ops.math_ops', "kiln's mirror of it holds the names kiln implements, listed in python/kiln/python/ops/math_ops.py")

@@ -1,0 +1,1 @@
+"""tensorflow.python.platform: the module paths of it that scripts import (gfile, tf_logging)."""

@@ -1,0 +1,1 @@
+"""tensorflow.python.util: the module paths of it that scripts import (nest)."""
