@@ -1,9 +1,10 @@
-// The seed's example (SPEC §1.2, §3, §4) in C++: ExperimentalConfig, RunConfig, Estimator,
-// TellMeStepOrLossHook, train, evaluate. A user would copy this file.
+// The seed's example in C++ (the seed's script, written against kiln's API; docs/cpp.md):
+// ExperimentalConfig with accelerate_train_mode, RunConfig, Estimator, TellMeStepOrLossHook,
+// train, evaluate. A user would copy this file.
 //
 //   ./build/examples/seed_example [max_steps] [model_dir] [accelerate_train_mode]
 //   ./build/examples/seed_example 1200 /tmp/seed-model
-//   ./build/examples/seed_example 10000 /tmp/seed-model 'fast|step|0.9'   # once issue 7 lands
+//   ./build/examples/seed_example 10000 /tmp/seed-model 'fast|step|0.9'
 //
 // Run it twice with the same model_dir: the second run resumes from the checkpoint.
 #include <cstdio>

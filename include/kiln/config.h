@@ -1,5 +1,5 @@
 // Run configuration: ExperimentalConfig and RunConfig (the seed's NPURunConfig), and the
-// parsed form of accelerate_train_mode. SPEC §1–§2.
+// parsed form of accelerate_train_mode (docs/accelerate.md).
 //
 // Options stay strings, spelled as in the seed, so that user code reads like the seed:
 //

@@ -1,5 +1,5 @@
-// The Estimator (SPEC §4): a model_fn that builds the graph, an input_fn that yields
-// batches, and train / evaluate / predict with checkpoints in model_dir.
+// The Estimator, as TensorFlow's tf.estimator has it: a model_fn that builds the graph, an
+// input_fn that yields batches, and train / evaluate / predict with checkpoints in model_dir.
 //
 //   kiln::Estimator est(my_model_fn, config, params);
 //   est.train(train_input_fn, /*max_steps=*/1200, {hook});
@@ -17,7 +17,7 @@
 // boundaries. (The Executable interface runs one step per call today; the loop calls it
 // iterations_per_loop times and the compiled backend may fuse them later.)
 //
-// accelerate_train_mode (ExperimentalConfig; SPEC §1.2): train() builds two executables
+// accelerate_train_mode (ExperimentalConfig; docs/accelerate.md): train() builds two executables
 // before the first step (or loads them from the compile cache): the low-precision one
 // (mixed_float16 for "fast", mixed_bfloat16 for "fast1"; its updates guarded, with
 // dynamic loss scaling for float16, see optimizer.h) and the original-precision one.

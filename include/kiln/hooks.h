@@ -1,4 +1,5 @@
-// Training hooks (SPEC §4): code that runs around the Estimator's step loop.
+// Training hooks, as TensorFlow's SessionRunHook: code that runs around the Estimator's step
+// loop.
 //
 // Per train() call: begin(ctx) once after the graph is built and the state restored, then
 // for every loop of iterations_per_loop steps: before_run(ctx), the steps, after_run(ctx,
@@ -187,8 +188,8 @@ class StopAtStepHook : public Hook {
   int64_t last_;
 };
 
-// SPEC §3. Reports a named graph value after every loop to whoever listens (the
-// precision switch of accelerate_train_mode).
+// The seed's TellMeStepOrLossHook. Reports a named graph value after every loop to whoever
+// listens (the precision switch of accelerate_train_mode).
 //   TellMeStepOrLossHook(step_name, total_step)  — e.g. ("global_step", 10000)
 //   TellMeStepOrLossHook::loss(loss_name, final_loss)  — e.g. ("loss", 0.3)
 //   TellMeStepOrLossHook::loss(loss_name, final_loss, total_step)  — kiln: the planned

@@ -2,7 +2,7 @@
 // each maps to the PrecisionPolicy the compiler's cast-insertion pass applies
 // (kiln/precision_policy.h). The modes are the training API's; the policy is the compiler's.
 //
-// Mapping from the user's mode to the policy (kiln on CPU; SPEC §2):
+// Mapping from the user's mode to the policy (kiln on CPU):
 //
 //   precision_mode              precision_mode_v2     -> PrecisionPolicy
 //   --------------------------  --------------------     ------------------

@@ -18,7 +18,7 @@ Graph dce(const Graph& g);
 // assigns needed (gradients, optimizer updates, the global step's increment). A value
 // that reads an assign reads the value it would have written. Placeholders stay. The
 // Estimator applies it to evaluation and prediction graphs: outside training nothing
-// changes a variable, whatever model_fn built (SPEC section 5).
+// changes a variable or the step counter, whatever model_fn built.
 Graph drop_updates(const Graph& g);
 
 // Merges nodes that compute the same thing: same op, inputs and attributes (sources

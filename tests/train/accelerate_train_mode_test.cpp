@@ -1,4 +1,6 @@
-// AccelerateTrainMode::parse, to_string and switch_step (SPEC §1.2).
+// AccelerateTrainMode::parse, to_string and switch_step: TYPE|SPLIT[|RATIO] with TYPE fast or
+// fast1, SPLIT step (ratio 0.2-0.9, default 0.9) or loss (1.01-1.5, default 1.05); anything
+// else is a ConfigError naming the field, the value and what is valid (docs/accelerate.md).
 #include <gtest/gtest.h>
 
 #include <cstdint>

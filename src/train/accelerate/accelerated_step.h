@@ -1,4 +1,4 @@
-// accelerate_train_mode's part of each training step (SPEC §1.2): which executable runs
+// accelerate_train_mode's part of each training step (docs/accelerate.md): which executable runs
 // the step, the loss scale it is fed, what its outcome tells the precision switch, and
 // the announcement when the switch happens. Estimator::train owns one per accelerated
 // call and asks it before and after every step; the loop itself knows nothing of phases.

@@ -1,4 +1,5 @@
-// Dynamic loss scaling for the float16 phase of accelerate_train_mode (SPEC §1.2).
+// Dynamic loss scaling for the float16 phase of accelerate_train_mode (docs/accelerate.md);
+// the bfloat16 phase (fast1) needs none.
 //
 // The low-precision graph multiplies the loss by the scale before differentiating,
 // divides the gradients by it, and skips the update when a gradient is not finite (see

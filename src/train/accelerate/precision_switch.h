@@ -1,4 +1,4 @@
-// The precision switch of accelerate_train_mode (SPEC §1.2): decides, step by step, whether
+// The precision switch of accelerate_train_mode (docs/accelerate.md): decides, step by step, whether
 // the next training step runs the low-precision executable or the original-precision one.
 // The Estimator owns one per accelerated train() call and asks it before every step; both
 // executables share the float32 variables and optimizer slots, so switching is choosing

@@ -49,7 +49,8 @@ void check_range(std::string_view option, int64_t value, int64_t min, int64_t ma
                             << " to " << max << meaning;
 }
 
-// accelerate_train_mode needs an original-precision base (SPEC §1.2).
+// accelerate_train_mode needs an original-precision base: precision_mode must_keep_origin_dtype,
+// allow_fp32_to_fp16 or unset, and precision_mode_v2 origin or unset (docs/accelerate.md).
 void check_accelerate_base(const RunConfig& cfg) {
   if (auto m = cfg.parsed_precision_mode(); m && !allows_accelerate_train_mode(*m))
     KILN_THROW(ConfigError) << "[accelerate_train_mode] not allowed with precision_mode '" << cfg.precision_mode
