@@ -93,6 +93,11 @@ def test_namespaces_are_modules_and_mirrors_import():
     assert sys.modules["kiln.math"] is kiln.math and kiln.math.reduce_sum is kiln.reduce_sum
     assert AUTOTUNE == kiln.data.AUTOTUNE and nest.flatten({"b": 1, "a": 2}) == [2, 1]
     assert RewriterConfig is kiln.RewriterConfig
+    from kiln.npu_bridge import npu_init
+    from kiln.npu_bridge.estimator.npu.npu_loss_scale_manager import FixedLossScaleManager
+    from kiln.npu_bridge.estimator.npu.npu_loss_scale_optimizer import NPULossScaleOptimizer
+    assert (FixedLossScaleManager, NPULossScaleOptimizer) == (npu_init.FixedLossScaleManager,
+                                                             npu_init.NPULossScaleOptimizer)
     for name in ["kiln.random", "kiln.io", "kiln.test", "kiln.sparse", "kiln.python_io", "kiln.nn.rnn_cell",
                  "kiln.estimator.inputs", "kiln.estimator.export", "kiln.contrib.data"]:
         assert isinstance(importlib.import_module(name), type(kiln)), name
