@@ -121,3 +121,15 @@ def test_a_mirror_refuses_a_name_it_lacks_naming_it():
     devices = device_lib.list_local_devices()
     assert [d.device_type for d in devices] == ["CPU"] and devices[0].name == "/device:CPU:0"
     assert devices[0].memory_limit > 0
+
+
+def test_file_io_reads_and_writes_through_gfile(tmp_path):
+    from kiln.python.lib.io import file_io
+    path = str(tmp_path / "a" / "b.txt")
+    file_io.recursive_create_dir(str(tmp_path / "a"))
+    file_io.write_string_to_file(path, "hello")
+    assert file_io.file_exists(path) and file_io.read_file_to_string(path) == "hello"
+    assert file_io.read_file_to_string(path, binary_mode=True) == b"hello"
+    assert file_io.get_matching_files(str(tmp_path / "a" / "*.txt")) == [path]
+    file_io.delete_file(path)
+    assert not file_io.file_exists(path)

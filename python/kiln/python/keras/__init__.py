@@ -1,0 +1,1 @@
+"""tensorflow.python.keras: the module paths of it that scripts import (activations, backend, initializers, layers, models, regularizers)."""

@@ -1,0 +1,1 @@
+"""tensorflow.python.lib: the module paths of it that scripts import (io)."""

@@ -1,0 +1,1 @@
+"""tensorflow.python.lib.io: the module paths of it that scripts import (file_io)."""

@@ -1,0 +1,1 @@
+"""tensorflow.python.ops.losses: the module paths of it that scripts import (losses)."""

@@ -1,0 +1,1 @@
+"""tensorflow.python.summary: the module paths of it that scripts import (summary)."""

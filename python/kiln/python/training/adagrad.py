@@ -1,0 +1,7 @@
+"""tensorflow.python.training.adagrad."""
+# ruff: noqa: F401, A004
+# (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
+from kiln._src.unsupported import refuse_other_names
+from kiln.train import AdagradOptimizer
+
+__getattr__ = refuse_other_names('tensorflow.python.training.adagrad', "kiln's mirror of it holds the names kiln implements, listed in python/kiln/python/training/adagrad.py")
