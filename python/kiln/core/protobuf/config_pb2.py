@@ -1,6 +1,6 @@
 """tensorflow.core.protobuf.config_pb2: the session's options (accepted; kiln ignores them and
 RunConfig(session_config=) warns)."""
-# ruff: noqa: F401, A004
+# ruff: noqa: F401, F403, A004
 # (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
 from kiln import ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunOptions
 from kiln._src.unsupported import refuse_other_names

@@ -1,5 +1,5 @@
 """tensorflow.python.ops.control_flow_ops: cond, group, no_op, tuple."""
-# ruff: noqa: F401, A004
+# ruff: noqa: F401, F403, A004
 # (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
 from kiln import cond, group, no_op, tuple
 from kiln._src.unsupported import refuse_other_names

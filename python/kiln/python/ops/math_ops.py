@@ -1,5 +1,5 @@
 """tensorflow.python.ops.math_ops: element-wise maths, reductions, casts and matmul."""
-# ruff: noqa: F401, A004
+# ruff: noqa: F401, F403, A004
 # (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
 from kiln import cast, clip_by_value, matmul, range, to_bfloat16, to_double, to_float, to_int32, to_int64
 from kiln._src.unsupported import refuse_other_names

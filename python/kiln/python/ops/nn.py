@@ -1,53 +1,7 @@
 """tensorflow.python.ops.nn: tf.nn."""
-# ruff: noqa: F401, A004
+# ruff: noqa: F401, F403, A004
 # (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
 from kiln._src.unsupported import refuse_other_names
-from kiln.nn import (
-    Tensor,
-    avg_pool,
-    avg_pool2d,
-    batch_normalization,
-    bias_add,
-    conv1d,
-    conv2d,
-    convert_to_tensor,
-    crelu,
-    depthwise_conv2d,
-    dropout,
-    dynamic_rnn,
-    elu,
-    embedding_lookup,
-    gelu,
-    in_top_k,
-    l2_loss,
-    l2_normalize,
-    leaky_relu,
-    local_response_normalization,
-    log_softmax,
-    lrn,
-    max_pool,
-    max_pool2d,
-    maximum,
-    minimum,
-    moments,
-    reduce_sum,
-    relu,
-    relu6,
-    selu,
-    separable_conv2d,
-    sigmoid,
-    sigmoid_cross_entropy_with_logits,
-    silu,
-    softmax,
-    softmax_cross_entropy_with_logits,
-    softmax_cross_entropy_with_logits_v2,
-    softplus,
-    softsign,
-    sparse_softmax_cross_entropy_with_logits,
-    static_rnn,
-    swish,
-    tanh,
-    zero_fraction,
-)
+from kiln.nn import *
 
-__getattr__ = refuse_other_names('tensorflow.python.ops.nn', "kiln's mirror of it holds the names kiln implements, listed in python/kiln/python/ops/nn.py")
+__getattr__ = refuse_other_names('tensorflow.python.ops.nn', "kiln's mirror of it holds those of kiln.nn")

@@ -1,5 +1,5 @@
 """tensorflow.python.ops.random_ops: random tensors."""
-# ruff: noqa: F401, A004
+# ruff: noqa: F401, F403, A004
 # (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
 from kiln import random_normal, random_uniform, truncated_normal
 from kiln._src.unsupported import refuse_other_names

@@ -1,5 +1,5 @@
 """tensorflow.python.ops.rnn: dynamic_rnn and static_rnn."""
-# ruff: noqa: F401, A004
+# ruff: noqa: F401, F403, A004
 # (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
 from kiln._src.unsupported import refuse_other_names
 from kiln.nn import dynamic_rnn, static_rnn

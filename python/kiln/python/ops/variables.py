@@ -1,5 +1,5 @@
 """tensorflow.python.ops.variables: Variable and the collections of variables."""
-# ruff: noqa: F401, A004
+# ruff: noqa: F401, F403, A004
 # (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
 from kiln import (
     Variable,

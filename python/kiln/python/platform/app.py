@@ -1,7 +1,7 @@
 """tensorflow.python.platform.app: tf.app."""
-# ruff: noqa: F401, A004
+# ruff: noqa: F401, F403, A004
 # (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
 from kiln._src.unsupported import refuse_other_names
-from kiln.app import run
+from kiln.app import *
 
-__getattr__ = refuse_other_names('tensorflow.python.platform.app', "kiln's mirror of it holds the names kiln implements, listed in python/kiln/python/platform/app.py")
+__getattr__ = refuse_other_names('tensorflow.python.platform.app', "kiln's mirror of it holds those of kiln.app")

@@ -1,49 +1,7 @@
 """tensorflow.python.training.training: tf.train."""
-# ruff: noqa: F401, A004
+# ruff: noqa: F401, F403, A004
 # (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
 from kiln._src.unsupported import refuse_other_names
-from kiln.train import (
-    AdadeltaOptimizer,
-    AdagradOptimizer,
-    AdamOptimizer,
-    AdamWOptimizer,
-    BytesList,
-    CheckpointReader,
-    CheckpointSaverHook,
-    Example,
-    ExponentialMovingAverage,
-    Feature,
-    Features,
-    FloatList,
-    GradientDescentOptimizer,
-    Int64List,
-    LoggingTensorHook,
-    MomentumOptimizer,
-    NanTensorHook,
-    Optimizer,
-    ProfilerHook,
-    RMSPropOptimizer,
-    SessionRunArgs,
-    SessionRunContext,
-    SessionRunHook,
-    SessionRunValues,
-    StopAtStepHook,
-    TellMeStepOrLossHook,
-    Tensor,
-    cosine_decay,
-    exponential_decay,
-    fetch_name,
-    get_global_step,
-    get_or_create_global_step,
-    init_from_checkpoint,
-    inverse_time_decay,
-    latest_checkpoint,
-    list_variables,
-    load_checkpoint,
-    load_variable,
-    natural_exp_decay,
-    piecewise_constant,
-    polynomial_decay,
-)
+from kiln.train import *
 
-__getattr__ = refuse_other_names('tensorflow.python.training.training', "kiln's mirror of it holds the names kiln implements, listed in python/kiln/python/training/training.py")
+__getattr__ = refuse_other_names('tensorflow.python.training.training', "kiln's mirror of it holds those of kiln.train")
