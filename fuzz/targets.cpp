@@ -18,7 +18,7 @@
 #include "formats/image_decode.h"
 #include "formats/tensor_bundle.h"
 #include "formats/tfrecord.h"
-#include "json/bounded_json.h"
+#include "formats/bounded_json.h"
 #include "kiln/checkpoint.h"
 #include "kiln/report.h"
 #include "kiln/summary.h"

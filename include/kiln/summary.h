@@ -1,5 +1,5 @@
 // Summaries: what a training run records about itself, for `kiln report`, TensorBoard and
-// people. The same records also go to TensorBoard's event files (train/summary/summary_events.h):
+// people. The same records also go to TensorBoard's event files (train/summary/events.h):
 // model_dir/events.out.tfevents.* for training, model_dir/eval/ for evaluation.
 //
 // With a model_dir and save_summary_steps > 0 the Estimator appends records to one file
@@ -63,7 +63,7 @@ class SummaryEvents;
 class SummaryWriter : public RecordSink {
  public:
   // `events_dir`: also write each record as TensorBoard events in a new event file there
-  // (train/summary/summary_events.h); "" = summaries.jsonl alone.
+  // (train/summary/events.h); "" = summaries.jsonl alone.
   explicit SummaryWriter(std::string path, const std::string& events_dir = "");
   ~SummaryWriter();
   SummaryWriter(const SummaryWriter&) = delete;
@@ -98,7 +98,7 @@ struct RecordFile {
 inline constexpr size_t kMaxRecordBytes = size_t{1} << 20;
 
 // Why `r` is not a record kiln's readers can use ("" when it is): not an object with an
-// "event", or a field they read of another type than kiln writes (see summary_file.cpp).
+// "event", or a field they read of another type than kiln writes (see summary/file.cpp).
 std::string record_problem(const nlohmann::json& r);
 
 // The records of a JSON Lines stream, with the limits of bounded_json.h (nesting) and
@@ -109,7 +109,7 @@ RecordFile parse_records(std::istream& in, size_t max_line_bytes = kMaxRecordByt
 // a directory; anything inside the file that is not a record is skipped and noted.
 RecordFile read_records(const std::string& path);
 
-// The records, built once (src/train/summary/summary_records.cpp) for every sink:
+// The records, built once (src/train/summary/records.cpp) for every sink:
 //
 // A number as a record holds it: the value, or null when it is not finite (JSON has no NaN).
 nlohmann::json number_or_null(double v);

@@ -12,7 +12,7 @@
 #include "kiln/report.h"
 #include "formats/atomic_file.h"
 #include "report/page_assets.h"
-#include "report/report_charts.h"
+#include "report/charts.h"
 #include "report/summary_table.h"
 #include "report/svg_chart.h"
 

@@ -21,7 +21,7 @@
 #include "train/estimator_state.h"
 #include "train/config/run_settings.h"
 #include "train/step_progress.h"
-#include "train/summary/summary_hook.h"
+#include "train/summary/hook.h"
 
 namespace kiln {
 

@@ -12,7 +12,7 @@
 #include "kiln/world.h"
 #include "train/data_parallel.h"
 #include "train/estimator_state.h"
-#include "train/summary/summary_hook.h"
+#include "train/summary/hook.h"
 
 namespace kiln {
 

@@ -22,10 +22,10 @@ namespace fs = std::filesystem;
 const std::map<std::string, int> kLayerLevel = {
     {"base", -1},                    // what every layer uses: errors, the settings table, printable text
     {"ir", 0},     {"process", 0},  // the graph IR; the host process's tuning
-    {"json", 0},                     // bounded JSON reading, for every reader of files kiln did not write
     {"dist", 1},                     // the MPI world: rank, size, collectives
     {"autodiff", 1},                 // VJP rules, grad()
-    {"formats", 1},                  // TensorFlow's file formats (TFRecord, checkpoint bundles, event protos); atomic file writes
+    {"formats", 1},                  // TensorFlow's file formats (TFRecord, checkpoint bundles, event protos); atomic file
+                                     // writes; bounded JSON reading, for every reader of files kiln did not write
     {"passes", 2},                   // graph-to-graph passes and precision policies
     {"cache", 3},                    // the persistent compile cache (bytes and files)
     {"backend", 4},                  // interpreter, CPU compiler, oneDNN

@@ -20,7 +20,7 @@
 #include "sample_command.h"
 #include "settings_command.h"
 #include "option_names.h"
-#include "train/train_command.h"
+#include "train/command.h"
 
 namespace {
 // The command that ran, for its option names in errors (nullptr: none).

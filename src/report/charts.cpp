@@ -1,4 +1,4 @@
-#include "report/report_charts.h"
+#include "report/charts.h"
 
 #include <algorithm>
 #include <cmath>

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "formats/tensor_bundle.h"
-#include "json/bounded_json.h"
+#include "formats/bounded_json.h"
 #include "kiln/checkpoint.h"
 #include "kiln/ops.h"
 #include "formats/atomic_file.h"

@@ -4,12 +4,12 @@
 // interpreter adds them (src/backend/interp/gather.cpp): compiled and interpreted results
 // are the same bits. Indices outside [0, rows) are dropped, as the interpreter drops them.
 // Threads split the columns, so each element still sees its additions in index order.
-#include "backend/cpu/codegen/codegen_scatter.h"
+#include "backend/cpu/codegen/scatter.h"
 
 #include <algorithm>
 #include <sstream>
 
-#include "backend/cpu/codegen/codegen_expr.h"
+#include "backend/cpu/codegen/expr.h"
 
 namespace kiln::cpu {
 

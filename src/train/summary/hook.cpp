@@ -1,4 +1,4 @@
-#include "train/summary/summary_hook.h"
+#include "train/summary/hook.h"
 
 #include <algorithm>
 #include <chrono>

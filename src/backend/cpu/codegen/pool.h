@@ -1,4 +1,4 @@
-// Generated loop nests for pooling and its gradients (see codegen_pool.cpp).
+// Generated loop nests for pooling and its gradients (see codegen/pool.cpp).
 #pragma once
 #include <string>
 
@@ -14,7 +14,7 @@ std::string pool_kernel(const Schedule& s, const Step& st, const std::string& na
 bool is_maxpool2x2(const Graph& g, const Node& n);
 
 // Such a pooling step whose x is stored channel-blocked (Schedule::block_of, see
-// layout_plan.h): a block's channels are the vector lanes (codegen_pool_blocked.cpp).
+// layout_plan.h): a block's channels are the vector lanes (codegen/pool_blocked.cpp).
 std::string blocked_maxpool2x2(const Schedule& s, const Step& st, const std::string& name);
 
 }  // namespace kiln::cpu

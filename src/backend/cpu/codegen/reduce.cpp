@@ -3,14 +3,14 @@
 // loop nest depends on where the reduced axes are: all after the kept ones (a row sum),
 // all before them (a bias gradient over the batch), or on both sides (a convolution's
 // bias gradient over N, H and W).
-#include "backend/cpu/codegen/codegen_reduce.h"
+#include "backend/cpu/codegen/reduce.h"
 
 #include <algorithm>
 #include <memory>
 #include <set>
 #include <sstream>
 
-#include "backend/cpu/codegen/codegen_expr.h"
+#include "backend/cpu/codegen/expr.h"
 #include "backend/cpu/schedule/column_sums.h"
 
 namespace kiln::cpu {

@@ -12,8 +12,8 @@
 #include <numeric>
 #include <sstream>
 
-#include "backend/cpu/codegen/codegen_expr.h"
-#include "backend/cpu/codegen/codegen_pool.h"
+#include "backend/cpu/codegen/expr.h"
+#include "backend/cpu/codegen/pool.h"
 #include "ir/conv_geometry.h"
 
 namespace kiln::cpu {

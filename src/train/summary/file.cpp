@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "json/bounded_json.h"
+#include "formats/bounded_json.h"
 #include "kiln/error.h"
 #include "kiln/summary.h"
-#include "train/summary/summary_events.h"
+#include "train/summary/events.h"
 
 namespace kiln {
 namespace {

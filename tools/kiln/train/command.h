@@ -53,7 +53,7 @@ class TrainCommand {
   HookList hooks(Estimator& est, const TrainData& data);
   void count_evaluation(const Evaluation& ev);
   void train(Estimator& est, const TrainData& data);
-  // train_report.cpp: the end of the run.
+  // train/report.cpp: the end of the run.
   int report_interrupted();
   void report_final(Estimator& est, const TrainData& data);
   void print_final(const Evaluation& ev, const CompileSummary& cs) const;

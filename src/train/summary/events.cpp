@@ -1,4 +1,4 @@
-#include "train/summary/summary_events.h"
+#include "train/summary/events.h"
 
 #include <cstdint>
 

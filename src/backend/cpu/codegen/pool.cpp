@@ -5,11 +5,11 @@
 // bfloat16/float16 tensors in their type. Semantics are the interpreter's
 // (src/backend/interp/conv_pool.cpp): max propagates NaN, the gradient goes to the first
 // position of the window holding the maximum, average pooling excludes the padding.
-#include "backend/cpu/codegen/codegen_pool.h"
+#include "backend/cpu/codegen/pool.h"
 
 #include <sstream>
 
-#include "backend/cpu/codegen/codegen_expr.h"
+#include "backend/cpu/codegen/expr.h"
 #include "ir/conv_geometry.h"
 #include "kiln/error.h"
 

@@ -1,4 +1,4 @@
-// Calls from generated code into oneDNN through the Runtime (abi.h): see codegen_library.cpp.
+// Calls from generated code into oneDNN through the Runtime (abi.h): see codegen/library.cpp.
 #pragma once
 #include <string>
 

@@ -14,7 +14,7 @@
 #include "accelerate_summary.h"
 #include "metrics_writer.h"
 #include "progress_hook.h"
-#include "train_command.h"
+#include "train/command.h"
 
 namespace kiln::cli {
 

@@ -1,4 +1,4 @@
-#include "backend/cpu/codegen/codegen_expr.h"
+#include "backend/cpu/codegen/expr.h"
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,5 @@
 // Library steps: which Runtime call and which arguments follow from the op's family.
-#include "backend/cpu/codegen/codegen_library.h"
+#include "backend/cpu/codegen/library.h"
 
 #include <sstream>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "train_command.h"
+#include "train/command.h"
 
 #include <unistd.h>
 

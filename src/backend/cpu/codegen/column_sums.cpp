@@ -6,8 +6,8 @@
 #include <memory>
 #include <sstream>
 
-#include "backend/cpu/codegen/codegen_expr.h"
-#include "backend/cpu/codegen/codegen_reduce.h"
+#include "backend/cpu/codegen/expr.h"
+#include "backend/cpu/codegen/reduce.h"
 #include "backend/cpu/schedule/column_sums.h"
 #include "backend/cpu/schedule/lowering.h"
 #include "kiln/error.h"

@@ -1,4 +1,4 @@
-// Generated scatter_add kernels (see codegen_scatter.cpp).
+// Generated scatter_add kernels (see codegen/scatter.cpp).
 #pragma once
 #include <string>
 

@@ -10,7 +10,7 @@
 #include <functional>
 #include <limits>
 
-#include "json/bounded_json.h"
+#include "formats/bounded_json.h"
 #include "kiln/checkpoint.h"
 #include "kiln/ops.h"
 #include "process/failpoint.h"
