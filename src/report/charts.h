@@ -2,7 +2,7 @@
 #pragma once
 #include <vector>
 
-#include "kiln/report.h"
+#include "kiln/report/report.h"
 #include "report/svg_chart.h"
 
 namespace kiln::report {

@@ -8,8 +8,8 @@
 #include <ctime>
 #include <filesystem>
 
-#include "kiln/error.h"
-#include "kiln/report.h"
+#include "kiln/base/error.h"
+#include "kiln/report/report.h"
 #include "formats/atomic_file.h"
 #include "report/page_assets.h"
 #include "report/charts.h"

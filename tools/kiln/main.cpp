@@ -8,11 +8,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "kiln/checkpoint.h"
-#include "kiln/error.h"
-#include "kiln/interrupts.h"
-#include "kiln/process.h"
-#include "kiln/world.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/base/error.h"
+#include "kiln/process/interrupts.h"
+#include "kiln/process/process.h"
+#include "kiln/dist/world.h"
 
 // CLI-private headers, beside this file.
 #include "cache_command.h"

@@ -1,4 +1,4 @@
-#include "kiln/cpu_features.h"
+#include "kiln/backend/cpu_features.h"
 
 #include <sched.h>
 

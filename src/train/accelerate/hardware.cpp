@@ -1,8 +1,8 @@
 // Whether accelerate_train_mode's low phase, or a precision mode, can pay off on this CPU
 // (config.h).
-#include "kiln/config.h"
-#include "kiln/cpu_features.h"
-#include "kiln/precision.h"
+#include "kiln/train/config.h"
+#include "kiln/backend/cpu_features.h"
+#include "kiln/train/precision.h"
 
 namespace kiln {
 namespace {

@@ -15,8 +15,8 @@
 
 #include "formats/tensor_bundle.h"
 #include "formats/bounded_json.h"
-#include "kiln/checkpoint.h"
-#include "kiln/ops.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/ir/ops.h"
 #include "formats/atomic_file.h"
 #include "tf_bundle.pb.h"
 

@@ -11,8 +11,8 @@
 #include <limits>
 
 #include "formats/bounded_json.h"
-#include "kiln/checkpoint.h"
-#include "kiln/ops.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/ir/ops.h"
 #include "process/failpoint.h"
 
 namespace kiln {

@@ -3,8 +3,8 @@
 #include <charconv>
 #include <string>
 
-#include "kiln/config.h"
-#include "kiln/error.h"
+#include "kiln/train/config.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 

@@ -1,7 +1,7 @@
 // describe(): the effective settings of a run, for `kiln train --dry-run`.
 #include <sstream>
 
-#include "kiln/config.h"
+#include "kiln/train/config.h"
 
 namespace kiln {
 namespace {

@@ -1,10 +1,10 @@
-#include "kiln/optimizer_params.h"
+#include "kiln/train/optimizer_params.h"
 
 #include <charconv>
 #include <cmath>
 #include <string>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "kiln/error.h"
-#include "kiln/optimizer.h"
+#include "kiln/base/error.h"
+#include "kiln/train/optimizer.h"
 
 namespace kiln {
 namespace {

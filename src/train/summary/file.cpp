@@ -1,4 +1,4 @@
-// The summary file: append-only JSON Lines, one write(2) per record (see kiln/summary.h).
+// The summary file: append-only JSON Lines, one write(2) per record (see kiln/train/summary.h).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "formats/bounded_json.h"
-#include "kiln/error.h"
-#include "kiln/summary.h"
+#include "kiln/base/error.h"
+#include "kiln/train/summary.h"
 #include "train/summary/events.h"
 
 namespace kiln {

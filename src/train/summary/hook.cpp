@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <map>
 
-#include "kiln/cpu_features.h"
-#include "kiln/error.h"
-#include "kiln/optimizer_params.h"
-#include "kiln/process.h"
+#include "kiln/backend/cpu_features.h"
+#include "kiln/base/error.h"
+#include "kiln/train/optimizer_params.h"
+#include "kiln/process/process.h"
 #include "train/estimator_state.h"
 
 namespace kiln {

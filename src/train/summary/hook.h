@@ -1,4 +1,4 @@
-// The Estimator's side of the summaries (kiln/summary.h): the records train() and
+// The Estimator's side of the summaries (kiln/train/summary.h): the records train() and
 // evaluate() append to <model_dir>/summaries.jsonl.
 #pragma once
 #include <cstdint>
@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/estimator.h"
-#include "kiln/summary.h"
+#include "kiln/train/estimator.h"
+#include "kiln/train/summary.h"
 
 namespace kiln {
 

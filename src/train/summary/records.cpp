@@ -2,7 +2,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kiln/summary.h"
+#include "kiln/train/summary.h"
 
 namespace kiln {
 

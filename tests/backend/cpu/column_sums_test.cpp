@@ -11,7 +11,7 @@
 
 #include "backend/cpu/schedule/column_sums.h"
 #include "backend/cpu/schedule/schedule.h"
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/backend_compare.h"
 #include "support/generated_code.h"
 #include "support/vectorization.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/backend_compare.h"
 #include "support/test_arrays.h"
 

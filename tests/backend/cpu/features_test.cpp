@@ -1,7 +1,7 @@
 // CPU feature detection with forced feature sets: the /proc/cpuinfo texts of the three
 // kinds of machine kiln meets (Intel with AMX, AMD Zen 4 with AVX512-BF16, AVX2 only),
 // and this machine's own detection agreeing with its /proc/cpuinfo.
-#include "kiln/cpu_features.h"
+#include "kiln/backend/cpu_features.h"
 
 #include <gtest/gtest.h>
 

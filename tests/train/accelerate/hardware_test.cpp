@@ -2,8 +2,8 @@
 // this CPU (issue 17: fast on a CPU without float16 arithmetic is slower than the original).
 #include <gtest/gtest.h>
 
-#include "kiln/config.h"
-#include "kiln/cpu_features.h"
+#include "kiln/train/config.h"
+#include "kiln/backend/cpu_features.h"
 
 namespace kiln {
 namespace {

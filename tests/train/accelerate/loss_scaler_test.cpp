@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kiln/checkpoint.h"
+#include "kiln/train/checkpoint.h"
 
 namespace kiln {
 namespace {

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "kiln/checkpoint.h"
-#include "kiln/error.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "kiln/config.h"
-#include "kiln/error.h"
+#include "kiln/train/config.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

@@ -1,4 +1,4 @@
-#include "kiln/checkpoint.h"
+#include "kiln/train/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include "formats/crc32c.h"
 #include "formats/sstable.h"
 #include "formats/tensor_bundle.h"
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/as_nobody.h"
 #include "support/processes.h"
 #include "tf_bundle.pb.h"

@@ -2,7 +2,7 @@
 // cannot), evaluate() and predict() read a locked directory, the lock excludes within a
 // process as between processes and is released when train() returns. The other process is this test binary again,
 // filtered to a DISABLED_ test.
-#include "kiln/model_dir_lock.h"
+#include "kiln/train/model_dir_lock.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,9 +15,9 @@
 #include <fstream>
 #include <thread>
 
-#include "kiln/checkpoint.h"
-#include "kiln/estimator.h"
-#include "kiln/models.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/train/estimator.h"
+#include "kiln/models/models.h"
 #include "support/processes.h"
 #include "support/run_kiln.h"
 #include "support/temp_files.h"

@@ -1,12 +1,12 @@
-// Precision modes, policies and the mapping between them (include/kiln/precision.h).
+// Precision modes, policies and the mapping between them (include/kiln/train/precision.h).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "kiln/config.h"
-#include "kiln/error.h"
-#include "kiln/precision.h"
+#include "kiln/train/config.h"
+#include "kiln/base/error.h"
+#include "kiln/train/precision.h"
 
 namespace kiln {
 namespace {

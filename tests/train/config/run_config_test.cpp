@@ -8,8 +8,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "kiln/config.h"
-#include "kiln/error.h"
+#include "kiln/train/config.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

@@ -1,13 +1,13 @@
 // Learning-rate schedules: the host formula at its landmarks, and the graph's rate
 // against the host formula step by step (it is what a resumed run relies on).
-#include "kiln/learning_rate.h"
+#include "kiln/train/learning_rate.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "kiln/error.h"
-#include "kiln/runtime.h"
+#include "kiln/base/error.h"
+#include "kiln/backend/runtime.h"
 
 namespace kiln {
 namespace {

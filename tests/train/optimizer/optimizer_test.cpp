@@ -1,6 +1,6 @@
 // Optimisers against hand-computed TensorFlow update rules on loss = sum(w * c) + 0.5 * sum(w^2),
 // whose gradient is c + w.
-#include "kiln/optimizer.h"
+#include "kiln/train/optimizer.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include <cmath>
 #include <limits>
 
-#include "kiln/error.h"
-#include "kiln/optimizer_params.h"
-#include "kiln/runtime.h"
+#include "kiln/base/error.h"
+#include "kiln/train/optimizer_params.h"
+#include "kiln/backend/runtime.h"
 
 namespace kiln {
 namespace {

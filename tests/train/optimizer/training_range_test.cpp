@@ -1,13 +1,13 @@
 // The ranges of the float precisions, and the check that a positive setting stays a
 // positive normal number in one.
-#include "kiln/training_range.h"
+#include "kiln/train/training_range.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

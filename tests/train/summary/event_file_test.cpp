@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "formats/tfrecord.h"
-#include "kiln/summary.h"
+#include "kiln/train/summary.h"
 #include "support/temp_files.h"
 #include "tf_event.pb.h"
 

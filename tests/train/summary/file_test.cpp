@@ -1,6 +1,6 @@
 // The summary file: records appended and read back, a record torn by a kill skipped (never
 // fatal), a write that fails reported, and what the Estimator writes into it.
-#include "kiln/summary.h"
+#include "kiln/train/summary.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <map>
 
-#include "kiln/models.h"
-#include "kiln/process.h"
+#include "kiln/models/models.h"
+#include "kiln/process/process.h"
 #include "support/temp_files.h"
 #include "support/train_inputs.h"
 

@@ -10,14 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/backend.h"
-#include "kiln/error.h"
-#include "kiln/interrupts.h"
-#include "kiln/model_dir_lock.h"
-#include "kiln/optimizer_params.h"
-#include "kiln/summary.h"
-#include "kiln/text_data.h"
-#include "kiln/world.h"
+#include "kiln/backend/backend.h"
+#include "kiln/base/error.h"
+#include "kiln/process/interrupts.h"
+#include "kiln/train/model_dir_lock.h"
+#include "kiln/train/optimizer_params.h"
+#include "kiln/train/summary.h"
+#include "kiln/data/text_data.h"
+#include "kiln/dist/world.h"
 
 // CLI-private headers, beside this file (not under the public kiln/ prefix).
 #include "eval_hook.h"

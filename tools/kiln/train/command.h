@@ -1,6 +1,6 @@
 // `kiln train`: train a built-in model with the Estimator and evaluate it. What differs
 // between the model families (the classifiers on Fashion-MNIST, gpt on a text) is their
-// recipe (kiln/recipe.h); this command owns the options and the run: it resolves the
+// recipe (kiln/models/recipe.h); this command owns the options and the run: it resolves the
 // settings, loads the data, builds one Estimator, trains with its hooks, evaluates, and
 // writes the records and the report.
 #pragma once
@@ -11,11 +11,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "kiln/backend.h"
-#include "kiln/config.h"
-#include "kiln/estimator.h"
-#include "kiln/optimizer.h"
-#include "kiln/recipe.h"
+#include "kiln/backend/backend.h"
+#include "kiln/train/config.h"
+#include "kiln/train/estimator.h"
+#include "kiln/train/optimizer.h"
+#include "kiln/models/recipe.h"
 #include "optimizer_options.h"
 
 namespace kiln::cli {

@@ -5,11 +5,11 @@
 
 #include <omp.h>
 
-#include "kiln/cpu_features.h"
-#include "kiln/error.h"
-#include "kiln/process.h"
-#include "kiln/summary.h"
-#include "kiln/world.h"
+#include "kiln/backend/cpu_features.h"
+#include "kiln/base/error.h"
+#include "kiln/process/process.h"
+#include "kiln/train/summary.h"
+#include "kiln/dist/world.h"
 
 #include "accelerate_summary.h"
 #include "metrics_writer.h"

@@ -13,7 +13,7 @@
 #include "backend/cpu/codegen/pool.h"
 #include "backend/cpu/codegen/reduce.h"
 #include "backend/cpu/codegen/scatter.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 namespace {

@@ -10,7 +10,7 @@
 #include "backend/cpu/codegen/reduce.h"
 #include "backend/cpu/schedule/column_sums.h"
 #include "backend/cpu/schedule/lowering.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 

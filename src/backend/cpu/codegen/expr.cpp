@@ -4,7 +4,7 @@
 #include <array>
 
 #include "backend/cpu/codegen/loop_ops.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 namespace {

@@ -8,7 +8,7 @@
 #include "backend/cpu/schedule/lowering.h"
 #include "ir/conv_geometry.h"
 #include "ir/dense_inputs.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "backend/cpu/codegen/expr.h"
 #include "ir/conv_geometry.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 namespace {

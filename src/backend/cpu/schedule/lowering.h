@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "backend/onednn/onednn.h"
-#include "kiln/graph.h"
-#include "kiln/op.h"
+#include "kiln/ir/graph.h"
+#include "kiln/ir/op.h"
 
 namespace kiln::cpu {
 
