@@ -16,13 +16,13 @@
 #include <unistd.h>
 
 #include "backend/onednn/onednn.h"
-#include "kiln/backend.h"
-#include "kiln/compiler.h"
-#include "kiln/cpu_features.h"
-#include "kiln/models.h"
-#include "kiln/process.h"
-#include "kiln/optimizer.h"
-#include "kiln/runtime.h"
+#include "kiln/backend/backend.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/backend/cpu_features.h"
+#include "kiln/models/models.h"
+#include "kiln/process/process.h"
+#include "kiln/train/optimizer.h"
+#include "kiln/backend/runtime.h"
 
 using namespace kiln;
 using Clock = std::chrono::steady_clock;

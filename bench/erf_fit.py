@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where the coefficients of kiln's float erf and tanh come from (kiln/float_math.h).
+"""Where the coefficients of kiln's float erf and tanh come from (kiln/ir/float_math.h).
 
     /usr/bin/python3 bench/erf_fit.py      (needs numpy: python3-numpy)
 

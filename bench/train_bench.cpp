@@ -24,11 +24,11 @@
 
 #include "backend/onednn/isa.h"
 #include "backend/onednn/onednn.h"
-#include "kiln/compiler.h"
-#include "kiln/cpu_features.h"
-#include "kiln/estimator.h"
-#include "kiln/models.h"
-#include "kiln/process.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/backend/cpu_features.h"
+#include "kiln/train/estimator.h"
+#include "kiln/models/models.h"
+#include "kiln/process/process.h"
 
 using namespace kiln;
 using Clock = std::chrono::steady_clock;
@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   app.add_option("--precisions", o.precisions, "matmul precisions, comma-separated")->capture_default_str();
   app.add_option("--reps", o.reps, "matmul repetitions")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--default-process", o.default_process,
-               "Keep glibc's heap thresholds and libgomp's spin waits (kiln train tunes both: kiln/process.h)");
+               "Keep glibc's heap thresholds and libgomp's spin waits (kiln train tunes both: kiln/process/process.h)");
   CLI11_PARSE(app, argc, argv);
   if (!o.default_process) kiln::tune_process(argv);  // measure what `kiln train` runs
   omp_set_num_threads(o.threads);

@@ -13,13 +13,13 @@
 #include <memory>
 #include <string>
 
-#include "kiln/config.h"
-#include "kiln/data.h"
-#include "kiln/error.h"
-#include "kiln/estimator.h"
-#include "kiln/hooks.h"
-#include "kiln/models.h"
-#include "kiln/optimizer.h"
+#include "kiln/train/config.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
+#include "kiln/train/estimator.h"
+#include "kiln/train/hooks.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer.h"
 
 namespace {
 

@@ -18,14 +18,14 @@
 #include "formats/image_decode.h"
 #include "formats/tensor_bundle.h"
 #include "formats/tfrecord.h"
-#include "json/bounded_json.h"
-#include "kiln/checkpoint.h"
-#include "kiln/report.h"
-#include "kiln/summary.h"
-#include "kiln/config.h"
-#include "kiln/data.h"
-#include "kiln/error.h"
-#include "kiln/text.h"
+#include "formats/bounded_json.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/report/report.h"
+#include "kiln/train/summary.h"
+#include "kiln/train/config.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/text.h"
 
 namespace kiln::fuzz {
 namespace {

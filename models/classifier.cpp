@@ -1,6 +1,6 @@
 // A network plus cross-entropy, optimizer, predictions and accuracy: a model_fn.
-#include "kiln/models.h"
-#include "kiln/optimizer_params.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer_params.h"
 
 namespace kiln {
 

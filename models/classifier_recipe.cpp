@@ -7,9 +7,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "kiln/data.h"
-#include "kiln/error.h"
-#include "kiln/recipe.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
+#include "kiln/models/recipe.h"
 
 namespace kiln {
 namespace {

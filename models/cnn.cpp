@@ -1,6 +1,6 @@
 // The CNN of the issue: two conv/ReLU/pool stages and two dense layers.
-#include "kiln/error.h"
-#include "kiln/models.h"
+#include "kiln/base/error.h"
+#include "kiln/models/models.h"
 
 namespace kiln {
 

@@ -3,11 +3,11 @@
 #include <cmath>
 #include <string>
 
-#include "kiln/error.h"
-#include "kiln/models.h"
-#include "kiln/optimizer.h"
-#include "kiln/optimizer_params.h"
-#include "kiln/transformer.h"
+#include "kiln/base/error.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer.h"
+#include "kiln/train/optimizer_params.h"
+#include "kiln/ir/transformer.h"
 
 namespace kiln {
 namespace {

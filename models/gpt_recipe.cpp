@@ -6,9 +6,9 @@
 #include <cstdio>
 
 #include "backend/memory_check.h"
-#include "kiln/error.h"
-#include "kiln/recipe.h"
-#include "kiln/text_data.h"
+#include "kiln/base/error.h"
+#include "kiln/models/recipe.h"
+#include "kiln/data/text_data.h"
 
 namespace kiln {
 namespace {

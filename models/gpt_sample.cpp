@@ -3,9 +3,9 @@
 #include <cmath>
 #include <random>
 
-#include "kiln/error.h"
-#include "kiln/models.h"
-#include "kiln/text_data.h"
+#include "kiln/base/error.h"
+#include "kiln/models/models.h"
+#include "kiln/data/text_data.h"
 
 namespace kiln {
 namespace {

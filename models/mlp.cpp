@@ -1,5 +1,5 @@
-#include "kiln/error.h"
-#include "kiln/models.h"
+#include "kiln/base/error.h"
+#include "kiln/models/models.h"
 
 namespace kiln {
 

@@ -1,8 +1,8 @@
 // The recipes by name.
-#include "kiln/recipe.h"
+#include "kiln/models/recipe.h"
 
-#include "kiln/data.h"
-#include "kiln/error.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 

@@ -19,7 +19,7 @@ Names TensorFlow has and kiln's IR lacks raise NotImplementedError naming them.
 # builtins: abs, bool, pow, range, slice, tuple; kiln._core loads after the OpenMP wait is set)
 import os as _os
 
-# As `kiln train` does (kiln/process.h): OpenMP threads spin long enough to stay awake
+# As `kiln train` does (kiln/process/process.h): OpenMP threads spin long enough to stay awake
 # between a step's kernels on quiet CPUs, and briefly beside other work so idle ones do not
 # starve working ones. libgomp reads this when it loads, which importing kiln._core does
 # (unless something loaded it before); a user's OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.

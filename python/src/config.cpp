@@ -3,8 +3,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "kiln/config.h"
-#include "kiln/settings.h"
+#include "kiln/train/config.h"
+#include "kiln/base/settings.h"
 #include "module.h"
 
 namespace py = pybind11;
@@ -44,7 +44,7 @@ void bind_config(py::module_& m) {
   m.def("parse_byte_size", [](const std::string& text, const std::string& option) { return parse_byte_size(text, option); },
         py::arg("text"), py::arg("option") = "cache_size_cap_bytes");
 
-  // The settings table (kiln/settings.h): Python reads the environment through it too.
+  // The settings table (kiln/base/settings.h): Python reads the environment through it too.
   m.def("setting_value", &setting_value, py::arg("name"),
         "The environment's value of a setting of kiln's table, None when unset");
   m.def("setting_integer", &setting_integer, py::arg("name"), py::arg("min"), py::arg("max"),

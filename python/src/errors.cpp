@@ -3,9 +3,9 @@
 // errors have their own types; kiln bugs are RuntimeErrors.
 #include <pybind11/pybind11.h>
 
-#include "kiln/checkpoint.h"
-#include "kiln/error.h"
-#include "kiln/hooks.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/base/error.h"
+#include "kiln/train/hooks.h"
 #include "module.h"
 
 namespace py = pybind11;

@@ -2,8 +2,8 @@
 
 #include <pybind11/stl.h>
 
-#include "kiln/checkpoint.h"
-#include "kiln/world.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/dist/world.h"
 #include "numpy_array.h"
 
 namespace py = pybind11;

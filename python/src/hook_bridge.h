@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "kiln/hooks.h"
+#include "kiln/train/hooks.h"
 
 namespace kiln::python {
 

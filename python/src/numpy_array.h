@@ -3,7 +3,7 @@
 #pragma once
 #include <pybind11/numpy.h>
 
-#include "kiln/array.h"
+#include "kiln/ir/array.h"
 
 namespace kiln::python {
 

@@ -1,4 +1,4 @@
-// The graph builder's ops (include/kiln/ops.h) for Python: one binding per op, every
+// The graph builder's ops (include/kiln/ir/ops.h) for Python: one binding per op, every
 // input checked to come from one open graph. The TensorFlow spellings (argument names,
 // defaults, NHWC layouts) are made in the Python modules on top of these.
 #include <pybind11/pybind11.h>
@@ -6,12 +6,12 @@
 
 #include <optional>
 
-#include "kiln/autodiff.h"
-#include "kiln/estimator.h"
-#include "kiln/runtime.h"
-#include "kiln/world.h"
-#include "kiln/op_list.h"
-#include "kiln/optimizer.h"
+#include "kiln/autodiff/grad.h"
+#include "kiln/train/estimator.h"
+#include "kiln/backend/runtime.h"
+#include "kiln/dist/world.h"
+#include "kiln/ir/op_list.h"
+#include "kiln/train/optimizer.h"
 #include "module.h"
 #include "numpy_array.h"
 #include "tensor.h"
@@ -53,7 +53,7 @@ std::shared_ptr<GraphScope> open_scope(const std::shared_ptr<GraphScope>& s, con
   return s;
 }
 
-// The elementwise ops and reductions come straight from the op table (kiln/op_list.h):
+// The elementwise ops and reductions come straight from the op table (kiln/ir/op_list.h):
 // an op of these families is bound by adding it there. Every family must be named here
 // (an unlisted one is a compile error), so a new family is a decision, not an omission.
 #define KILN_BIND_Unary(op) unary(m, #op, &op);
@@ -188,7 +188,7 @@ void bind_sources(py::module_& m) {
     open_scope(s, "constant");
     return PyTensor{constant(*s->graph, value, parse_dtype(dtype), std::move(shape)), s};
   });
-  // A float scalar the compiled step reads at run time (kiln/ops.h): graphs that differ
+  // A float scalar the compiled step reads at run time (kiln/ir/ops.h): graphs that differ
   // only in such values share one compiled step in the compile cache.
   m.def("hyperparameter", [](const std::shared_ptr<GraphScope>& s, double value, const std::string& dtype) {
     open_scope(s, "hyperparameter");

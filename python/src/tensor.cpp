@@ -4,7 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "module.h"
 
 namespace py = pybind11;

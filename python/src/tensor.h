@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 
 namespace kiln::python {
 

@@ -7,7 +7,7 @@
 
 #include <omp.h>
 
-#include "kiln/world.h"
+#include "kiln/dist/world.h"
 #include "module.h"
 
 namespace py = pybind11;

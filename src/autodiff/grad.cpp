@@ -1,8 +1,8 @@
 #include <array>
 
 #include "autodiff/vjp.h"
-#include "kiln/autodiff.h"
-#include "kiln/error.h"
+#include "kiln/autodiff/grad.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

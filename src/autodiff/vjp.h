@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 
 namespace kiln::autodiff {
 

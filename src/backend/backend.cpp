@@ -1,4 +1,4 @@
-#include "kiln/backend.h"
+#include "kiln/backend/backend.h"
 
 #include <cstdio>
 #include <mutex>
@@ -8,8 +8,8 @@
 
 #include "backend/interpreter_graph.h"
 #include "backend/onednn/isa.h"
-#include "kiln/error.h"
-#include "kiln/text.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/text.h"
 #include "passes/passes.h"
 
 namespace kiln {

@@ -1,9 +1,9 @@
 // The environment's defaults for CompileOptions: read here, once, at the edge.
 #include <algorithm>
-#include "kiln/settings.h"
+#include "kiln/base/settings.h"
 #include <string>
 
-#include "kiln/compiler.h"
+#include "kiln/backend/compiler.h"
 
 namespace kiln {
 namespace {

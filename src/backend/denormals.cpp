@@ -1,12 +1,12 @@
 #include "backend/denormals.h"
-#include "kiln/settings.h"
+#include "kiln/base/settings.h"
 
 #include <cstdlib>
 #include <string>
 
 #include <omp.h>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>

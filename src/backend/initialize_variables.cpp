@@ -1,10 +1,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "backend/memory_check.h"
-#include "kiln/ops.h"
-#include "kiln/runtime.h"
+#include "kiln/ir/ops.h"
+#include "kiln/backend/runtime.h"
 
 namespace kiln {
 namespace {
@@ -36,7 +36,7 @@ double truncated_standard_normal(uint64_t seed, uint64_t i) {
   return 0.0;  // 64 draws beyond 2 sigma in a row: p = 0.0455^64
 }
 
-// fan_in and fan_out of a kernel (kiln/ops.h, Init): [in, out] for rank 2; for higher
+// fan_in and fan_out of a kernel (kiln/ir/ops.h, Init): [in, out] for rank 2; for higher
 // ranks by the kernel's layout, OIHW (kiln's filters) or HWIO (TensorFlow's).
 struct Fans {
   double in = 1, out = 1;

@@ -2,7 +2,7 @@
 // pessimistic estimate, for deciding whether a graph that runs once or twice (the last,
 // smaller batch of an evaluation or a prediction) is worth compiling.
 #pragma once
-#include "kiln/graph.h"
+#include "kiln/ir/graph.h"
 
 namespace kiln {
 

@@ -1,7 +1,7 @@
 // The graph the reference interpreter runs for make_executable (backend.cpp).
 #pragma once
-#include "kiln/compiler.h"
-#include "kiln/graph.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/ir/graph.h"
 
 namespace kiln {
 

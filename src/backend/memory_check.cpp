@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "kiln/error.h"
-#include "kiln/process.h"
+#include "kiln/base/error.h"
+#include "kiln/process/process.h"
 
 namespace kiln {
 

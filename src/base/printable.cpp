@@ -1,4 +1,4 @@
-#include "kiln/printable.h"
+#include "kiln/base/printable.h"
 
 #include <cstdint>
 

@@ -1,10 +1,10 @@
-#include "kiln/settings.h"
+#include "kiln/base/settings.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {
@@ -87,7 +87,7 @@ const std::vector<Setting>& settings_table() { return kTable; }
 const Setting& setting(std::string_view name) {
   for (const Setting& s : kTable)
     if (name == s.name) return s;
-  KILN_THROW(InternalError) << "[settings] '" << name << "' is read but is not in the settings table (kiln/settings.h)";
+  KILN_THROW(InternalError) << "[settings] '" << name << "' is read but is not in the settings table (kiln/base/settings.h)";
 }
 
 std::optional<std::string> setting_value(std::string_view name) {

@@ -1,5 +1,5 @@
-// kiln/compile_cache.h: the management view of the cache, on top of cache::Store.
-#include "kiln/compile_cache.h"
+// kiln/cache/compile_cache.h: the management view of the cache, on top of cache::Store.
+#include "kiln/cache/compile_cache.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include "cache/entry_meta.h"
 #include "cache/safety.h"
 #include "cache/store.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

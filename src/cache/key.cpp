@@ -6,7 +6,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cache {
 namespace {

@@ -1,4 +1,4 @@
-#include "json/bounded_json.h"
+#include "formats/bounded_json.h"
 #include "cache/layout.h"
 
 #include <fcntl.h>

@@ -13,8 +13,8 @@
 
 #include "cache/remote/remote.h"
 #include "cache/safety.h"
-#include "kiln/error.h"
-#include "kiln/printable.h"
+#include "kiln/base/error.h"
+#include "kiln/base/printable.h"
 
 namespace kiln::cache {
 
@@ -22,7 +22,7 @@ void warn_once(const std::string& message) {
   static std::mutex mu;
   static std::set<std::string> seen;
   std::lock_guard<std::mutex> g(mu);
-  // Warnings name files, keys and servers' answers: printed escaped (kiln/printable.h).
+  // Warnings name files, keys and servers' answers: printed escaped (kiln/base/printable.h).
   if (seen.insert(message).second) std::fprintf(stderr, "kiln: warning: %s\n", printable(message).c_str());
 }
 

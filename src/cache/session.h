@@ -11,7 +11,7 @@
 #include "cache/key.h"
 #include "cache/lock.h"
 #include "cache/store.h"
-#include "kiln/cache_settings.h"
+#include "kiln/cache/cache_settings.h"
 
 namespace kiln::cache {
 

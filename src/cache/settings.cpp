@@ -1,5 +1,5 @@
-#include "kiln/cache_settings.h"
-#include "kiln/settings.h"
+#include "kiln/cache/cache_settings.h"
+#include "kiln/base/settings.h"
 
 #include <array>
 

@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/compile_cache.h"
+#include "kiln/cache/compile_cache.h"
 
 namespace kiln::cache {
 

@@ -1,8 +1,8 @@
 // Batch sources over in-memory datasets.
 #include <algorithm>
 
-#include "kiln/data.h"
-#include "kiln/error.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 

@@ -4,8 +4,8 @@
 #include <numeric>
 
 #include "data/shuffle.h"
-#include "kiln/data.h"
-#include "kiln/error.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 

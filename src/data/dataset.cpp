@@ -1,8 +1,8 @@
 // In-memory datasets: validation of user-supplied arrays and prefix subsets.
 #include <cstring>
 
-#include "kiln/data.h"
-#include "kiln/error.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 

@@ -8,7 +8,7 @@
 #include "data/host_ops/array_ops.h"
 #include "data/host_ops/image_ops.h"
 #include "formats/image_decode.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 

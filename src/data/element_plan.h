@@ -20,7 +20,7 @@
 #include "data/host_ops/resize.h"
 #include "data/host_value.h"
 #include "formats/example.h"
-#include "kiln/array.h"
+#include "kiln/ir/array.h"
 
 namespace kiln::data {
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <utility>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 

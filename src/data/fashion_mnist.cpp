@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <future>
 
-#include "kiln/data.h"
-#include "kiln/error.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 namespace {

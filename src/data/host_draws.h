@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "ir/philox.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 

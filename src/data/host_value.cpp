@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 

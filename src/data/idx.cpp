@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <memory>
 
-#include "kiln/data.h"
-#include "kiln/error.h"
-#include "kiln/shape.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/shape.h"
 #include "inflate.h"
 
 namespace kiln::data {

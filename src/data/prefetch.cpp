@@ -6,8 +6,8 @@
 #include <mutex>
 #include <thread>
 
-#include "kiln/data.h"
-#include "kiln/error.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 namespace {

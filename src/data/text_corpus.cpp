@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "kiln/error.h"
-#include "kiln/text_data.h"
+#include "kiln/base/error.h"
+#include "kiln/data/text_data.h"
 
 namespace kiln::data {
 namespace fs = std::filesystem;

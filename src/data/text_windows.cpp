@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "data/shuffle.h"
-#include "kiln/error.h"
-#include "kiln/text_data.h"
+#include "kiln/base/error.h"
+#include "kiln/data/text_data.h"
 
 namespace kiln::data {
 namespace {

@@ -1,5 +1,5 @@
-#include "kiln/world.h"
-#include "kiln/settings.h"
+#include "kiln/dist/world.h"
+#include "kiln/base/settings.h"
 
 #include <mpi.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 
 #include <omp.h>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "process/failpoint.h"
 
 namespace kiln {

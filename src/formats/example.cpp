@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "tf_example.pb.h"
 
 namespace kiln::formats {

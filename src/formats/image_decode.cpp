@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::formats {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "formats/crc32c.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::formats {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "formats/crc32c.h"
 #include "formats/sstable.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "formats/atomic_file.h"
 #include "tf_bundle.pb.h"
 

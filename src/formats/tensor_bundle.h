@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "formats/atomic_file.h"
-#include "kiln/array.h"
+#include "kiln/ir/array.h"
 
 namespace kiln::formats {
 

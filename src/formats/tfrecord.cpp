@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "formats/crc32c.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::formats {
 

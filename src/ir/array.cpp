@@ -1,10 +1,10 @@
-#include "kiln/array.h"
+#include "kiln/ir/array.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 

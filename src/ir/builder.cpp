@@ -1,5 +1,5 @@
-#include "kiln/error.h"
-#include "kiln/ops.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/ops.h"
 
 #include <cstring>
 

@@ -1,7 +1,7 @@
 // Composites a transformer needs: layer normalisation and causal (masked) softmax. They
 // are built from primitives, so autodiff and every backend handle them with no new rules.
-#include "kiln/error.h"
-#include "kiln/transformer.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/transformer.h"
 
 namespace kiln {
 

@@ -1,6 +1,6 @@
 #include "ir/conv_geometry.h"
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kiln/graph.h"
+#include "kiln/ir/graph.h"
 
 namespace kiln {
 

@@ -2,7 +2,7 @@
 // comes the bias unless bias=0, then the addend if addend=1. The node computes
 // relu?((op(a) x op(b) + bias) + addend) in float32 and rounds once to its type.
 #pragma once
-#include "kiln/graph.h"
+#include "kiln/ir/graph.h"
 
 namespace kiln {
 

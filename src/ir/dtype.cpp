@@ -1,6 +1,6 @@
-#include "kiln/dtype.h"
+#include "kiln/ir/dtype.h"
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 

@@ -1,6 +1,6 @@
-#include "kiln/graph.h"
+#include "kiln/ir/graph.h"
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 

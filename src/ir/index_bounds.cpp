@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

@@ -10,8 +10,8 @@
 #include <map>
 #include <string>
 
-#include "kiln/array.h"
-#include "kiln/graph.h"
+#include "kiln/ir/array.h"
+#include "kiln/ir/graph.h"
 
 namespace kiln {
 

@@ -4,8 +4,8 @@
 
 #include "ir/conv_geometry.h"
 #include "ir/dense_inputs.h"
-#include "kiln/error.h"
-#include "kiln/graph.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/graph.h"
 
 namespace kiln {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 

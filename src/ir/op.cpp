@@ -1,4 +1,4 @@
-#include "kiln/op.h"
+#include "kiln/ir/op.h"
 
 #include <array>
 

@@ -1,8 +1,8 @@
 #include <cctype>
 #include <charconv>
 
-#include "kiln/error.h"
-#include "kiln/text.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/text.h"
 
 namespace kiln {
 namespace {

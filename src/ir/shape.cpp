@@ -1,6 +1,6 @@
-#include "kiln/shape.h"
+#include "kiln/ir/shape.h"
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 

@@ -1,7 +1,7 @@
 #include <set>
 
-#include "kiln/error.h"
-#include "kiln/graph.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/graph.h"
 
 namespace kiln {
 

@@ -2,7 +2,7 @@
 #include <tuple>
 
 #include "passes/passes.h"
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "passes/rewrite.h"
 
 namespace kiln::passes {

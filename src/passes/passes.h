@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kiln/graph.h"
-#include "kiln/precision_policy.h"
+#include "kiln/ir/graph.h"
+#include "kiln/passes/precision_policy.h"
 
 namespace kiln::passes {
 

@@ -1,8 +1,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kiln/error.h"
-#include "kiln/text.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/text.h"
 #include "passes/passes.h"
 
 namespace kiln::passes {

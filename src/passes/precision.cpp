@@ -1,6 +1,6 @@
 #include <map>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 

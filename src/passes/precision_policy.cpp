@@ -1,5 +1,5 @@
 // Names of the precision policies and the low type each computes in.
-#include "kiln/precision_policy.h"
+#include "kiln/passes/precision_policy.h"
 
 #include <array>
 

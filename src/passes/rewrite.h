@@ -2,8 +2,8 @@
 #pragma once
 #include <vector>
 
-#include "kiln/error.h"
-#include "kiln/graph.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/graph.h"
 
 namespace kiln::passes {
 

@@ -1,5 +1,5 @@
 #include "passes/passes.h"
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "passes/rewrite.h"
 
 namespace kiln::passes {

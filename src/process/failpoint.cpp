@@ -1,5 +1,5 @@
 #include "process/failpoint.h"
-#include "kiln/settings.h"
+#include "kiln/base/settings.h"
 
 #include <csignal>
 #include <cstdlib>

@@ -3,7 +3,7 @@
 // of killing at a moment chosen by a timer.
 //
 // The environment variable holds `POINT` (every time the point is reached) or
-// `POINT@N` (only when the write is for step N). Unset, a failpoint costs one read of the environment (kiln/settings.h).
+// `POINT@N` (only when the write is for step N). Unset, a failpoint costs one read of the environment (kiln/base/settings.h).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "kiln/interrupts.h"
+#include "kiln/process/interrupts.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
-#include "kiln/process.h"
-#include "kiln/settings.h"
+#include "kiln/process/process.h"
+#include "kiln/base/settings.h"
 
 #include <malloc.h>
 #include <unistd.h>

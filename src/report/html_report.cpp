@@ -8,11 +8,11 @@
 #include <ctime>
 #include <filesystem>
 
-#include "kiln/error.h"
-#include "kiln/report.h"
+#include "kiln/base/error.h"
+#include "kiln/report/report.h"
 #include "formats/atomic_file.h"
 #include "report/page_assets.h"
-#include "report/report_charts.h"
+#include "report/charts.h"
 #include "report/summary_table.h"
 #include "report/svg_chart.h"
 

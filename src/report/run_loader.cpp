@@ -1,11 +1,11 @@
 // Records -> Run: what the report draws, from a summary file or a --metrics-out file
-// (same event names, same field names; see kiln/summary.h).
+// (same event names, same field names; see kiln/train/summary.h).
 #include <algorithm>
 #include <filesystem>
 
-#include "kiln/error.h"
-#include "kiln/report.h"
-#include "kiln/summary.h"
+#include "kiln/base/error.h"
+#include "kiln/report/report.h"
+#include "kiln/train/summary.h"
 
 namespace kiln::report {
 namespace {

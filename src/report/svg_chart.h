@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/report.h"
+#include "kiln/report/report.h"
 #include "report/scale.h"
 
 namespace kiln::report {

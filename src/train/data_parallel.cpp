@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/error.h"
-#include "kiln/world.h"
+#include "kiln/base/error.h"
+#include "kiln/dist/world.h"
 
 namespace kiln {
 

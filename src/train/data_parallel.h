@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "kiln/checkpoint.h"
-#include "kiln/data.h"
-#include "kiln/ops.h"
-#include "kiln/runtime.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/data/dataset.h"
+#include "kiln/ir/ops.h"
+#include "kiln/backend/runtime.h"
 
 namespace kiln {
 

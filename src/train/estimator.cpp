@@ -1,5 +1,5 @@
 // Estimator::train: restore, build, the step loop with hooks, checkpoints.
-#include "kiln/estimator.h"
+#include "kiln/train/estimator.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,19 +9,19 @@
 #include <ostream>
 
 #include "backend/onednn/isa.h"
-#include "kiln/cpu_features.h"
+#include "kiln/backend/cpu_features.h"
 #include <xxhash.h>
 
-#include "kiln/error.h"
-#include "kiln/optimizer.h"
-#include "kiln/text.h"
-#include "kiln/world.h"
+#include "kiln/base/error.h"
+#include "kiln/train/optimizer.h"
+#include "kiln/ir/text.h"
+#include "kiln/dist/world.h"
 #include "train/accelerate/accelerated_step.h"
 #include "train/data_parallel.h"
 #include "train/estimator_state.h"
 #include "train/config/run_settings.h"
 #include "train/step_progress.h"
-#include "train/summary/summary_hook.h"
+#include "train/summary/hook.h"
 
 namespace kiln {
 

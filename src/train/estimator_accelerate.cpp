@@ -1,7 +1,7 @@
 // accelerate_train_mode's requirements on train()'s hooks.
 #include <sstream>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "train/estimator_state.h"
 
 namespace kiln {

@@ -2,10 +2,10 @@
 #include <chrono>
 
 #include "backend/interpreter_cost.h"
-#include "kiln/compiler.h"
-#include "kiln/error.h"
-#include "kiln/optimizer.h"
-#include "kiln/precision.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/base/error.h"
+#include "kiln/train/optimizer.h"
+#include "kiln/train/precision.h"
 #include "passes/passes.h"
 #include "train/data_parallel.h"
 #include "train/estimator_state.h"

@@ -7,12 +7,12 @@
 #include <optional>
 #include <ostream>
 
-#include "kiln/error.h"
-#include "kiln/estimator.h"
-#include "kiln/world.h"
+#include "kiln/base/error.h"
+#include "kiln/train/estimator.h"
+#include "kiln/dist/world.h"
 #include "train/data_parallel.h"
 #include "train/estimator_state.h"
-#include "train/summary/summary_hook.h"
+#include "train/summary/hook.h"
 
 namespace kiln {
 

@@ -1,7 +1,7 @@
 // The small pieces of the Estimator API: modes, params, metrics, feature gating.
-#include "kiln/error.h"
-#include "kiln/estimator.h"
-#include "kiln/precision.h"
+#include "kiln/base/error.h"
+#include "kiln/train/estimator.h"
+#include "kiln/train/precision.h"
 #include "train/estimator_state.h"
 
 namespace kiln {

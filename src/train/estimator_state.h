@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kiln/backend.h"
-#include "kiln/estimator.h"
+#include "kiln/backend/backend.h"
+#include "kiln/train/estimator.h"
 #include "ir/index_bounds.h"
 #include "train/accelerate/precision_switch.h"
 

@@ -1,11 +1,11 @@
 // The built-in hooks.
-#include "kiln/hooks.h"
+#include "kiln/train/hooks.h"
 
 #include <cmath>
 #include <cstdio>
 #include <ostream>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "train/estimator_state.h"
 
 namespace kiln {

@@ -1,6 +1,6 @@
 #include "train/step_progress.h"
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 

@@ -1,12 +1,12 @@
 // grad() semantics that finite differences cannot show: ties, kinks, zero gradients,
 // dtypes of gradients, and errors.
-#include "kiln/autodiff.h"
+#include "kiln/autodiff/grad.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "support/test_arrays.h"
 
 namespace kiln {

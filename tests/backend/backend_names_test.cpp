@@ -1,9 +1,9 @@
 // The backends' one name table: names round-trip, anything else is refused listing them.
-#include "kiln/backend.h"
+#include "kiln/backend/backend.h"
 
 #include <gtest/gtest.h>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

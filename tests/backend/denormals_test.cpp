@@ -10,10 +10,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "kiln/compiler.h"
-#include "kiln/error.h"
-#include "kiln/ops.h"
-#include "kiln/runtime.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/ops.h"
+#include "kiln/backend/runtime.h"
 #include "support/backend_compare.h"
 
 namespace kiln {

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kiln/error.h"
-#include "kiln/ops.h"
-#include "kiln/runtime.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/ops.h"
+#include "kiln/backend/runtime.h"
 
 namespace kiln {
 namespace {

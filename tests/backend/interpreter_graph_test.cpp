@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backend/interpreter_graph.h"
-#include "kiln/text.h"
+#include "kiln/ir/text.h"
 #include "passes/passes.h"
 #include "support/ir_facts.h"
 

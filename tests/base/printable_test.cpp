@@ -1,5 +1,5 @@
 // Text from outside is printed escaped: no escape codes, no forged lines, UTF-8 kept.
-#include "kiln/printable.h"
+#include "kiln/base/printable.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The settings table: docs/settings.md is generated from it, nothing reads the environment
 // but it, every variable kiln names is in it, and its readers parse exactly.
-#include "kiln/settings.h"
+#include "kiln/base/settings.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {
@@ -47,7 +47,7 @@ TEST(Settings, NothingElseReadsTheEnvironment) {
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
       const std::string code = line.substr(0, line.find("//"));
-      EXPECT_FALSE(std::regex_search(code, cpp_read)) << f << ":" << n << ": reads the environment: use kiln/settings.h";
+      EXPECT_FALSE(std::regex_search(code, cpp_read)) << f << ":" << n << ": reads the environment: use kiln/base/settings.h";
     }
   }
   // Python: only kiln/__init__.py, which must choose OpenMP's wait policy before kiln._core

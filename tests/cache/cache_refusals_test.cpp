@@ -12,7 +12,7 @@
 #include "backend/cpu/run/abi.h"
 #include "backend/cpu/build/toolchain.h"
 #include "cache/store.h"
-#include "kiln/compiler.h"
+#include "kiln/backend/compiler.h"
 #include "support/cache_entries.h"
 #include "support/small_graph.h"
 #include "support/temp_files.h"

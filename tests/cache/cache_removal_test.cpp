@@ -15,7 +15,7 @@
 
 #include "cache/layout.h"
 #include "cache/store.h"
-#include "kiln/compiler.h"
+#include "kiln/backend/compiler.h"
 #include "support/processes.h"
 #include "support/run_kiln.h"
 #include "support/small_graph.h"

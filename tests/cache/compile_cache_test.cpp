@@ -14,10 +14,10 @@
 
 #include "cache/lock.h"
 #include "cache/store.h"
-#include "kiln/compiler.h"
-#include "kiln/config.h"
-#include "kiln/error.h"
-#include "kiln/ops.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/train/config.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/ops.h"
 #include "support/small_graph.h"
 #include "support/test_arrays.h"
 
@@ -111,7 +111,7 @@ TEST(CompileCache, ChangedGraphOrPolicyMissesAndIsStoredBeside) {
   fs::remove_all(dir);
 }
 
-// A learning-rate sweep: graphs that differ only in a hyperparameter's value (kiln/ops.h)
+// A learning-rate sweep: graphs that differ only in a hyperparameter's value (kiln/ir/ops.h)
 // share one entry, and each executable computes with its own graph's value, which the
 // generated source does not hold.
 TEST(CompileCache, GraphsDifferingOnlyInHyperparametersShareAnEntry) {

@@ -36,7 +36,7 @@ fs::path fresh(const std::string& name) {
   return d;
 }
 
-// A learning-rate sweep compiles once: the rate is a hyperparameter of the graph (kiln/ops.h),
+// A learning-rate sweep compiles once: the rate is a hyperparameter of the graph (kiln/ir/ops.h),
 // fed to the compiled step, so the second run loads the first one's step and trains with
 // its own rate. So does another run length under a cosine schedule (the gpt's recipe).
 TEST(TrainCompileCache, AnotherLearningRateOrRunLengthLoadsTheSameCompiledStep) {

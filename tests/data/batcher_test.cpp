@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "kiln/data.h"
-#include "kiln/error.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 namespace {

@@ -13,7 +13,7 @@
 #include "data/element_runner.h"
 #include "data/host_draws.h"
 #include "formats/image_decode.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 namespace {

@@ -11,7 +11,7 @@
 #include "data/host_ops/distorted_box.h"
 #include "data/host_ops/image_ops.h"
 #include "data/host_ops/resize.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 namespace {

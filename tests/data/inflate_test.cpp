@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/data.h"
+#include "kiln/data/dataset.h"
 #include "support/temp_files.h"
 
 namespace kiln::data {

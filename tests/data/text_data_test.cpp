@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kiln/error.h"
-#include "kiln/text_data.h"
+#include "kiln/base/error.h"
+#include "kiln/data/text_data.h"
 #include "support/temp_files.h"
 
 namespace kiln::data {

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "backend/interp/kernels.h"
-#include "kiln/error.h"
-#include "kiln/optimizer.h"
-#include "kiln/world.h"
+#include "kiln/base/error.h"
+#include "kiln/train/optimizer.h"
+#include "kiln/dist/world.h"
 #include "train/data_parallel.h"
 
 namespace kiln {

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/tensor_bundle.h"
-#include "kiln/checkpoint.h"
+#include "kiln/train/checkpoint.h"
 #include "support/run_kiln.h"
 #include "support/temp_files.h"
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "kiln/data.h"
+#include "kiln/data/dataset.h"
 #include "support/run_kiln.h"
 #include "support/dir_test.h"
 

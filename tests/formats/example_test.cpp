@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "formats/fixture.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::formats {
 namespace {

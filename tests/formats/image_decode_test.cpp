@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::formats {
 namespace {

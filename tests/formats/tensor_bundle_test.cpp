@@ -12,7 +12,7 @@
 #include "formats/crc32c.h"
 #include "formats/fixture.h"
 #include "formats/sstable.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "support/temp_files.h"
 #include "tf_bundle.pb.h"
 

@@ -11,7 +11,7 @@
 
 #include "formats/crc32c.h"
 #include "formats/fixture.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "support/temp_files.h"
 
 namespace kiln::formats {

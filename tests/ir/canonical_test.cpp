@@ -4,9 +4,9 @@
 
 #include <functional>
 
-#include "kiln/error.h"
-#include "kiln/ops.h"
-#include "kiln/text.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/ops.h"
+#include "kiln/ir/text.h"
 
 namespace kiln {
 namespace {

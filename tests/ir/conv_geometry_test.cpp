@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "ir/conv_geometry.h"
-#include "kiln/autodiff.h"
-#include "kiln/ops.h"
+#include "kiln/autodiff/grad.h"
+#include "kiln/ir/ops.h"
 
 namespace kiln {
 namespace {

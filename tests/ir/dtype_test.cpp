@@ -1,5 +1,5 @@
 // float16 / bfloat16 conversions: round to nearest even, subnormals, inf and NaN.
-#include "kiln/dtype.h"
+#include "kiln/ir/dtype.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "kiln/array.h"
-#include "kiln/error.h"
+#include "kiln/ir/array.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kiln/error.h"
-#include "kiln/ops.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/ops.h"
 
 namespace kiln {
 namespace {

@@ -2,8 +2,8 @@
 // message must name the op that failed.
 #include <gtest/gtest.h>
 
-#include "kiln/error.h"
-#include "kiln/ops.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/ops.h"
 
 namespace kiln {
 namespace {

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "ir/index_bounds.h"
-#include "kiln/autodiff.h"
-#include "kiln/runtime.h"
-#include "kiln/ops.h"
+#include "kiln/autodiff/grad.h"
+#include "kiln/backend/runtime.h"
+#include "kiln/ir/ops.h"
 
 namespace kiln {
 namespace {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "kiln/autodiff.h"
-#include "kiln/ops.h"
-#include "kiln/text.h"
+#include "kiln/autodiff/grad.h"
+#include "kiln/ir/ops.h"
+#include "kiln/ir/text.h"
 
 namespace kiln {
 namespace {

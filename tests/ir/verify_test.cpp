@@ -2,8 +2,8 @@
 // add_unchecked): every error names the node it is about.
 #include <gtest/gtest.h>
 
-#include "kiln/error.h"
-#include "kiln/text.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/text.h"
 
 namespace kiln {
 namespace {

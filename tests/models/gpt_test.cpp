@@ -5,10 +5,10 @@
 #include <cmath>
 #include <map>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "support/ir_facts.h"
-#include "kiln/models.h"
-#include "kiln/text_data.h"
+#include "kiln/models/models.h"
+#include "kiln/data/text_data.h"
 
 namespace kiln {
 namespace {

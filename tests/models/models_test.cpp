@@ -1,10 +1,10 @@
-#include "kiln/models.h"
+#include "kiln/models/models.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "support/ir_facts.h"
 
 namespace kiln {

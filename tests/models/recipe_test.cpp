@@ -1,14 +1,14 @@
-// The model families' recipes (kiln/recipe.h): what each defaults, refuses, loads and records.
-#include "kiln/recipe.h"
+// The model families' recipes (kiln/models/recipe.h): what each defaults, refuses, loads and records.
+#include "kiln/models/recipe.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <set>
 
-#include "kiln/data.h"
-#include "kiln/error.h"
-#include "kiln/text_data.h"
+#include "kiln/data/dataset.h"
+#include "kiln/base/error.h"
+#include "kiln/data/text_data.h"
 #include "support/temp_files.h"
 
 namespace kiln {

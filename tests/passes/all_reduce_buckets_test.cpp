@@ -2,9 +2,9 @@
 // inputs, cut back with slice + reshape, within the bucket size and the graph's order.
 #include <gtest/gtest.h>
 
-#include "kiln/ops.h"
-#include "kiln/runtime.h"
-#include "kiln/world.h"
+#include "kiln/ir/ops.h"
+#include "kiln/backend/runtime.h"
+#include "kiln/dist/world.h"
 #include "passes/passes.h"
 #include "support/ir_facts.h"
 

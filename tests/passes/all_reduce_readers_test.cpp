@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "kiln/ops.h"
-#include "kiln/text.h"
+#include "kiln/ir/ops.h"
+#include "kiln/ir/text.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"
 

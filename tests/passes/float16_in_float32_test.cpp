@@ -8,9 +8,9 @@
 
 #include <cstring>
 
-#include "kiln/models.h"
-#include "kiln/optimizer.h"
-#include "kiln/runtime.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer.h"
+#include "kiln/backend/runtime.h"
 #include "passes/passes.h"
 #include "support/ir_facts.h"
 #include "support/test_arrays.h"

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "kiln/models.h"
-#include "kiln/optimizer.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer.h"
 #include "passes/passes.h"
 #include "support/ir_facts.h"
 #include "support/temp_files.h"

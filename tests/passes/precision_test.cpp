@@ -4,8 +4,8 @@
 // lower() leaves no pair of casts that cancel.
 #include <gtest/gtest.h>
 
-#include "kiln/models.h"
-#include "kiln/optimizer.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer.h"
 #include "passes/passes.h"
 #include "support/ir_facts.h"
 
@@ -172,7 +172,7 @@ TEST(PrecisionPass, OriginalAndForceFp32LeaveAFloat32GraphUnchanged) {
   EXPECT_EQ(print_graph(apply_precision(g, PrecisionPolicy::force_fp32)), print_graph(g));
 }
 
-// Fixed bug (kept as a regression test): force_fp32 is documented (include/kiln/precision.h) as "every float op
+// Fixed bug (kept as a regression test): force_fp32 is documented (include/kiln/train/precision.h) as "every float op
 // computes in float32, even ops the graph wrote in f16/bf16", but apply_precision
 // (src/passes/precision.cpp, plan_of: default -> low f32 -> return g) leaves such a graph
 // unchanged, and src/passes/passes.h documents that. One of the two documents is wrong;

@@ -1,7 +1,7 @@
 // Local simplifications: before/after IR.
 #include <gtest/gtest.h>
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "passes/passes.h"
 #include "support/ir_facts.h"
 

@@ -2,9 +2,9 @@
 // inverse pairs cancel, values unchanged.
 #include <gtest/gtest.h>
 
-#include "kiln/autodiff.h"
-#include "kiln/ops.h"
-#include "kiln/runtime.h"
+#include "kiln/autodiff/grad.h"
+#include "kiln/ir/ops.h"
+#include "kiln/backend/runtime.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"
 #include "support/ir_facts.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/process.h"
+#include "kiln/process/process.h"
 #include "support/busy_cpus.h"
 
 namespace kiln {

@@ -21,7 +21,7 @@ class CtrlCAt(kiln.train.SessionRunHook):
         if run_context.global_step == self.step:
             os.kill(os.getpid(), signal.SIGINT)
             # The signal is taken on a thread that runs no kernels, not on this one (see
-            # kiln/interrupts.h): give it a moment, as a real Ctrl-C has while a step runs.
+            # kiln/process/interrupts.h): give it a moment, as a real Ctrl-C has while a step runs.
             time.sleep(0.3)
 
 

@@ -78,7 +78,7 @@ def test_a_learning_rate_tensor_must_be_a_float_scalar():
 
 
 def test_another_cosine_decay_loads_the_same_compiled_step(data, tmp_path):
-    # The rate, decay length and alpha are hyperparameters of the graph (kiln/ops.h): a
+    # The rate, decay length and alpha are hyperparameters of the graph (kiln/ir/ops.h): a
     # second estimator with other values compiles nothing new and trains with its own.
     x, y = data
     cache = tmp_path / "cache"

@@ -1,5 +1,5 @@
 // Records -> Run, and the page made of runs: what is drawn, what is skipped and said.
-#include "kiln/report.h"
+#include "kiln/report/report.h"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <fstream>
 #include <regex>
 
-#include "kiln/error.h"
-#include "kiln/summary.h"
+#include "kiln/base/error.h"
+#include "kiln/train/summary.h"
 #include "support/temp_files.h"
 
 namespace kiln::report {

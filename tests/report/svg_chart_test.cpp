@@ -8,7 +8,7 @@
 #include <regex>
 #include <set>
 
-#include "report/report_charts.h"
+#include "report/charts.h"
 
 namespace kiln::report {
 namespace {

@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
-#include "kiln/compiler.h"
-#include "kiln/precision.h"
-#include "kiln/runtime.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/train/precision.h"
+#include "kiln/backend/runtime.h"
 #include "passes/passes.h"
 
 namespace kiln::testkit {

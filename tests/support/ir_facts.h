@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kiln/graph.h"
-#include "kiln/text.h"
+#include "kiln/ir/graph.h"
+#include "kiln/ir/text.h"
 
 namespace kiln::testkit {
 

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kiln/ops.h"
-#include "kiln/runtime.h"
+#include "kiln/ir/ops.h"
+#include "kiln/backend/runtime.h"
 #include "support/test_arrays.h"
 
 namespace kiln::testkit {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "kiln/array.h"
-#include "kiln/graph.h"
-#include "kiln/runtime.h"
+#include "kiln/ir/array.h"
+#include "kiln/ir/graph.h"
+#include "kiln/backend/runtime.h"
 
 namespace kiln::testkit {
 

@@ -2,8 +2,8 @@
 #pragma once
 #include <memory>
 
-#include "kiln/data.h"
-#include "kiln/estimator.h"
+#include "kiln/data/dataset.h"
+#include "kiln/train/estimator.h"
 
 namespace testkit {
 

@@ -2,9 +2,9 @@
 #pragma once
 #include <cstdint>
 
-#include "kiln/models.h"
-#include "kiln/ops.h"
-#include "kiln/optimizer.h"
+#include "kiln/models/models.h"
+#include "kiln/ir/ops.h"
+#include "kiln/train/optimizer.h"
 
 namespace kiln::testkit {
 

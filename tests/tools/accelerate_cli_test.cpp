@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/checkpoint.h"
-#include "kiln/config.h"
-#include "kiln/cpu_features.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/train/config.h"
+#include "kiln/backend/cpu_features.h"
 #include "support/run_kiln.h"
 #include "support/temp_files.h"
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/checkpoint.h"
+#include "kiln/train/checkpoint.h"
 #include "support/run_kiln.h"
 #include "support/temp_files.h"
 

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include "kiln/checkpoint.h"
-#include "kiln/model_dir_lock.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/train/model_dir_lock.h"
 #include "support/processes.h"
 #include "support/run_kiln.h"
 #include "support/temp_files.h"

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/checkpoint.h"
+#include "kiln/train/checkpoint.h"
 #include "support/run_kiln.h"
 
 namespace {

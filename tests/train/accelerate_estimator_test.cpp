@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <limits>
 
-#include "kiln/estimator.h"
-#include "kiln/models.h"
-#include "kiln/optimizer.h"
+#include "kiln/train/estimator.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer.h"
 #include "support/temp_files.h"
 #include "support/train_inputs.h"
 

@@ -3,9 +3,9 @@
 // a hook requests for one loop (RunContext::request_fetch) is an output of that loop only.
 #include <gtest/gtest.h>
 
-#include "kiln/estimator.h"
-#include "kiln/models.h"
-#include "kiln/optimizer.h"
+#include "kiln/train/estimator.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer.h"
 #include "support/train_inputs.h"
 
 namespace kiln {

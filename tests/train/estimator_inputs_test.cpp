@@ -6,10 +6,10 @@
 
 #include <cstring>
 
-#include "kiln/estimator.h"
-#include "kiln/hooks.h"
-#include "kiln/models.h"
-#include "kiln/optimizer.h"
+#include "kiln/train/estimator.h"
+#include "kiln/train/hooks.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer.h"
 #include "support/run_kiln.h"
 #include "support/train_inputs.h"
 

@@ -3,9 +3,9 @@
 // since TensorFlow ignores train_op outside TRAIN) evaluates and predicts the same way twice.
 #include <gtest/gtest.h>
 
-#include "kiln/estimator.h"
-#include "kiln/models.h"
-#include "kiln/optimizer.h"
+#include "kiln/train/estimator.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer.h"
 #include "support/train_inputs.h"
 
 namespace kiln {

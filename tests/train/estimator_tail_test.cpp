@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "backend/interpreter_cost.h"
-#include "kiln/estimator.h"
-#include "kiln/models.h"
-#include "kiln/ops.h"
+#include "kiln/train/estimator.h"
+#include "kiln/models/models.h"
+#include "kiln/ir/ops.h"
 #include "support/train_inputs.h"
 
 namespace kiln {

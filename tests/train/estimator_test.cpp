@@ -1,4 +1,4 @@
-#include "kiln/estimator.h"
+#include "kiln/train/estimator.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "kiln/models.h"
+#include "kiln/models/models.h"
 #include "support/train_inputs.h"
 
 namespace kiln {

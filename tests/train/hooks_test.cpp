@@ -1,4 +1,4 @@
-#include "kiln/hooks.h"
+#include "kiln/train/hooks.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

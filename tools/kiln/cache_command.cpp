@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/cache_settings.h"
-#include "kiln/compile_cache.h"
-#include "kiln/config.h"
-#include "kiln/error.h"
-#include "kiln/printable.h"
+#include "kiln/cache/cache_settings.h"
+#include "kiln/cache/compile_cache.h"
+#include "kiln/train/config.h"
+#include "kiln/base/error.h"
+#include "kiln/base/printable.h"
 
 namespace kiln::cli {
 namespace {

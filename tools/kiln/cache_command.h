@@ -1,5 +1,5 @@
 // `kiln cache stats|list|verify|prune|clear --dir DIR [--max-size SIZE] [--json]`:
-// inspect and manage the persistent compile cache (kiln/compile_cache.h); with --remote,
+// inspect and manage the persistent compile cache (kiln/cache/compile_cache.h); with --remote,
 // its remote tier (--remote-cache URL --remote-cache-key-file FILE): prune there removes
 // the entries a compile would refuse, clear every entry of kiln's (no other key).
 #pragma once

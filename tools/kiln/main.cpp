@@ -8,11 +8,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "kiln/checkpoint.h"
-#include "kiln/error.h"
-#include "kiln/interrupts.h"
-#include "kiln/process.h"
-#include "kiln/world.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/base/error.h"
+#include "kiln/process/interrupts.h"
+#include "kiln/process/process.h"
+#include "kiln/dist/world.h"
 
 // CLI-private headers, beside this file.
 #include "cache_command.h"
@@ -20,7 +20,7 @@
 #include "sample_command.h"
 #include "settings_command.h"
 #include "option_names.h"
-#include "train/train_command.h"
+#include "train/command.h"
 
 namespace {
 // The command that ran, for its option names in errors (nullptr: none).

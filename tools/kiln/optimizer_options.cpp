@@ -1,7 +1,7 @@
 #include "optimizer_options.h"
 
-#include "kiln/error.h"
-#include "kiln/training_range.h"
+#include "kiln/base/error.h"
+#include "kiln/train/training_range.h"
 #include "option_checks.h"
 
 namespace kiln::cli {

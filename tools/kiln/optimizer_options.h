@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "kiln/optimizer.h"
+#include "kiln/train/optimizer.h"
 
 namespace kiln::cli {
 

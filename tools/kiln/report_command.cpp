@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <set>
 
-#include "kiln/error.h"
-#include "kiln/report.h"
-#include "kiln/summary.h"
+#include "kiln/base/error.h"
+#include "kiln/report/report.h"
+#include "kiln/train/summary.h"
 
 namespace kiln::cli {
 

@@ -1,5 +1,5 @@
 // `kiln report RUN... -o report.html`: one HTML page over the runs' records (a model
-// directory's summaries or a --metrics-out file; see kiln/report.h). An input that cannot
+// directory's summaries or a --metrics-out file; see kiln/report/report.h). An input that cannot
 // be read is skipped with a warning and listed on the page; none readable exits 2.
 // Also the end of `kiln train --report FILE`.
 #pragma once

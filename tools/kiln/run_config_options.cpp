@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

@@ -9,7 +9,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
-#include "kiln/config.h"
+#include "kiln/train/config.h"
 
 namespace kiln {
 

@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "kiln/backend.h"
-#include "kiln/checkpoint.h"
-#include "kiln/error.h"
-#include "kiln/text_data.h"
+#include "kiln/backend/backend.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/base/error.h"
+#include "kiln/data/text_data.h"
 
 namespace kiln::cli {
 namespace {

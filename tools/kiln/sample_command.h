@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "kiln/models.h"
+#include "kiln/models/models.h"
 
 namespace kiln::cli {
 

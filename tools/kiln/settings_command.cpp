@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "kiln/printable.h"
-#include "kiln/settings.h"
+#include "kiln/base/printable.h"
+#include "kiln/base/settings.h"
 
 namespace kiln::cli {
 

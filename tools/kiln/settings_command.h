@@ -1,4 +1,4 @@
-// `kiln settings [--markdown]`: every environment variable kiln reads (kiln/settings.h),
+// `kiln settings [--markdown]`: every environment variable kiln reads (kiln/base/settings.h),
 // with the value this environment gives each; --markdown prints docs/settings.md.
 #pragma once
 #include <CLI/CLI.hpp>

@@ -8,7 +8,7 @@ from kiln import _core
 from kiln._src import log as _log
 from kiln._src.graph import unsupported
 
-# The defaults are C++'s (kiln/config.h), read once: the two front ends cannot drift apart.
+# The defaults are C++'s (kiln/train/config.h), read once: the two front ends cannot drift apart.
 _RUN = _core.RunConfig()
 _EXPERIMENTAL = _core.ExperimentalConfig()
 

@@ -13,7 +13,7 @@ _TRUNCATED_SD = 0.87962566103423978
 
 
 class Initializer:
-    """kind is one of kiln's (kiln/ops.h Init): zeros, constant, uniform, normal,
+    """kind is one of kiln's (kiln/ir/ops.h Init): zeros, constant, uniform, normal,
     truncated_normal, variance_scaling (a = scale, with mode and distribution)."""
 
     def __init__(self, kind, a=0.0, b=0.0, seed=None, mode="", distribution="", name=None):

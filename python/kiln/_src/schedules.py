@@ -1,5 +1,5 @@
 """TensorFlow 1.x's learning-rate schedules as float32 scalars of the step's graph, computed
-from global_step with every number a hyperparameter (kiln/ops.h): another rate, decay
+from global_step with every number a hyperparameter (kiln/ir/ops.h): another rate, decay
 length or boundary loads the same compiled step from graph_compiler_cache_dir."""
 import math
 import numbers

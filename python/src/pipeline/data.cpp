@@ -5,7 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "input_sources.h"
-#include "kiln/data.h"
+#include "kiln/data/dataset.h"
 #include "module.h"
 #include "numpy_array.h"
 

@@ -11,7 +11,7 @@
 #include "data/element_plan.h"
 #include "data/element_runner.h"
 #include "data/host_draws.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "module.h"
 #include "pipeline/example_specs.h"
 #include "pipeline/host_values.h"

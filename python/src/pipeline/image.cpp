@@ -3,7 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "formats/image_decode.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "module.h"
 
 namespace py = pybind11;

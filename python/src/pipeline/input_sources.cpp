@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "data/shuffle.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "numpy_array.h"
 
 namespace py = pybind11;

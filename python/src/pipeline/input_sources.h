@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "kiln/data.h"
+#include "kiln/data/dataset.h"
 
 namespace kiln::python {
 

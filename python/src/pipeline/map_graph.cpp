@@ -7,11 +7,11 @@
 #include <mutex>
 #include <thread>
 
-#include "kiln/backend.h"
-#include "kiln/error.h"
-#include "kiln/ops.h"
-#include "kiln/runtime.h"
-#include "kiln/shape.h"
+#include "kiln/backend/backend.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/ops.h"
+#include "kiln/backend/runtime.h"
+#include "kiln/ir/shape.h"
 #include "module.h"
 #include "numpy_array.h"
 #include "pipeline/map_graph.h"

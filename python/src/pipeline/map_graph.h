@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "kiln/backend.h"
-#include "kiln/shape.h"
+#include "kiln/backend/backend.h"
+#include "kiln/ir/shape.h"
 #include "tensor.h"
 
 namespace kiln::python {

@@ -13,11 +13,11 @@
 #include "backend/memory_check.h"
 #include "backend/onednn/isa.h"
 #include "cache/session.h"
-#include "kiln/compiler.h"
-#include "kiln/cpu_features.h"
-#include "kiln/error.h"
-#include "kiln/text.h"
-#include "kiln/world.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/backend/cpu_features.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/text.h"
+#include "kiln/dist/world.h"
 #include "passes/passes.h"
 
 namespace kiln {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "backend/interp/kernels.h"
-#include "kiln/error.h"
-#include "kiln/world.h"
+#include "kiln/base/error.h"
+#include "kiln/dist/world.h"
 
 namespace kiln::interp {
 namespace {

@@ -1,4 +1,4 @@
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "backend/interp/kernels.h"
 
 namespace kiln::interp {

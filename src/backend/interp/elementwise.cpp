@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kiln/error.h"
-#include "kiln/ops.h"
-#include "kiln/float_math.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/ops.h"
+#include "kiln/ir/float_math.h"
 #include "backend/interp/kernels.h"
 
 namespace kiln::interp {
@@ -116,7 +116,7 @@ Array compare(const Node& n, Inputs in, F f) {
 }
 
 float gelu_f(float x) { return kiln_math::gelu_f32(x); }
-// gy times the exact derivative of gelu_f's rational fit (kiln/float_math.h), rounded once.
+// gy times the exact derivative of gelu_f's rational fit (kiln/ir/float_math.h), rounded once.
 float gelu_grad_f(float x, float gy) { return gy * kiln_math::gelu_grad_factor_f32(x); }
 float sign_f(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f); }
 int64_t sign_i(int64_t x) { return x > 0 ? 1 : (x < 0 ? -1 : 0); }

@@ -1,5 +1,5 @@
 // The embedding lookup and its gradient. Rows are copied, or summed as float32 in index
-// order (as TensorFlow's unsorted_segment_sum and the compiled loop, codegen_scatter.cpp,
+// order (as TensorFlow's unsorted_segment_sum and the compiled loop, codegen/scatter.cpp,
 // add them: the same bits), and rounded once to the node's type.
 #include <cstring>
 

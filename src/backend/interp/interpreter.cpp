@@ -2,8 +2,8 @@
 
 #include "backend/denormals.h"
 #include "backend/interp/kernels.h"
-#include "kiln/error.h"
-#include "kiln/runtime.h"
+#include "kiln/base/error.h"
+#include "kiln/backend/runtime.h"
 
 namespace kiln {
 namespace {

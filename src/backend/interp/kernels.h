@@ -6,8 +6,8 @@
 #include <span>
 #include <vector>
 
-#include "kiln/array.h"
-#include "kiln/graph.h"
+#include "kiln/ir/array.h"
+#include "kiln/ir/graph.h"
 
 namespace kiln::interp {
 

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "kiln/dtype.h"
+#include "kiln/ir/dtype.h"
 
 namespace kiln::onednn {
 namespace {

@@ -15,7 +15,7 @@
 #include "backend/onednn/depthwise_loops.h"
 #include "backend/onednn/geometry.h"
 #include "backend/onednn/isa.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::onednn {
 namespace {

@@ -5,7 +5,7 @@
 #include "backend/onednn/api.h"
 
 #include "backend/onednn/onednn.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::onednn {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "backend/onednn/api.h"
-#include "kiln/cpu_features.h"
+#include "kiln/backend/cpu_features.h"
 
 namespace kiln::onednn {
 

@@ -16,10 +16,10 @@
 
 #include "cache/remote/redis_connection.h"
 #include "cache/session.h"
-#include "kiln/cache_settings.h"
-#include "kiln/compile_cache.h"
-#include "kiln/error.h"
-#include "kiln/printable.h"
+#include "kiln/cache/cache_settings.h"
+#include "kiln/cache/compile_cache.h"
+#include "kiln/base/error.h"
+#include "kiln/base/printable.h"
 
 namespace kiln::cache {
 namespace {

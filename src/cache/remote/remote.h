@@ -31,7 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/cache_settings.h"
+#include "kiln/cache/cache_settings.h"
 
 namespace kiln::cache {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <sstream>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 

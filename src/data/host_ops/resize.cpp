@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::data {
 

@@ -3,7 +3,7 @@
 #include <limits>
 #include <ostream>
 
-#include "kiln/optimizer.h"
+#include "kiln/train/optimizer.h"
 
 namespace kiln {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "kiln/checkpoint.h"
-#include "kiln/estimator.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/train/estimator.h"
 #include "train/estimator_state.h"
 
 namespace kiln {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kiln/checkpoint.h"
+#include "kiln/train/checkpoint.h"
 
 namespace kiln {
 

@@ -5,8 +5,8 @@
 #include <limits>
 #include <sstream>
 
-#include "kiln/checkpoint.h"
-#include "kiln/error.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 

@@ -25,8 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/config.h"
-#include "kiln/estimator.h"
+#include "kiln/train/config.h"
+#include "kiln/train/estimator.h"
 #include "train/accelerate/loss_scaler.h"
 
 namespace kiln {

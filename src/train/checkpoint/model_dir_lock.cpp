@@ -12,8 +12,8 @@
 // refusal's message. Acquiring it checks, after flock, that the path still names the inode
 // it locked (the holder removes the file when it releases, so a waiter may have locked an
 // unlinked inode) and starts over if not.
-#include "json/bounded_json.h"
-#include "kiln/model_dir_lock.h"
+#include "formats/bounded_json.h"
+#include "kiln/train/model_dir_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -32,7 +32,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/checkpoint.h"
+#include "kiln/train/checkpoint.h"
 
 namespace kiln {
 namespace {

@@ -3,9 +3,9 @@
 #include <map>
 #include <ostream>
 
-#include "kiln/checkpoint.h"
-#include "kiln/error.h"
-#include "kiln/shape.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/shape.h"
 #include "train/estimator_state.h"
 
 namespace kiln {

@@ -1,10 +1,10 @@
 // RunConfig::validate and the parsed accessors of RunConfig and ExperimentalConfig.
 #include <cmath>
 
-#include "kiln/config.h"
+#include "kiln/train/config.h"
 
 #include "cache/remote/remote.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {

@@ -1,5 +1,5 @@
 // Names and parsing of PrecisionMode and PrecisionModeV2.
-#include "kiln/precision.h"
+#include "kiln/train/precision.h"
 
 #include <array>
 

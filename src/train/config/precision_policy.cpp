@@ -1,8 +1,8 @@
 // The mapping from precision modes to the PrecisionPolicy the compiler applies
-// (table in include/kiln/precision.h).
-#include "kiln/config.h"
-#include "kiln/error.h"
-#include "kiln/precision.h"
+// (table in include/kiln/train/precision.h).
+#include "kiln/train/config.h"
+#include "kiln/base/error.h"
+#include "kiln/train/precision.h"
 
 namespace kiln {
 

@@ -1,10 +1,10 @@
-#include "kiln/learning_rate.h"
+#include "kiln/train/learning_rate.h"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 namespace {
@@ -65,7 +65,7 @@ double learning_rate_at(double base, const LearningRateSchedule& s, int64_t step
 
 Tensor learning_rate(Graph& g, double base, const LearningRateSchedule& s) {
   s.validate(base);
-  // The settings' values are hyperparameters (kiln/ops.h): another base rate, run length
+  // The settings' values are hyperparameters (kiln/ir/ops.h): another base rate, run length
   // or warm-up length loads the same compiled step. Whether there is a warm-up or a
   // decay at all is the graph's structure.
   auto h = [&](double v) { return hyperparameter(g, v); };

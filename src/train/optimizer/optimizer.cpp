@@ -1,10 +1,10 @@
-#include "kiln/optimizer.h"
+#include "kiln/train/optimizer.h"
 
 #include <cmath>
 
-#include "kiln/autodiff.h"
-#include "kiln/error.h"
-#include "kiln/training_range.h"
+#include "kiln/autodiff/grad.h"
+#include "kiln/base/error.h"
+#include "kiln/train/training_range.h"
 #include "train/data_parallel.h"
 
 namespace kiln {
@@ -17,7 +17,7 @@ Tensor slot(const Tensor& var, const std::string& name, Init init = Init::zeros(
 
 Tensor as_type_of(const Tensor& x, const Tensor& like) { return x.dtype() == like.dtype() ? x : cast(x, like.dtype()); }
 
-// A setting's value as a hyperparameter of x's graph and type (kiln/ops.h): a run with
+// A setting's value as a hyperparameter of x's graph and type (kiln/ir/ops.h): a run with
 // another learning rate, momentum or beta loads the same compiled step from the cache.
 Tensor setting(const Tensor& x, double value) { return hyperparameter(x.graph(), value, x.dtype()); }
 

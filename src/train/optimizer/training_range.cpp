@@ -1,10 +1,10 @@
-#include "kiln/training_range.h"
+#include "kiln/train/training_range.h"
 
 #include <charconv>
 #include <cmath>
 #include <limits>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln {
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 #include "tf_event.pb.h"
 
 namespace fs = std::filesystem;

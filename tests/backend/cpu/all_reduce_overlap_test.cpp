@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/backend_compare.h"
 #include "support/generated_code.h"
 

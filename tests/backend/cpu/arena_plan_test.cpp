@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/cpu/schedule/arena_plan.h"
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 
 namespace kiln::cpu {
 namespace {

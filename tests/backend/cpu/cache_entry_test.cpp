@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "backend/cpu/run/abi.h"
-#include "kiln/cpu_features.h"
-#include "kiln/ops.h"
-#include "kiln/text.h"
+#include "kiln/backend/cpu_features.h"
+#include "kiln/ir/ops.h"
+#include "kiln/ir/text.h"
 
 namespace kiln::cpu {
 using cache::hash_hex;

@@ -1,5 +1,5 @@
 // Column sums joined to the loop that computes what they sum (schedule/column_sums.h,
-// codegen_column_sums.cpp): which sums join which loop, and that the joined step stores
+// codegen/column_sums.cpp): which sums join which loop, and that the joined step stores
 // exactly the loop's values and sums them as a sum of its own does (row chunks in double,
 // within a float rounding of the interpreter's sequential sum, the same bits at any
 // thread count).
@@ -11,7 +11,7 @@
 
 #include "backend/cpu/schedule/column_sums.h"
 #include "backend/cpu/schedule/schedule.h"
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/backend_compare.h"
 #include "support/generated_code.h"
 #include "support/vectorization.h"

@@ -11,11 +11,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "kiln/backend.h"
-#include "kiln/compiler.h"
-#include "kiln/error.h"
-#include "kiln/ops.h"
-#include "kiln/text.h"
+#include "kiln/backend/backend.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/ops.h"
+#include "kiln/ir/text.h"
 #include "support/small_graph.h"
 #include "support/test_arrays.h"
 #include "support/temp_files.h"
@@ -195,7 +195,7 @@ TEST(CompileOptions, EnvironmentDefaultsFillOnlyWhatIsUnset) {
   EXPECT_EQ(filled.profile_rows, 25);
   EXPECT_TRUE(rows.profile);
   EXPECT_EQ(rows.profile_rows, 200);  // KILN_PROFILE=N: N rows
-  // Not a number: an error naming the variable and what is valid (kiln/settings.h).
+  // Not a number: an error naming the variable and what is valid (kiln/base/settings.h).
   EXPECT_NE(word_error.find("[KILN_PROFILE] 'yes' is not valid: give an integer from 0 to 100000"),
             std::string::npos) << word_error;
   EXPECT_EQ(kept.dump_ir_dir, "mine");

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "backend/cpu/codegen/codegen.h"
-#include "kiln/compiler.h"
-#include "kiln/error.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/base/error.h"
 #include "passes/passes.h"
 #include "support/generated_code.h"
 #include "support/test_arrays.h"

@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "backend/onednn/onednn.h"
-#include "kiln/models.h"
-#include "kiln/optimizer.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer.h"
 #include "support/backend_compare.h"
 #include "support/temp_files.h"
 #include "support/test_arrays.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/backend_compare.h"
 #include "support/test_arrays.h"
 
@@ -60,7 +60,7 @@ TEST(CompiledEdge, EmptyTensorsAndEmptyMatmul) {
 // Fixed bug (kept as a regression test): cast i64 -> i32 of an out-of-range value. The interpreter saturates
 // (src/backend/interp/elementwise.cpp, interp_cast: the float->integer branch tests only
 // the target type, so integer sources saturate too); the compiled code wraps
-// (src/backend/cpu/codegen/codegen_expr.cpp, Op::cast: static_cast<int32_t>). One of them must
+// (src/backend/cpu/codegen/expr.cpp, Op::cast: static_cast<int32_t>). One of them must
 // change: wrapping is what TensorFlow and NumPy do for integer->integer casts.
 TEST(CompiledEdge, CastI64ToI32OutOfRangeAgrees) {
   Graph g;
@@ -95,7 +95,7 @@ TEST(CompiledEdge, Int32OverflowAgrees) {
 }
 
 // Fixed bug (kept as a regression test): integer division by zero. The interpreter throws "[div] integer division
-// by zero"; the compiled code returns 0 (codegen_expr.cpp, Op::div). The backends must
+// by zero"; the compiled code returns 0 (codegen/expr.cpp, Op::div). The backends must
 // agree: an error, as TensorFlow's CPU kernel gives, or 0 in both.
 TEST(CompiledEdge, IntegerDivisionByZeroAgrees) {
   Graph g;

@@ -3,8 +3,8 @@
 // steps match the interpreter bit for bit.
 #include <gtest/gtest.h>
 
-#include "kiln/models.h"
-#include "kiln/optimizer.h"
+#include "kiln/models/models.h"
+#include "kiln/train/optimizer.h"
 #include "support/backend_compare.h"
 #include "support/test_arrays.h"
 #include "support/training_graphs.h"

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "backend/cpu/op_cases.h"
-#include "kiln/text.h"
+#include "kiln/ir/text.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "backend/cpu/schedule/schedule.h"
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 
 namespace kiln::cpu {
 namespace {

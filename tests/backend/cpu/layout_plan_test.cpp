@@ -8,9 +8,9 @@
 #include "backend/cpu/schedule/bias_gradient.h"
 #include "backend/cpu/schedule/schedule.h"
 #include "backend/onednn/onednn.h"
-#include "kiln/autodiff.h"
-#include "kiln/compiler.h"
-#include "kiln/ops.h"
+#include "kiln/autodiff/grad.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/ir/ops.h"
 #include "passes/passes.h"
 
 namespace kiln::cpu {

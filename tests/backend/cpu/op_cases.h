@@ -17,9 +17,9 @@
 #include <tuple>
 #include <vector>
 
-#include "kiln/autodiff.h"
-#include "kiln/ops.h"
-#include "kiln/transformer.h"
+#include "kiln/autodiff/grad.h"
+#include "kiln/ir/ops.h"
+#include "kiln/ir/transformer.h"
 #include "support/test_arrays.h"
 
 namespace kiln::cpu_cases {

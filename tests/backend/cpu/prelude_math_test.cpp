@@ -1,4 +1,4 @@
-// The generated code's own float exp, erf and tanh (kiln/float_math.h, embedded in the
+// The generated code's own float exp, erf and tanh (kiln/ir/float_math.h, embedded in the
 // prelude): within 1, 3 and 2 ulps of glibc's expf, erff and tanhf over every 97th float
 // (subnormal results, overflow, infinities, NaN and signed zeros included), the same bits
 // in vector loops built
@@ -16,7 +16,7 @@
 
 #include "backend/cpu/codegen/codegen.h"
 #include "backend/cpu/build/toolchain.h"
-#include "kiln/float_math.h"
+#include "kiln/ir/float_math.h"
 #include "support/temp_files.h"
 
 namespace kiln::cpu {
@@ -220,7 +220,7 @@ TEST(PreludeMath, LoopsUsingThemVectorize) {
 
 // GELU and the factor of its derivative against the formulas in double (x Phi(x) and
 // Phi(x) + x phi(x), Phi from erfc so that the negative tail is exact) over every 997th
-// float with |x| < 20: within float rounding of the rational fit (kiln/float_math.h),
+// float with |x| < 20: within float rounding of the rational fit (kiln/ir/float_math.h),
 // errors scaled by max(1, |x|) as the products with x scale them; exact where saturated.
 TEST(PreludeMath, GeluAndItsDerivativeStayNearTheFormulas) {
   double worst_gelu = 0, worst_factor = 0;

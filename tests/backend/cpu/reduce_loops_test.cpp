@@ -1,4 +1,4 @@
-// Reductions as generated loops (codegen_reduce.cpp): a sum of a whole tensor splits its
+// Reductions as generated loops (codegen/reduce.cpp): a sum of a whole tensor splits its
 // run over the threads (partial sums in double), row sums keep partial sums in double
 // lanes, and a row maximum runs in SIMD lanes with rows whose bits depend on the order
 // (a zero maximum, a NaN, nothing above -inf) walked again in order. Each must agree with the interpreter's sequential double
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "backend/cpu/codegen/codegen.h"
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"
 #include "support/generated_code.h"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "backend/cpu/codegen/codegen.h"
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "passes/passes.h"
 #include "support/backend_compare.h"
 #include "support/generated_code.h"

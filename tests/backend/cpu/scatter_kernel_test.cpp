@@ -1,4 +1,4 @@
-// scatter_add compiled as a generated loop (codegen_scatter.cpp): float32 rows summed in
+// scatter_add compiled as a generated loop (codegen/scatter.cpp): float32 rows summed in
 // index order, bit for bit the interpreter's sums, indices out of range dropped, with the
 // columns split over threads when the work is large; other float types keep the
 // interpreter's kernel.
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/backend_compare.h"
 #include "support/test_arrays.h"
 

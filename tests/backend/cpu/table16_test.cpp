@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/backend_compare.h"
 #include "support/generated_code.h"
 

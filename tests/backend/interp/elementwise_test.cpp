@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "kiln/error.h"
-#include "kiln/ops.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/ops.h"
 #include "support/test_arrays.h"
 
 namespace kiln {

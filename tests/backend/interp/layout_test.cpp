@@ -1,7 +1,7 @@
 // Interpreter layout kernels: reshape, transpose, broadcast_to, slice, pad, concat.
 #include <gtest/gtest.h>
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/test_arrays.h"
 
 namespace kiln {

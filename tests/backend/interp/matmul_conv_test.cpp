@@ -1,7 +1,7 @@
 // Interpreter matmul, convolution and pooling against naive loops written here.
 #include <gtest/gtest.h>
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/test_arrays.h"
 
 namespace kiln {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/test_arrays.h"
 
 namespace kiln {

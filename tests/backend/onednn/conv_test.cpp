@@ -9,7 +9,7 @@
 #include "backend/interp/kernels.h"
 #include "backend/onednn/depthwise_loops.h"
 #include "backend/onednn/onednn.h"
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 #include "support/backend_compare.h"
 #include "support/test_arrays.h"
 

@@ -11,7 +11,7 @@
 
 #include "backend/onednn/isa.h"
 #include "backend/onednn/onednn.h"
-#include "kiln/float_math.h"
+#include "kiln/ir/float_math.h"
 
 namespace kiln {
 namespace {

@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "cache/remote/remote.h"
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cache {
 namespace {

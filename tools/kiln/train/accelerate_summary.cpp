@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "kiln/summary.h"
+#include "kiln/train/summary.h"
 
 namespace kiln::cli {
 

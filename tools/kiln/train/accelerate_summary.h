@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/estimator.h"
+#include "kiln/train/estimator.h"
 
 namespace kiln::cli {
 

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <functional>
 
-#include "kiln/estimator.h"
+#include "kiln/train/estimator.h"
 
 namespace kiln::cli {
 

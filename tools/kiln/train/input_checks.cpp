@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cli {
 namespace fs = std::filesystem;

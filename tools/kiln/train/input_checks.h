@@ -1,5 +1,5 @@
 // A check `kiln train` makes before anything is built or written (also under --dry-run):
-// the model directory's path. The data's checks are the model family's (kiln/recipe.h).
+// the model directory's path. The data's checks are the model family's (kiln/models/recipe.h).
 #pragma once
 #include <string>
 

@@ -1,5 +1,5 @@
 // `kiln train --metrics-out FILE`: JSON Lines records. A second sink of the Estimator's
-// records (kiln/summary.h: start, progress every --log-every steps, scalars,
+// records (kiln/train/summary.h: start, progress every --log-every steps, scalars,
 // precision_switch, end, eval), and of the command's own: interrupted, final.
 #pragma once
 #include <fstream>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/summary.h"
+#include "kiln/train/summary.h"
 
 namespace kiln::cli {
 

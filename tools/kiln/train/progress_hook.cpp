@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "kiln/summary.h"
+#include "kiln/train/summary.h"
 
 namespace kiln::cli {
 namespace {

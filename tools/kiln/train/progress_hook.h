@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdio>
 
-#include "kiln/hooks.h"
+#include "kiln/train/hooks.h"
 
 namespace kiln::cli {
 

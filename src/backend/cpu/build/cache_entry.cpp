@@ -5,8 +5,8 @@
 #include <iterator>
 
 #include "backend/cpu/run/abi.h"
-#include "kiln/cpu_features.h"
-#include "kiln/error.h"
+#include "kiln/backend/cpu_features.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 

@@ -12,7 +12,7 @@
 #include "backend/cpu/build/toolchain.h"
 #include "cache/key.h"
 #include "cache/session.h"
-#include "kiln/compiler.h"
+#include "kiln/backend/compiler.h"
 
 namespace kiln::cpu {
 

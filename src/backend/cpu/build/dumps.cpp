@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kiln/error.h"
-#include "kiln/text.h"
+#include "kiln/base/error.h"
+#include "kiln/ir/text.h"
 
 namespace kiln::cpu {
 namespace {

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "kiln/compiler.h"
-#include "kiln/graph.h"
+#include "kiln/backend/compiler.h"
+#include "kiln/ir/graph.h"
 
 namespace kiln::cpu {
 

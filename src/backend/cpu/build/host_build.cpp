@@ -1,5 +1,5 @@
 #include "backend/cpu/build/host_build.h"
-#include "kiln/settings.h"
+#include "kiln/base/settings.h"
 
 #include <stdlib.h>
 
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 namespace {

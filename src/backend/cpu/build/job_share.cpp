@@ -1,5 +1,5 @@
 #include "backend/cpu/build/job_share.h"
-#include "kiln/settings.h"
+#include "kiln/base/settings.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,8 +14,8 @@
 
 #include "backend/cpu/build/cache_entry.h"
 #include "cache/key.h"
-#include "kiln/error.h"
-#include "kiln/world.h"
+#include "kiln/base/error.h"
+#include "kiln/dist/world.h"
 
 namespace kiln::cpu {
 namespace {

@@ -23,7 +23,7 @@
 
 #include "backend/cpu/run/loader.h"
 #include "cache/session.h"
-#include "kiln/compiler.h"
+#include "kiln/backend/compiler.h"
 
 namespace kiln::cpu {
 

@@ -3,8 +3,8 @@
 #include <sstream>
 
 #include "cache/key.h"
-#include "kiln/dtype.h"
-#include "kiln/shape.h"
+#include "kiln/ir/dtype.h"
+#include "kiln/ir/shape.h"
 
 namespace kiln::cpu {
 

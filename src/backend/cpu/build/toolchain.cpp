@@ -1,5 +1,5 @@
 #include "backend/cpu/build/toolchain.h"
-#include "kiln/settings.h"
+#include "kiln/base/settings.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,8 +18,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "kiln/cpu_features.h"
-#include "kiln/error.h"
+#include "kiln/backend/cpu_features.h"
+#include "kiln/base/error.h"
 
 extern char** environ;
 

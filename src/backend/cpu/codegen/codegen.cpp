@@ -8,12 +8,12 @@
 #include <tuple>
 
 #include "backend/cpu/run/abi.h"
-#include "backend/cpu/codegen/codegen_expr.h"
-#include "backend/cpu/codegen/codegen_library.h"
-#include "backend/cpu/codegen/codegen_pool.h"
-#include "backend/cpu/codegen/codegen_reduce.h"
-#include "backend/cpu/codegen/codegen_scatter.h"
-#include "kiln/error.h"
+#include "backend/cpu/codegen/expr.h"
+#include "backend/cpu/codegen/library.h"
+#include "backend/cpu/codegen/pool.h"
+#include "backend/cpu/codegen/reduce.h"
+#include "backend/cpu/codegen/scatter.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 namespace {

@@ -15,7 +15,7 @@ namespace kiln::cpu {
 extern const std::string kPrelude;
 extern const char* const kPreludePool;  // prelude_pool.cpp
 extern const char* const kPhiloxText;   // src/ir/philox.h, embedded by the build
-extern const char* const kFloatMathText;  // kiln/float_math.h, embedded by the build
+extern const char* const kFloatMathText;  // kiln/ir/float_math.h, embedded by the build
 
 struct GeneratedSource {
   // One function each, `KILN_KERNEL void kN(void** B, const int* I)`: step N's kernel,

@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "backend/cpu/codegen/codegen_expr.h"
+#include "backend/cpu/codegen/expr.h"
 
 namespace kiln::cpu {
 

@@ -1,6 +1,6 @@
 // The text every generated translation unit starts with (see codegen.cpp). Generated code
 // is compiled on its own, with no kiln header; the maths that must match the interpreter's
-// bits (float exp and erf, the float16 and bfloat16 conversions) is kiln/float_math.h's
+// bits (float exp and erf, the float16 and bfloat16 conversions) is kiln/ir/float_math.h's
 // text, which the build embeds (kFloatMathText) and this prelude places after its types.
 #include "backend/cpu/codegen/codegen.h"
 
@@ -53,7 +53,7 @@ KILN_MATH2(pow) KILN_MATH2(fmax) KILN_MATH2(fmin)
 #undef KILN_MATH1_WIDE
 #undef KILN_MATH2
 
-// float exp, erf and tanh without a call, so that loops using them vectorize (kiln/float_math.h).
+// float exp, erf and tanh without a call, so that loops using them vectorize (kiln/ir/float_math.h).
 inline float exp(float x) { return kiln_math::exp_f32(x); }
 inline float erf(float x) { return kiln_math::erf_f32(x); }
 inline float tanh(float x) { return kiln_math::tanh_f32(x); }

@@ -23,7 +23,7 @@ struct Runtime {
   // matmul does; for backward_filter, `bias` is an output instead: the bias gradient
   // (since 8). layouts (since 8): the channel blocks of x and y (onednn::ConvLayouts),
   // x_block + 256 * y_block, each 0 (plain NCHW), 8 or 16 (nChw8c, nChw16c) or (since 12)
-  // 1 for channels last (NHWC). (Pooling is generated code: codegen_pool.cpp.)
+  // 1 for channels last (NHWC). (Pooling is generated code: codegen/pool.cpp.)
   void (*conv)(int pass, int dtype, const void* a, const void* b, void* out, const int64_t* geom, const void* bias,
                int bias_dtype, int relu, int layouts);
   // Runs step `step` of the schedule with the interpreter's kernel.

@@ -1,6 +1,6 @@
 #include "backend/cpu/run/executable.h"
 
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 
 #include <algorithm>
 #include <cstring>
@@ -12,8 +12,8 @@
 #include "backend/denormals.h"
 #include "backend/cpu/run/step_profile.h"
 #include "backend/interp/kernels.h"
-#include "kiln/error.h"
-#include "kiln/world.h"
+#include "kiln/base/error.h"
+#include "kiln/dist/world.h"
 
 namespace kiln::cpu {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "backend/cpu/run/loader.h"
 #include "backend/cpu/schedule/schedule.h"
-#include "kiln/runtime.h"
+#include "kiln/backend/runtime.h"
 
 namespace kiln::cpu {
 

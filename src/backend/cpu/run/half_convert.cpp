@@ -2,8 +2,8 @@
 
 #include <immintrin.h>
 
-#include "kiln/cpu_features.h"
-#include "kiln/dtype.h"
+#include "kiln/backend/cpu_features.h"
+#include "kiln/ir/dtype.h"
 
 namespace kiln::cpu {
 namespace {

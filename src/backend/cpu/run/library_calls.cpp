@@ -6,8 +6,8 @@
 #include "backend/cpu/run/half_convert.h"
 #include "backend/onednn/isa.h"
 #include "backend/onednn/onednn.h"
-#include "kiln/dtype.h"
-#include "kiln/error.h"
+#include "kiln/ir/dtype.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 namespace {

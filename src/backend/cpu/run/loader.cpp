@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "kiln/error.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 namespace {

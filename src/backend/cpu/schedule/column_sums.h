@@ -7,7 +7,7 @@
 namespace kiln::cpu {
 
 // How many chunks of rows a sum over leading axes with `rows` reduced elements per
-// column and `columns` outputs streams in (codegen_reduce.cpp): a fixed number, whatever
+// column and `columns` outputs streams in (codegen/reduce.cpp): a fixed number, whatever
 // the thread count, so the bits do not depend on it; 0 when it is not worth it (many
 // columns, or too few rows to split), and the column blocks are walked instead.
 int64_t column_sum_chunks(int64_t rows, int64_t columns);

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "backend/cpu/schedule/lowering.h"
-#include "kiln/ops.h"
+#include "kiln/ir/ops.h"
 
 namespace kiln::cpu {
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <optional>
 
-#include "backend/cpu/codegen/codegen_pool.h"
+#include "backend/cpu/codegen/pool.h"
 #include "backend/cpu/schedule/fusion.h"
 #include "backend/cpu/schedule/lowering.h"
 #include "backend/onednn/onednn.h"
@@ -170,7 +170,7 @@ class Planner {
     for (const Step& st : s_.steps) {
       const Node& n = g_.node(st.node());
       if (st.kind != StepKind::pool || !is_maxpool2x2(g_, n)) continue;
-      // Blocked x: y, dy and dx in any layout (codegen_pool_blocked.cpp); plain x: all plain.
+      // Blocked x: y, dy and dx in any layout (codegen/pool_blocked.cpp); plain x: all plain.
       const ValueId x = n.inputs[0], out = st.node();
       if (blk_[x] != 0) continue;
       changed = drop(out) || changed;

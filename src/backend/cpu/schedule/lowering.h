@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "backend/onednn/onednn.h"
-#include "kiln/graph.h"
-#include "kiln/op.h"
+#include "kiln/ir/graph.h"
+#include "kiln/ir/op.h"
 
 namespace kiln::cpu {
 
@@ -14,9 +14,9 @@ enum class Lowering : uint8_t {
   storage,   // placeholder, variable: a buffer the caller provides; no code
   loop,      // computed element by element inside the fused loops that read it (loop_<op>)
   reduce,    // a reduction kernel whose input expression is fused into it
-  pool,      // a generated loop nest over NCHW planes (codegen_pool.cpp)
+  pool,      // a generated loop nest over NCHW planes (codegen/pool.cpp)
   library,   // a oneDNN call through the Runtime: matmul, convolution
-  scatter,   // scatter_add: a generated loop over float32 rows (codegen_scatter.cpp); other
+  scatter,   // scatter_add: a generated loop over float32 rows (codegen/scatter.cpp); other
              // dtypes run the interpreter's kernel
   fallback,  // the interpreter's kernel, called from the compiled step
   update,    // assign: no code; the new value is written in place or copied after the step

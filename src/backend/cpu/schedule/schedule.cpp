@@ -15,8 +15,8 @@
 #include "backend/cpu/schedule/in_place_update.h"
 #include "backend/cpu/schedule/layout_plan.h"
 #include "backend/cpu/schedule/lowering.h"
-#include "kiln/ops.h"
-#include "kiln/error.h"
+#include "kiln/ir/ops.h"
+#include "kiln/base/error.h"
 
 namespace kiln::cpu {
 namespace {

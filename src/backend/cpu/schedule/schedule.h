@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kiln/graph.h"
+#include "kiln/ir/graph.h"
 
 namespace kiln::cpu {
 
@@ -36,7 +36,7 @@ enum class BufferKind {
   // The new value of a variable written straight into the variable's storage: nothing
   // reads the old value after the step that computes it (see in_place_update.h).
   variable_in_place,
-  // A hyperparameter (kiln/ops.h): a scalar the executable fills from the graph's value,
+  // A hyperparameter (kiln/ir/ops.h): a scalar the executable fills from the graph's value,
   // so that the generated code does not hold it.
   hyperparameter,
 };
