@@ -6,16 +6,14 @@
 #include "kiln/backend/compiler.h"
 
 namespace kiln {
-namespace {
-
-std::string env_or(const char* name, std::string value) { return value.empty() ? setting_text(name) : value; }
-
-}  // namespace
 
 CompileOptions with_environment_defaults(CompileOptions options) {
-  if (options.cache.dir.empty()) options.cache.dir = cache_dir_from_environment();
-  options.dump_ir_dir = env_or("KILN_DUMP_IR", std::move(options.dump_ir_dir));
-  options.dump_code_dir = env_or("KILN_DUMP_CODE", std::move(options.dump_code_dir));
+  options.cache = cache_with_environment_defaults(std::move(options.cache));
+  options.dump_ir_dir = setting_or("KILN_DUMP_IR", std::move(options.dump_ir_dir));
+  options.dump_code_dir = setting_or("KILN_DUMP_CODE", std::move(options.dump_code_dir));
+  options.compiler = setting_or("KILN_CXX", std::move(options.compiler));
+  if (options.compiler_timeout_seconds == 0)
+    options.compiler_timeout_seconds = setting_positive_number("KILN_CXX_TIMEOUT").value_or(0);
   if (!options.profile) {
     // KILN_PROFILE=1: the 25 slowest kernels; N above 1: that many rows.
     const int64_t rows = setting_integer("KILN_PROFILE", 0, 100000).value_or(0);

@@ -27,7 +27,7 @@ bool from_environment() {
   if (s.empty() || s == "1") return true;
   if (s == "0") return false;
   KILN_THROW(ConfigError) << "[KILN_FLUSH_DENORMALS] '" << s
-                          << "' is not valid: give 1 (flush subnormal floats to zero in steps, the default) and 0 "
+                          << "' is not valid: give 1 (flush subnormal floats to zero in steps, the default) or 0 "
                              "(keep IEEE subnormals)";
 }
 

@@ -98,6 +98,11 @@ std::optional<std::string> setting_value(std::string_view name) {
 
 std::string setting_text(std::string_view name) { return setting_value(name).value_or(""); }
 
+std::string setting_or(std::string_view name, std::string given) {
+  setting(name);  // a name outside the table is a bug even when a value is given
+  return given.empty() ? setting_text(name) : given;
+}
+
 std::optional<int64_t> setting_integer(std::string_view name, int64_t min, int64_t max) {
   const std::optional<std::string> v = setting_value(name);
   if (!v || v->empty()) return std::nullopt;

@@ -13,11 +13,12 @@ static_assert(int(CacheOutcome::error) + 1 == kNumCacheOutcomes);
 
 }  // namespace
 
-std::string cache_dir_from_environment() { return setting_text("KILN_CACHE_DIR"); }
-
-std::string remote_cache_from_environment() { return setting_text("KILN_REMOTE_CACHE"); }
-
-std::string remote_cache_key_file_from_environment() { return setting_text("KILN_REMOTE_CACHE_KEY_FILE"); }
+CacheSettings cache_with_environment_defaults(CacheSettings given) {
+  given.dir = setting_or("KILN_CACHE_DIR", std::move(given.dir));
+  given.remote_url = setting_or("KILN_REMOTE_CACHE", std::move(given.remote_url));
+  given.remote_key_file = setting_or("KILN_REMOTE_CACHE_KEY_FILE", std::move(given.remote_key_file));
+  return given;
+}
 
 RemoteSecretsEnvironment remote_secrets_from_environment() {
   RemoteSecretsEnvironment e;

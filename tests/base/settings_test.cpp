@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "kiln/base/error.h"
+#include "kiln/cache/cache_settings.h"
 
 namespace kiln {
 namespace {
@@ -112,6 +113,22 @@ TEST(Settings, IntegersAreExactAndErrorsNameTheSetting) {
   ::setenv("KILN_CXX_TIMEOUT", "2.5", 1);
   EXPECT_EQ(setting_positive_number("KILN_CXX_TIMEOUT"), 2.5);
   ::unsetenv("KILN_CXX_TIMEOUT");
+}
+
+// flag > config > environment > default, coded once: a given value wins, the environment
+// fills only what is not given, and the cache's settings follow the same rule.
+TEST(Settings, AGivenValueWinsOverTheEnvironment) {
+  ::setenv("KILN_CACHE_DIR", "/env/cache", 1);
+  EXPECT_EQ(setting_or("KILN_CACHE_DIR", "/given"), "/given");
+  EXPECT_EQ(setting_or("KILN_CACHE_DIR", ""), "/env/cache");
+  CacheSettings given;
+  given.remote_url = "redis://given:1";
+  const CacheSettings c = cache_with_environment_defaults(given);
+  EXPECT_EQ(c.dir, "/env/cache");
+  EXPECT_EQ(c.remote_url, "redis://given:1");
+  ::unsetenv("KILN_CACHE_DIR");
+  EXPECT_EQ(setting_or("KILN_CACHE_DIR", ""), "");
+  EXPECT_THROW(setting_or("KILN_NO_SUCH_SETTING", "x"), InternalError) << "every read names a row of the table";
 }
 
 }  // namespace

@@ -167,3 +167,32 @@ def test_kiln_random_seed_seeds_a_run_whose_script_sets_none(monkeypatch):
         monkeypatch.setenv("KILN_RANDOM_SEED", bad)
         with pytest.raises(kiln.ConfigError, match="KILN_RANDOM_SEED.*integer from 0"):
             kiln.RunConfig()
+
+
+_DENORMALS_SCRIPT = """
+import numpy as np, kiln as tf
+def model_fn(features, labels, mode):
+    loss = tf.reduce_mean(tf.square(tf.layers.dense(features, 1) - labels))
+    op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=tf.train.get_or_create_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=op)
+def input_fn():
+    return tf.data.Dataset.from_tensor_slices((np.ones((8, 2), np.float32), np.ones((8, 1), np.float32))).batch(4)
+try:
+    tf.estimator.Estimator(model_fn).train(input_fn, max_steps=2)
+except tf.ConfigError as e:
+    print("option=" + str(e.option))
+    print(e)
+"""
+
+
+def test_a_bad_environment_setting_is_an_error_naming_it(tmp_path):
+    # Read once per process when the first step runs: a child process with the bad value.
+    import os
+    import subprocess
+    import sys
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(kiln.__file__)))
+    env = dict(os.environ, KILN_FLUSH_DENORMALS="yes", PYTHONPATH=package_root)
+    out = subprocess.run([sys.executable, "-c", _DENORMALS_SCRIPT], env=env, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300).stdout
+    assert "option=KILN_FLUSH_DENORMALS" in out, out
+    assert "'yes' is not valid: give 1 (flush subnormal floats to zero in steps, the default) or 0" in out, out

@@ -12,6 +12,7 @@
 #include "kiln/train/config.h"
 #include "kiln/base/error.h"
 #include "kiln/base/printable.h"
+#include "kiln/base/settings.h"
 
 namespace kiln::cli {
 namespace {
@@ -65,8 +66,8 @@ CacheCommand::CacheCommand(CLI::App& parent) {
 }
 
 int CacheCommand::run_remote() {
-  if (remote_url_.empty()) remote_url_ = remote_cache_from_environment();
-  if (remote_key_file_.empty()) remote_key_file_ = remote_cache_key_file_from_environment();
+  remote_url_ = setting_or("KILN_REMOTE_CACHE", std::move(remote_url_));
+  remote_key_file_ = setting_or("KILN_REMOTE_CACHE_KEY_FILE", std::move(remote_key_file_));
   if (remote_url_.empty()) KILN_THROW(ConfigError) << "[cache] --remote needs --remote-cache URL (or KILN_REMOTE_CACHE)";
   if (!max_size_.empty()) KILN_THROW(ConfigError) << "[cache] --max-size is for the local cache; the remote has no size cap";
   const RemoteCompileCache remote(remote_url_, remote_key_file_);
@@ -104,7 +105,7 @@ int CacheCommand::run() {
   if (remote_) return run_remote();
   if (!remote_url_.empty() || !remote_key_file_.empty())
     KILN_THROW(ConfigError) << "[cache] --remote-cache and --remote-cache-key-file go with --remote";
-  if (dir_.empty()) dir_ = cache_dir_from_environment();
+  dir_ = setting_or("KILN_CACHE_DIR", std::move(dir_));
   if (dir_.empty()) KILN_THROW(ConfigError) << "[cache] --dir is required (or set KILN_CACHE_DIR)";
   const CompileCache cache(dir_);
   if (action_ == "stats") {

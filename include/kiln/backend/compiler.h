@@ -28,6 +28,11 @@ struct CompileOptions {
   std::string dump_code_dir{};
   // What the dumps are called: "train", "eval", ... (letters, digits, '-', '_', '.').
   std::string name = "graph";
+  // The host C++ compiler command that builds the step (empty: "c++"), and the longest
+  // one build may run, in seconds (0: 600); past it the compiler's process group is killed
+  // and the graph runs on the interpreter.
+  std::string compiler{};
+  double compiler_timeout_seconds = 0;
   // Time every kernel and library call; a table goes to stderr when the executable goes,
   // with the `profile_rows` slowest steps and as many groups of (kind, op).
   bool profile = false;
@@ -48,10 +53,12 @@ struct CompileOptions {
   bool share_in_job = false;
 };
 
-// `options` with what it leaves unset taken from the environment: cache.dir from
-// KILN_CACHE_DIR, dump_ir_dir from KILN_DUMP_IR, dump_code_dir from KILN_DUMP_CODE,
+// `options` with what it leaves unset taken from the environment: cache from KILN_CACHE_DIR
+// and the remote tier's variables, dump_ir_dir from KILN_DUMP_IR, dump_code_dir from
+// KILN_DUMP_CODE, compiler from KILN_CXX, compiler_timeout_seconds from KILN_CXX_TIMEOUT,
 // profile from KILN_PROFILE (set and not "0"). Called once at the edge (the Estimator,
-// the `kiln` command, the benchmarks); compile_cpu() itself reads no environment.
+// the `kiln` command, the Python front end, the benchmarks); compile_cpu() itself reads
+// no environment.
 CompileOptions with_environment_defaults(CompileOptions options);
 
 // Where compile time goes, per graph: the number the compile cache is judged against.

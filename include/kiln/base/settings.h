@@ -6,10 +6,18 @@
 // in kiln reads the environment but setting_value() (the same test fails on a getenv
 // elsewhere). Python reads the same table through kiln._core.
 //
-// Options given in code or on the command line win over the environment: each reader
-// takes the environment's value only when its option is unset (flag > config >
-// environment > default). Values are read when they are needed, not copied at start, so
-// a process (a test) may set a variable before the first use.
+// Options given in code or on the command line win over the environment (flag > config >
+// environment > default): a command-line flag sets its config field, and the field,
+// when unset, takes the environment's value through setting_or() -- the one place that
+// rule is coded. Options are resolved at the edge (RunConfig's cache settings,
+// with_environment_defaults() for CompileOptions, the `kiln` command) before any compile;
+// values are read when they are needed, not copied at start, so a process (a test) may
+// set a variable before the first use.
+//
+// Two kinds are read where they act, by design: the test failpoints (KILN_*_FAILPOINT,
+// no option exists for them; threading a test-only field through production interfaces
+// would be worse) and the process-wide modes that have no per-graph meaning
+// (KILN_FLUSH_DENORMALS, the OpenMP and MPI launcher variables of src/process and src/dist).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -38,6 +46,9 @@ const Setting& setting(std::string_view name);
 std::optional<std::string> setting_value(std::string_view name);
 // The value, or "" when unset (a path or a text).
 std::string setting_text(std::string_view name);
+// `given` (a flag's or a config field's value) when it is not empty, else the
+// environment's value of `name`, else "": the precedence rule, coded once.
+std::string setting_or(std::string_view name, std::string given);
 // A whole number from `min` to `max` (nullopt when unset or empty); ConfigError
 // "[NAME] 'text' is not ...; valid: ..." otherwise. Parsed as an integer, never through a
 // double.

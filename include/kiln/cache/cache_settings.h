@@ -31,11 +31,10 @@ struct CacheSettings {
   bool enabled() const { return !dir.empty(); }
 };
 
-// KILN_CACHE_DIR, or "" when it is unset: the one place kiln reads it.
-std::string cache_dir_from_environment();
-// KILN_REMOTE_CACHE and KILN_REMOTE_CACHE_KEY_FILE, or "": the one place kiln reads them.
-std::string remote_cache_from_environment();
-std::string remote_cache_key_file_from_environment();
+// `given` with what it leaves empty taken from the environment (setting_or): dir from
+// KILN_CACHE_DIR, remote_url from KILN_REMOTE_CACHE, remote_key_file from
+// KILN_REMOTE_CACHE_KEY_FILE. The one place kiln reads them.
+CacheSettings cache_with_environment_defaults(CacheSettings given);
 // How the remote tier is reached besides its address, from the environment only (a
 // password never goes through the command line, where `ps` shows it):
 // KILN_REMOTE_CACHE_PASSWORD_FILE, KILN_REMOTE_CACHE_PASSWORD (set, even empty, or not),

@@ -85,7 +85,7 @@ std::unique_ptr<Executable> compile_cpu(const Graph& g, const CompileOptions& op
   const std::string source = generated.text();
   report.codegen_seconds = clock.lap();
 
-  const cpu::Toolchain& tc = cpu::host_toolchain();
+  const cpu::Toolchain tc = cpu::host_toolchain(options.compiler, options.compiler_timeout_seconds);
   report.compiler = tc.cxx + " (" + tc.identity + ")";
   // Hyperparameter values are not in the key: the source does not hold them (the
   // executable fills their buffers from this graph), so one object serves every value.

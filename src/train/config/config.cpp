@@ -78,13 +78,12 @@ std::optional<AccelerateTrainMode> validate_experimental(const ExperimentalConfi
 
 CacheSettings ExperimentalConfig::cache_settings() const {
   CacheSettings c;
-  c.dir = graph_compiler_cache_dir.empty() ? cache_dir_from_environment() : graph_compiler_cache_dir;
+  c.dir = graph_compiler_cache_dir;
   c.size_cap_bytes = cache_size_cap_bytes;
   c.strict = cache_strict;
-  c.remote_url = graph_compiler_remote_cache.empty() ? remote_cache_from_environment() : graph_compiler_remote_cache;
-  c.remote_key_file = graph_compiler_remote_cache_key_file.empty() ? remote_cache_key_file_from_environment()
-                                                                   : graph_compiler_remote_cache_key_file;
-  return c;
+  c.remote_url = graph_compiler_remote_cache;
+  c.remote_key_file = graph_compiler_remote_cache_key_file;
+  return cache_with_environment_defaults(c);
 }
 
 std::optional<AccelerateTrainMode> ExperimentalConfig::parsed_accelerate_train_mode() const {

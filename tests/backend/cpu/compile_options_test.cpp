@@ -1,6 +1,5 @@
-// CompileOptions dumps, and what happens without a working host compiler. The toolchain
-// is detected once per process, so the broken-compiler cases run in a child process: this
-// test binary again, filtered to one DISABLED_ test, with KILN_CXX set before any compile.
+// CompileOptions dumps, what happens without a working host compiler, and which of the
+// option and the environment gives the compiler.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -202,31 +201,30 @@ TEST(CompileOptions, EnvironmentDefaultsFillOnlyWhatIsUnset) {
   EXPECT_FALSE(zero.profile);
 }
 
-// Runs one DISABLED_ test of this binary in a child with KILN_CXX set; returns its exit
-// status, stdout and stderr.
-struct Child {
-  int status;
-  std::string out, err;
-};
-Child run_child(const std::string& test, const std::string& cxx) {
-  const fs::path dir = fresh_dir("child");
-  fs::create_directories(dir);
-  const std::string self = fs::read_symlink("/proc/self/exe").string();
-  const std::string cmd = "KILN_CXX='" + cxx + "' KILN_TEST_CHILD=1 '" + self + "' --gtest_also_run_disabled_tests --gtest_filter='CompilerFallbackChild." +
-                          test + "' >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
-  const int st = std::system(cmd.c_str());
-  Child c{WIFEXITED(st) ? WEXITSTATUS(st) : -1, read(dir / "out"), read(dir / "err")};
-  fs::remove_all(dir);
-  return c;
+// The compiler is an option (CompileOptions::compiler; KILN_CXX fills it at the edge), so a
+// broken one is tried in this process: each command is probed once, whatever ran before.
+BackendOptions with_compiler(const std::string& cxx) {
+  BackendOptions opts;
+  opts.backend = Backend::cpu;
+  opts.compile.compiler = cxx;
+  return opts;
 }
 
 TEST(CompilerFallback, MissingCompilerFallsBackToTheInterpreterWithAWarning) {
-  const Child c = run_child("DISABLED_MissingCompiler", "/nonexistent/c++");
-  EXPECT_EQ(c.status, 0) << c.out << c.err;
-  EXPECT_NE(c.out.find("[  PASSED  ] 1 test"), std::string::npos) << c.out;
-  EXPECT_NE(c.err.find("warning"), std::string::npos) << c.err;
-  EXPECT_NE(c.err.find("/nonexistent/c++"), std::string::npos) << "the warning names the compiler: " << c.err;
-  EXPECT_NE(c.err.find("interpreter"), std::string::npos) << c.err;
+  testing::internal::CaptureStderr();
+  auto exe = make_executable(small_graph(), with_compiler("/nonexistent/c++"));  // warns and falls back
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(exe);
+  expect_small_graph_result(*exe);
+  EXPECT_NE(err.find("warning"), std::string::npos) << err;
+  EXPECT_NE(err.find("/nonexistent/c++"), std::string::npos) << "the warning names the compiler: " << err;
+  EXPECT_NE(err.find("interpreter"), std::string::npos) << err;
+  try {
+    compile_cpu(small_graph(), {.compiler = "/nonexistent/c++"});
+    ADD_FAILURE() << "compile_cpu should throw SystemError";
+  } catch (const SystemError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/c++"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CompilerFallback, FailingCompilerIsReportedWithItsOwnMessage) {
@@ -239,36 +237,44 @@ TEST(CompilerFallback, FailingCompilerIsReportedWithItsOwnMessage) {
          "echo 'fake-cxx: internal error 4242' >&2\nexit 3\n";
   }
   fs::permissions(fake, fs::perms::owner_all);
-  const Child c = run_child("DISABLED_FailingCompiler", fake.string());
-  EXPECT_EQ(c.status, 0) << c.out << c.err;
-  EXPECT_NE(c.out.find("[  PASSED  ] 1 test"), std::string::npos) << c.out;
-  EXPECT_NE(c.err.find("fake-cxx: internal error 4242"), std::string::npos) << "the compiler's own message: " << c.err;
-  EXPECT_NE(c.err.find("interpreter"), std::string::npos) << c.err;
+  testing::internal::CaptureStderr();
+  auto exe = make_executable(small_graph(), with_compiler(fake.string()));
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(exe);
+  expect_small_graph_result(*exe);
+  EXPECT_NE(err.find("fake-cxx: internal error 4242"), std::string::npos) << "the compiler's own message: " << err;
+  EXPECT_NE(err.find("interpreter"), std::string::npos) << err;
+  EXPECT_THROW(compile_cpu(small_graph(), {.compiler = fake.string()}), SystemError);
   fs::remove_all(dir);
 }
 
-// The children: run only through run_child (KILN_TEST_CHILD set, KILN_CXX broken).
-TEST(CompilerFallbackChild, DISABLED_MissingCompiler) {
-  ASSERT_NE(std::getenv("KILN_TEST_CHILD"), nullptr);
-  BackendOptions opts;
-  opts.backend = Backend::cpu;
-  auto exe = make_executable(small_graph(), opts);  // warns and falls back
-  ASSERT_TRUE(exe);
-  expect_small_graph_result(*exe);
-  try {
-    compile_cpu(small_graph());
-    ADD_FAILURE() << "compile_cpu should throw SystemError";
-  } catch (const SystemError& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/c++"), std::string::npos) << e.what();
-  }
+// Flag or config > environment > default, for the compiler as for every setting.
+TEST(CompileOptionsEnvironment, TheCompilerComesFromTheOptionThenKilnCxx) {
+  ::setenv("KILN_CXX", "/from/the/environment", 1);
+  ::setenv("KILN_CXX_TIMEOUT", "12.5", 1);
+  const CompileOptions from_env = with_environment_defaults({});
+  const CompileOptions given = with_environment_defaults({.compiler = "g++", .compiler_timeout_seconds = 3});
+  ::unsetenv("KILN_CXX");
+  ::unsetenv("KILN_CXX_TIMEOUT");
+  EXPECT_EQ(from_env.compiler, "/from/the/environment");
+  EXPECT_EQ(from_env.compiler_timeout_seconds, 12.5);
+  EXPECT_EQ(given.compiler, "g++");
+  EXPECT_EQ(given.compiler_timeout_seconds, 3);
+  const CompileOptions neither = with_environment_defaults({});
+  EXPECT_EQ(neither.compiler, "");  // compile_cpu runs "c++"
+  EXPECT_EQ(neither.compiler_timeout_seconds, 0);  // 600 s
 }
 
-TEST(CompilerFallbackChild, DISABLED_FailingCompiler) {
-  ASSERT_NE(std::getenv("KILN_TEST_CHILD"), nullptr);
-  auto exe = make_executable(small_graph(), BackendOptions{});
-  ASSERT_TRUE(exe);
-  expect_small_graph_result(*exe);
-  EXPECT_THROW(compile_cpu(small_graph()), SystemError);
+TEST(CompileOptionsEnvironment, ABadTimeoutNamesItsVariable) {
+  ::setenv("KILN_CXX_TIMEOUT", "soon", 1);
+  try {
+    with_environment_defaults({});
+    ADD_FAILURE() << "KILN_CXX_TIMEOUT=soon is accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[KILN_CXX_TIMEOUT]", 0), 0u) << e.what();
+  }
+  ::unsetenv("KILN_CXX_TIMEOUT");
+  EXPECT_THROW(compile_cpu(small_graph(), {.compiler_timeout_seconds = -1}), ConfigError);
 }
 
 }  // namespace

@@ -16,7 +16,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <utility>
 
 #include "kiln/backend/cpu_features.h"
 #include "kiln/base/error.h"
@@ -165,52 +167,55 @@ std::string seconds_text(double s) {
   return buf;
 }
 
-double timeout_from_environment() {
-  static_assert(kDefaultTimeout == 600, "the settings table (src/base/settings.cpp) says 600");
-  return setting_positive_number("KILN_CXX_TIMEOUT").value_or(kDefaultTimeout);
+// `cxx`'s identity and flags, or the error that it cannot compile (`probe` seconds at most).
+std::pair<Toolchain, std::string> probe_compiler(const std::string& cxx, double probe) {
+  Toolchain tc;
+  tc.cxx = cxx;
+  const Outcome o = run_limited({tc.cxx, "--version"}, probe);
+  if (o.timed_out)
+    return {tc, "[compiler] '" + tc.cxx + " --version' did not answer within " + seconds_text(probe) +
+                    " s and was killed (set KILN_CXX to a working C++17 compiler; KILN_CXX_TIMEOUT sets the limit)"};
+  if (o.status != 0)
+    return {tc, "[compiler] '" + tc.cxx + " --version' failed (exit " + std::to_string(o.status) +
+                    "), so it cannot compile: " + excerpt(o.output, 3, 400) +
+                    " (set KILN_CXX to a C++17 compiler, or install g++)"};
+  tc.identity = o.output.substr(0, o.output.find('\n'));
+  // -ffp-contract=off: no fused multiply-adds the interpreter does not do, so compiled
+  // steps match the oracle to the bit where the operation order is the same.
+  // -fno-trapping-math: kiln never reads floating-point exception flags, and without it
+  // GCC keeps a branch for every float comparison, so loops with a select (ReLU, the
+  // clamps of the prelude's exp and erf) do not vectorize. Values are unchanged.
+  tc.flags = {"-std=c++17",      "-O3",    "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math",
+              "-ffp-contract=off", "-fwrapv", "-fPIC",         "-w"};
+  // GCC 12 tunes for 256-bit vectors even where AVX-512 is there (it guesses Rocket Lake for
+  // newer Xeons and has no Zen 5 model). kiln's loops are long, branch-free and heavy in
+  // exp/erf polynomials, so 512-bit lanes pay: GPT bf16 step 10% faster on an AVX512-FP16
+  // Xeon, same losses to the last digit. Elementwise results do not depend on the width;
+  // sums accumulate in double lanes, where a different lane count moves the float result
+  // far less than one rounding. The flags are part of the compile cache's key.
+  if (cpu_features().avx512f) tc.flags.push_back("-mprefer-vector-width=512");
+  tc.link_flags = {"-shared", "-fopenmp"};
+  return {tc, ""};
 }
 
 }  // namespace
 
-const Toolchain& host_toolchain() {
-  static std::once_flag once;
-  static Toolchain tc;
-  static std::string error;
-  std::call_once(once, [] {
-    const std::string cxx = setting_text("KILN_CXX");
-    tc.cxx = cxx.empty() ? "c++" : cxx;
-    tc.timeout_seconds = timeout_from_environment();
-    const double probe = std::min(tc.timeout_seconds, kProbeTimeout);
-    const Outcome o = run_limited({tc.cxx, "--version"}, probe);
-    if (o.timed_out) {
-      error = "[compiler] '" + tc.cxx + " --version' did not answer within " + seconds_text(probe) +
-              " s and was killed (set KILN_CXX to a working C++17 compiler; KILN_CXX_TIMEOUT sets the limit)";
-      return;
-    }
-    if (o.status != 0) {
-      error = "[compiler] '" + tc.cxx + " --version' failed (exit " + std::to_string(o.status) +
-              "), so it cannot compile: " + excerpt(o.output, 3, 400) +
-              " (set KILN_CXX to a C++17 compiler, or install g++)";
-      return;
-    }
-    tc.identity = o.output.substr(0, o.output.find('\n'));
-    // -ffp-contract=off: no fused multiply-adds the interpreter does not do, so compiled
-    // steps match the oracle to the bit where the operation order is the same.
-    // -fno-trapping-math: kiln never reads floating-point exception flags, and without it
-    // GCC keeps a branch for every float comparison, so loops with a select (ReLU, the
-    // clamps of the prelude's exp and erf) do not vectorize. Values are unchanged.
-    tc.flags = {"-std=c++17",      "-O3",    "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math",
-                "-ffp-contract=off", "-fwrapv", "-fPIC",         "-w"};
-    // GCC 12 tunes for 256-bit vectors even where AVX-512 is there (it guesses Rocket Lake for
-    // newer Xeons and has no Zen 5 model). kiln's loops are long, branch-free and heavy in
-    // exp/erf polynomials, so 512-bit lanes pay: GPT bf16 step 10% faster on an AVX512-FP16
-    // Xeon, same losses to the last digit. Elementwise results do not depend on the width;
-    // sums accumulate in double lanes, where a different lane count moves the float result
-    // far less than one rounding. The flags are part of the compile cache's key.
-    if (cpu_features().avx512f) tc.flags.push_back("-mprefer-vector-width=512");
-    tc.link_flags = {"-shared", "-fopenmp"};
-  });
-  if (!error.empty()) throw SystemError(error);
+Toolchain host_toolchain(const std::string& compiler, double timeout_seconds) {
+  static_assert(kDefaultTimeout == 600, "the settings table (src/base/settings.cpp) says 600");
+  if (timeout_seconds < 0 || !std::isfinite(timeout_seconds))
+    KILN_THROW(ConfigError) << "[KILN_CXX_TIMEOUT] " << timeout_seconds
+                            << " is not a time limit: give a positive number of seconds (0: 600)";
+  const std::string cxx = compiler.empty() ? "c++" : compiler;
+  const double timeout = timeout_seconds > 0 ? timeout_seconds : kDefaultTimeout;
+  // Each compiler command is probed once per process; its outcome (or its error) is kept.
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<Toolchain, std::string>> probed;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto found = probed.find(cxx);
+  if (found == probed.end()) found = probed.emplace(cxx, probe_compiler(cxx, std::min(timeout, kProbeTimeout))).first;
+  if (!found->second.second.empty()) throw SystemError(found->second.second);
+  Toolchain tc = found->second.first;
+  tc.timeout_seconds = timeout;
   return tc;
 }
 
