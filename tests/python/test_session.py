@@ -24,7 +24,9 @@ W2 = (RNG.randn(8, 3) * 0.5).astype(np.float32)
 B2 = np.zeros(3, np.float32)
 X = RNG.randn(64, 4).astype(np.float32)
 Y = (np.argmax(X[:, :3], 1)).astype(np.int32)
-LR, BATCH, STEPS = 0.2, 16, 8
+LR, BATCH = 0.2, 16
+SIZES = [16, 5, 16, 11, 16, 5, 16, 16]  # each batch size a signature of its own
+STEPS = len(SIZES)
 
 
 @pytest.fixture(autouse=True)
@@ -33,10 +35,11 @@ def fresh_graph():
     yield
 
 
-def batches():
-    for i in range(STEPS):
-        j = (i * BATCH) % len(X)
-        yield X[j:j + BATCH], Y[j:j + BATCH]
+def batches(sizes=SIZES):
+    j = 0
+    for n in sizes:
+        yield X[j:j + n], Y[j:j + n]
+        j = j + n if j + n + BATCH <= len(X) else 0
 
 
 def mlp(x, y):
@@ -48,11 +51,11 @@ def mlp(x, y):
     return loss, logits, [w1, b1, w2, b2]
 
 
-def numpy_training():
+def numpy_training(sizes=SIZES):
     """The same MLP trained by hand: (loss before each step, final weights)."""
     w1, b1, w2, b2 = W1.astype(np.float64), B1.astype(np.float64), W2.astype(np.float64), B2.astype(np.float64)
     losses = []
-    for xb, yb in batches():
+    for xb, yb in batches(sizes):
         a = xb @ w1 + b1
         h = np.maximum(a, 0)
         z = h @ w2 + b2
@@ -69,7 +72,7 @@ def numpy_training():
     return losses, [w1, b1, w2, b2]
 
 
-def session_training(**session_args):
+def session_training(sizes=SIZES, **session_args):
     x = tf.placeholder(tf.float32, [None, 4], name="x")
     y = tf.placeholder(tf.int32, [None], name="y")
     loss, _, weights = mlp(x, y)
@@ -78,7 +81,7 @@ def session_training(**session_args):
     losses, steps = [], []
     with tf.Session(**session_args) as sess:
         sess.run(tf.global_variables_initializer())
-        for xb, yb in batches():
+        for xb, yb in batches(sizes):
             _, l, s = sess.run([train_op, loss, step], feed_dict={x: xb, y: yb})
             losses.append(l)
             steps.append(s)
@@ -94,12 +97,12 @@ def test_mlp_trains_as_numpy_computes():
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     assert steps == list(range(STEPS))  # a run reads the step from before its update
     assert last_step == STEPS
-    # the training signature, the weights', the step's: the other runs came from memory
-    assert summary["graphs"] == 3
+    # a training signature per batch size, the weights', the step's: the other runs came from memory
+    assert summary["graphs"] == len(set(SIZES)) + 2
 
 
 def test_mlp_trains_as_the_estimator_does(tmp_path):
-    _, _, final, _, _ = session_training()
+    _, _, final, _, _ = session_training([BATCH] * 4)
 
     def model_fn(features, labels, mode):
         loss, _, _ = mlp(features, labels)
@@ -110,7 +113,7 @@ def test_mlp_trains_as_the_estimator_does(tmp_path):
         return tf.data.Dataset.from_tensor_slices((X, Y)).batch(BATCH, drop_remainder=True).repeat()
 
     est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "m"))
-    est.train(input_fn, max_steps=STEPS)
+    est.train(input_fn, max_steps=4)
     for name, got in zip(["w1", "b1", "w2", "b2"], final):
         np.testing.assert_allclose(got, est.get_variable_value(name), rtol=1e-5, atol=1e-6)
 
@@ -130,6 +133,29 @@ def test_each_batch_size_is_a_signature_compiled_once():
         sess.run(logits, {x: X[:8]})
         sess.run(loss, {x: X[:8], y: Y[:8]})  # other fetches: a new signature
         assert sess.compile_summary()["graphs"] == 4
+
+
+def test_unknown_extents_flow_through_shapes():
+    """A None extent through reshape(-1), flatten, tf.shape, dropout, a metric and Adam:
+    each batch size gets its own step graph with the right values."""
+    x = tf.placeholder(tf.float32, [None, 2, 2], name="x")
+    y = tf.placeholder(tf.int64, [None], name="y")
+    flat = tf.reshape(x, [-1, 4])
+    assert flat.shape.as_list() == [None, 4]
+    logits = tf.layers.dense(tf.layers.dropout(tf.layers.flatten(x), 0.5, training=True), 3)
+    accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), y), tf.float32))
+    rows = tf.cast(tf.shape(x)[0], tf.float32)
+    loss = tf.losses.sparse_softmax_cross_entropy(y, logits)
+    train_op = tf.train.AdamOptimizer(0.01).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for n in (4, 7):
+            xb = RNG.rand(n, 2, 2).astype(np.float32)
+            yb = RNG.randint(0, 3, n)
+            f, a, r, _, _ = sess.run([flat, accuracy, rows, loss, train_op], {x: xb, y: yb})
+            np.testing.assert_array_equal(f, xb.reshape(-1, 4))
+            assert r == n and 0 <= a <= 1 and (a * n) == pytest.approx(round(a * n))
+        assert sess.run(tf.train.get_global_step()) == 2
 
 
 def test_fetch_structures():
@@ -370,7 +396,8 @@ train_op = tf.train.GradientDescentOptimizer(float(a["lr"])).minimize(loss, glob
 losses = []
 with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
-    for xb, yb in zip(a["xs"], a["ys"]):
+    for i in range(int(a["n"])):
+        xb, yb = a["x%d" % i], a["y%d" % i]
         _, l = sess.run([train_op, loss], feed_dict={x: xb, y: yb})
         losses.append(float(l))
     print(json.dumps({"losses": losses, "w1": sess.run(w1).tolist(), "step": int(sess.run(step))}))
@@ -379,8 +406,10 @@ with tf.Session() as sess:
 
 @pytest.mark.skipif(_tf_python() is None, reason="no Python with TensorFlow (scripts/install-tf, or KILN_TF_PYTHON)")
 def test_same_losses_as_tensorflow(tmp_path):
-    xs, ys = zip(*batches())
-    np.savez(tmp_path / "a.npz", w1=W1, b1=B1, w2=W2, b2=B2, lr=LR, xs=np.stack(xs), ys=np.stack(ys))
+    parts = {}
+    for i, (xb, yb) in enumerate(batches()):
+        parts["x%d" % i], parts["y%d" % i] = xb, yb
+    np.savez(tmp_path / "a.npz", w1=W1, b1=B1, w2=W2, b2=B2, lr=LR, n=STEPS, **parts)
     (tmp_path / "tf_mlp.py").write_text(TF_SCRIPT)
     r = subprocess.run([_tf_python(), str(tmp_path / "tf_mlp.py"), str(tmp_path / "a.npz")], capture_output=True,
                        text=True, timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES=""))

@@ -270,6 +270,12 @@ def convert_to_tensor(x, like=None, dtype=None, op="convert_to_tensor"):
         return _core.constant(scope, float(x), dtype.kiln, [])
     arr = _numeric_array(x, op)
     flat = arr.reshape(-1)
+    if flat.size and not np.all(flat == flat[0]) and flat.size <= 64 and dtype.kiln in ("i32", "i64") and \
+            np.any((flat != 0) & (flat % UNKNOWN_EXTENT == 0)):
+        # A shape with extents fed at run time (tf.shape of a placeholder's value): one
+        # constant per element, whose value a step graph replaces (python/src/session.cpp).
+        parts = [_core.constant(scope, float(v), dtype.kiln, [1]) for v in flat]
+        return _core.reshape(_core.concat(parts, 0), list(arr.shape))
     if flat.size and not np.all(flat == flat[0]):
         # Differing values: an array constant, fed to the compiled step like a hyperparameter.
         np_type = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "i32": np.int32, "i64": np.int64,
