@@ -21,6 +21,7 @@
 #include "kiln/backend.h"
 #include "kiln/error.h"
 #include "kiln/optimizer.h"
+#include "kiln/precision.h"
 #include "kiln/runtime.h"
 #include "module.h"
 #include "numpy_array.h"
@@ -199,12 +200,13 @@ void bind_step(py::module_& m) {
         return d;
       });
   m.def("compile_step", [](const StepGraph& g, const std::string& backend, const std::string& cache_dir,
-                           const std::string& name) {
+                           const std::string& name, const std::string& policy) {
     BackendOptions o;
     o.backend = parse_backend(backend);
     CompileOptions c;
     c.cache.dir = cache_dir;
     c.name = name;
+    c.policy = parse_precision_policy(policy);
     o.compile = with_environment_defaults(c);
     auto e = std::make_unique<StepExecutable>();
     o.report = &e->report;
@@ -263,6 +265,16 @@ void bind_session(py::module_& m) {
     std::vector<ValueId> ids;
     for (const Tensor& t : op.updates) ids.push_back(t.id());
     return ids;
+  });
+  // The policy of the seed's precision_mode or precision_mode_v2 (at most one of them set;
+  // "" = unset), and whether it needs loss scaling: (policy name, needs loss scaling).
+  m.def("session_precision", [](const std::string& mode, const std::string& v2) {
+    if (!mode.empty() && !v2.empty())
+      KILN_THROW(ConfigError) << "[precision_mode] precision_mode and precision_mode_v2 may not both be set";
+    PrecisionPolicy p = PrecisionPolicy::original;
+    if (!mode.empty()) p = policy_of(parse_precision_mode(mode));
+    if (!v2.empty()) p = policy_of(parse_precision_mode_v2(v2));
+    return py::make_tuple(std::string(precision_policy_name(p)), needs_loss_scaling(p));
   });
   bind_step(m);
   bind_session_variables(m);

@@ -289,8 +289,15 @@ def test_initializers_give_values_again():
         sess.run(bump)
         sess.run(tf.variables_initializer([v]))
         assert sess.run([v, w]) == [1.0, 3.0]
+        assert sess.run(w).shape == ()  # a scalar variable, as TensorFlow makes it
         sess.run(tf.local_variables_initializer())  # none here: nothing changes
         assert sess.run(w) == 3.0
+        w.load(10.0, sess)
+        assert sess.run(w) == 10.0
+        sess.run(w.initializer)
+        assert sess.run(w) == 2.0
+        with pytest.raises(ValueError, match="Cannot feed value of shape"):
+            w.load([1.0, 2.0], sess)
 
 
 def npu_config(cache_dir, **more):
@@ -311,11 +318,11 @@ def test_session_config_is_read_or_refused(tmp_path):
         np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [3.0, 6.0])
         assert sess.compile_summary()["cache_misses"] == 1
     assert os.listdir(d)
-    for key, value in [("precision_mode", "allow_mix_precision"), ("experimental_accelerate_train_mode", "fast|step|0.9"),
-                       ("iterations_per_loop", "10"), ("no_such_option", "1")]:
+    for key, value in [("experimental_accelerate_train_mode", "fast|step|0.9"), ("iterations_per_loop", "10"),
+                       ("no_such_option", "1")]:
         with pytest.raises(NotImplementedError, match=r"parameter_map\['%s'\]" % key):
             tf.Session(config=npu_config(d, **{key: value}))
-    tf.Session(config=npu_config(d, precision_mode="must_keep_origin_dtype")).close()  # kiln's own precision
+    tf.Session(config=npu_config(d, precision_mode="must_keep_origin_dtype", iterations_per_loop="1")).close()
     with pytest.warns(UserWarning, match=r"\[use_off_line\] is ignored"):
         tf.Session(config=npu_config(d, use_off_line="1")).close()
     config = npu_config(d)
@@ -326,6 +333,25 @@ def test_session_config_is_read_or_refused(tmp_path):
     bad.graph_options.rewrite_options.custom_optimizers.add().name = "Other"
     with pytest.raises(NotImplementedError, match="NpuOptimizer"):
         tf.Session(config=bad)
+
+
+def test_precision_mode_of_the_session_config(tmp_path):
+    d = str(tmp_path / "cache")
+    want, _, _, _, _ = session_training()
+    tf.reset_default_graph()
+    got, _, _, _, summary = session_training(config=npu_config(d, precision_mode="allow_mix_precision_bf16"))
+    np.testing.assert_allclose(got, want, rtol=3e-2, atol=3e-2)
+    assert got != want  # the matmuls ran in bfloat16
+    assert summary["cache_misses"] == summary["graphs"]
+    tf.reset_default_graph()
+    v2, _, _, _, _ = session_training(config=npu_config(d, precision_mode_v2="mixed_bfloat16"))
+    np.testing.assert_array_equal(v2, got)  # the same policy, the same bits
+    with pytest.raises(NotImplementedError, match="'allow_mix_precision' in sess.run mode.*loss scaling"):
+        tf.Session(config=npu_config(d, precision_mode="allow_mix_precision"))
+    with pytest.raises(tf.ConfigError, match=r"\[precision_mode\] unknown value 'fp8'"):
+        tf.Session(config=npu_config(d, precision_mode="fp8"))
+    with pytest.raises(tf.ConfigError, match="may not both be set"):
+        tf.Session(config=npu_config(d, precision_mode="force_fp32", precision_mode_v2="origin"))
 
 
 SCRIPT = """

@@ -74,7 +74,13 @@ class Session:
         if not isinstance(graph, Graph):
             raise TypeError("[Session] graph must be a tf.Graph, not %s" % type(graph).__name__)
         self._graph = graph
-        self._cache_dir = _session_config.session_options(config)["graph_compiler_cache_dir"]
+        options = _session_config.session_options(config)
+        self._cache_dir = options["graph_compiler_cache_dir"]
+        self._policy, scaled = _core.session_precision(options["precision_mode"], options["precision_mode_v2"])
+        if scaled:
+            unsupported("precision_mode %r in sess.run mode" % (options["precision_mode"] or options["precision_mode_v2"]),
+                        "its float16 gradients need dynamic loss scaling, which kiln's Session does not do yet; "
+                        "allow_mix_precision_bf16 or allow_fp32_to_bf16 need none")
         self._backend = backend
         self._vars = _core.SessionVariables()
         self._plans = {}
@@ -179,7 +185,7 @@ class Session:
             for d, n in zip(declared, a.shape):
                 if d is None:
                     extents.setdefault(int(n), t.name)
-            feeds.append((t, np.ascontiguousarray(a)))
+            feeds.append((t, _contiguous(a)))
         if len(extents) > 1:
             unsupported("None dimensions fed with different extents in one run (%s)"
                         % ", ".join("%d in '%s'" % (n, name) for n, name in sorted(extents.items())),
@@ -225,7 +231,7 @@ class Session:
                 % (step.missing[0], _TF_TYPE.get(t._dtype, t._dtype),
                    "[" + ",".join("?" if d is None else str(d) for d in self._graph._ctx.placeholders.get(
                        t._id, static_dims(t))) + "]"))
-        exec_ = _core.compile_step(step, self._backend, self._cache_dir, "session")
+        exec_ = _core.compile_step(step, self._backend, self._cache_dir, "session", self._policy)
         self._count(exec_)
         return _Plan(leaves, outputs, exec_, list(step.feed_names), list(step.variables), init_ids)
 
@@ -247,6 +253,11 @@ def _init_vars_of(op):
         if isinstance(d, _scopes.Operation):
             out.extend(_init_vars_of(d))
     return out
+
+
+def _contiguous(a):
+    """a in C order, copied only if it is not (np.ascontiguousarray makes a scalar 1-d)."""
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
 def _as_value(a):
@@ -313,7 +324,19 @@ def _run(op, feed_dict=None, session=None):
     _session_for(session, "run").run(op, feed_dict)
 
 
+def _load(v, value, session=None):
+    """Variable.load: gives the variable `value` in the session (the default one)."""
+    if v._op != "variable":
+        raise TypeError("[load] %r is not a variable" % (v,))
+    a = np.asarray(value, dtype=_NUMPY[v._dtype])
+    if list(a.shape) != list(v._shape):
+        raise ValueError("Cannot feed value of shape %s for Tensor '%s', which has shape '%s'"
+                         % (tuple(a.shape), v.name, _tf_shape(v._shape)))
+    _session_for(session, "load")._vars.set(v._name, _contiguous(a))
+
+
 Tensor.eval = _eval
+Tensor.load = _load
 _scopes.Operation.run = _run
 _scopes.Update.run = _run
 _scopes.Update.eval = _eval

@@ -104,17 +104,18 @@ _NPU_ONLY = ("use_off_line", "enable_data_pre_proc", "mix_compile_mode", "hcom_p
              "stream_max_parallel_num", "is_tailing_optimization", "op_select_implmode", "optypelist_for_implmode",
              "graph_run_mode", "op_compiler_cache_mode", "op_compiler_cache_dir", "debug_dir", "enable_small_channel",
              "fusion_switch_file", "buffer_optimize", "modify_mixlist", "dynamic_input", "dynamic_graph_execute_mode")
-# The seed's options that sess.run mode does not honour yet, with the value that is kiln's
-# default anyway (accepted) or None.
-_NOT_YET = {"precision_mode": "must_keep_origin_dtype", "precision_mode_v2": "origin",
-            "experimental_accelerate_train_mode": None, "iterations_per_loop": None}
+# The seed's options that sess.run mode does not honour yet, with the value that changes
+# nothing (accepted) or None.
+_NOT_YET = {"experimental_accelerate_train_mode": None, "iterations_per_loop": "1"}
+_READ = ("graph_compiler_cache_dir", "precision_mode", "precision_mode_v2")
 
 
 def session_options(config):
-    """{"graph_compiler_cache_dir": dir or ""} from a ConfigProto (or None). An option of
-    the NpuOptimizer's parameter_map kiln does not honour in sess.run mode raises
-    NotImplementedError naming it; the adapter's device-only options warn."""
-    out = {"graph_compiler_cache_dir": ""}
+    """{"graph_compiler_cache_dir", "precision_mode", "precision_mode_v2": text or ""} from
+    a ConfigProto (or None). An option of the NpuOptimizer's parameter_map kiln does not
+    honour in sess.run mode raises NotImplementedError naming it; the adapter's
+    device-only options warn."""
+    out = {k: "" for k in _READ}
     if config is None:
         return out
     if not isinstance(config, ConfigProto):
@@ -132,7 +133,7 @@ def session_options(config):
             unsupported("the custom optimizer %r of rewrite_options" % name,
                         "kiln's Session reads the Ascend adapter's 'NpuOptimizer' only")
         for key, value in sorted(custom.parameter_map.items()):
-            if key == "graph_compiler_cache_dir":
+            if key in _READ:
                 out[key] = _text(value, key)
             elif key in _NOT_YET:
                 if _NOT_YET[key] is None or _text(value, key) != _NOT_YET[key]:

@@ -41,7 +41,7 @@ def _initial_values(value, dtype, op):
         arr = arr.astype(np.float32)
     elif arr.dtype.kind in "iu":
         arr = arr.astype(np.int64 if arr.dtype == np.int64 else np.int32)
-    return np.ascontiguousarray(arr)
+    return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)  # (which makes a scalar 1-d)
 
 
 def _make(ctx, full, shape, dtype, initializer, trainable):
