@@ -40,6 +40,7 @@ from kiln import (
     contrib,
     data,
     distributed,
+    errors,
     estimator,
     example_proto,
     feature_column,
@@ -103,7 +104,6 @@ from kiln._src.compat import (
     GPUOptions,
     GraphOptions,
     OptimizerOptions,
-    RewriterConfig,
     assert_equal,
     assert_rank,
     assert_type,
@@ -147,6 +147,7 @@ from kiln._src.dtypes import (
 )
 from kiln._src.graph import (
     Dimension,
+    Graph,
     Tensor,
     TensorShape,
     abs,
@@ -181,11 +182,14 @@ from kiln._src.graph import (
     ones,
     ones_like,
     pad,
+    placeholder,
+    placeholder_with_default,
     pow,
     reduce_max,
     reduce_mean,
     reduce_min,
     reduce_sum,
+    reset_default_graph,
     reshape,
     rsqrt,
     sigmoid,
@@ -233,6 +237,8 @@ from kiln._src.scopes import (
     variable_scope,
 )
 from kiln._src.scopes import tuple_ as tuple
+from kiln._src.session import InteractiveSession, Session, get_default_session
+from kiln._src.session_config import AttrValue, ConfigProto, RewriterConfig, RunOptions
 from kiln._src.unsupported import unsupported as _unsupported
 from kiln._src.variables import (
     Variable,
@@ -273,46 +279,6 @@ def _option(e):
 for _cls in (ConfigError, GraphError, DataError, CheckpointError, NanLossError, Error):
     _cls.option = property(_option)
 del _cls
-
-
-def placeholder(*args, **kwargs):
-    _unsupported("placeholder", "the Estimator feeds features and labels to model_fn; input comes from input_fn")
-
-
-def Session(*args, **kwargs):  # noqa: N802 (TensorFlow's name)
-    _unsupported("Session", "kiln runs graphs through the Estimator: train, evaluate, predict")
-
-
-
-
-class _Options:
-    """A protobuf-like message of session options: any field may be set (and read back); kiln
-    ignores them (RunConfig(session_config=...) warns)."""
-
-    def __init__(self, **kwargs):
-        self.__dict__.update(kwargs)
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        value = _Options()
-        self.__dict__[name] = value
-        return value
-
-    def CopyFrom(self, other):  # noqa: N802 (protobuf's name)
-        self.__dict__.update(other.__dict__)
-
-    def add(self, **kwargs):  # noqa: F811 (a repeated field's add(), not kiln.add)
-        return _Options(**kwargs)
-
-
-class ConfigProto(_Options):
-    """tf.ConfigProto, accepted so that scripts' session_config lines run (gpu_options.
-    allow_growth, graph_options.rewrite_options, ...); kiln ignores it (RunConfig warns)."""
-
-
-class RunOptions(_Options):
-    pass
 
 
 __version__ = "0.1.0"

@@ -19,4 +19,5 @@ PYBIND11_MODULE(_core, m) {
   kiln::python::bind_image(m);
   kiln::python::bind_element_loop(m);
   kiln::python::bind_host_ops(m);
+  kiln::python::bind_session(m);
 }

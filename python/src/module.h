@@ -19,5 +19,6 @@ void bind_map_graph(pybind11::module_& m);  // Dataset.map's traced functions
 void bind_image(pybind11::module_& m);  // decode_jpeg / decode_png
 void bind_element_loop(pybind11::module_& m);  // Dataset.map's C++ element loop
 void bind_host_ops(pybind11::module_& m);      // host ops shared by both element loops
+void bind_session(pybind11::module_& m);       // tf.Graph, sess.run's step graphs, the session's variables
 
 }  // namespace kiln::python

@@ -10,10 +10,12 @@
 
 namespace kiln::python {
 
-// One model_fn call's graph. `open` turns false when model_fn returns.
+// One model_fn call's graph. `open` turns false when model_fn returns. A tf.Graph
+// (kiln._core.new_graph) owns its graph through `owned` and stays open.
 struct GraphScope {
   Graph* graph = nullptr;
   bool open = true;
+  std::shared_ptr<Graph> owned;
 };
 
 struct PyTensor {

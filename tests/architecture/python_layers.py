@@ -24,7 +24,7 @@ import tempfile
 SRC_LAYERS = [
     ("ground", "what every module uses: the unsupported-name error, logs, flags, the process",
      ["unsupported", "log", "tf_logging", "flags", "app", "openmp_wait", "distributed", "gfile", "threadpool",
-      "batching"]),
+      "batching", "errors"]),
     ("types", "element types under TensorFlow's names", ["dtypes"]),
     ("graph", "tensors and their ops, scopes and collections; the trace of a Dataset.map function",
      ["graph", "map_function", "array_ops", "scopes", "initializers", "nest"]),
@@ -38,7 +38,7 @@ SRC_LAYERS = [
       "layers_conv", "layers_norm", "layers", "losses", "metrics", "summary", "optimizers", "schedules",
       "feature_column"]),
     ("run", "the Estimator and what runs around it", ["config", "profiler_hook", "train", "eval_hooks",
-                                                      "estimator", "compat"]),
+                                                      "estimator", "compat", "session_config", "session"]),
 ]
 
 # Imports inside functions, each closing a cycle of concepts: (importer, imported) -> why.

@@ -1,11 +1,13 @@
-"""The graph model_fn builds: the current graph, Tensor's operators and properties, and
+"""The graph ops are built into: the current graph, Tensor's operators and properties, and
 the TensorFlow 1.x ops kiln's IR provides (kiln.matmul, kiln.reshape, ...).
 
-A graph exists only while model_fn runs (kiln builds one per mode and batch shape);
-ops called outside model_fn raise ValueError. Ops TensorFlow has and kiln's IR lacks
-raise NotImplementedError naming them (see unsupported()).
+While model_fn runs, its graph (one per mode and batch shape) is the current one; outside
+model_fn it is the default tf.Graph (Graph below: get_default_graph, as_default), which
+lives as long as the script and is run by a Session (kiln/_src/session.py). Ops TensorFlow
+has and kiln's IR lacks raise NotImplementedError naming them (see unsupported()).
 """
 import builtins
+import contextlib
 import numbers
 import threading
 
@@ -49,6 +51,9 @@ class GraphContext:
         self.static_values = {}  # tensor id -> numpy value known at graph-building time (kiln.shape, ...)
         self.warm_start = {}  # variable name -> (checkpoint prefix, tensor name): tf.train.init_from_checkpoint
         self.narrow = {}  # tensor id -> the narrow integer DType (uint8, ...) an int32 tensor stands for
+        self.graph = None  # the tf.Graph this context builds (None: a model_fn's graph)
+        self.placeholders = {}  # tf.placeholder's id -> its declared shape (None for an extent fed at run time)
+        self.defaults = {}  # placeholder_with_default's id -> its default tensor
 
     def unique_layer_name(self, base, keras=False):
         """tf.layers names layers per variable scope; tf.keras graph-wide (as TensorFlow 1 does)."""
@@ -66,10 +71,24 @@ class GraphContext:
 
 
 def current(op):
+    """The context of the graph being built: model_fn's while it runs, else the default
+    tf.Graph's."""
     ctx = getattr(_local, "ctx", None)
-    if ctx is None or not ctx.scope.open:
-        raise ValueError("[%s] no graph is being built: call it inside model_fn" % op)
-    return ctx
+    if ctx is not None and ctx.scope.open:
+        return ctx
+    if ctx is not None:
+        raise ValueError("[%s] no graph is being built: the model_fn call this runs in has returned" % op)
+    return get_default_graph_object()._ctx
+
+
+def _active_ctx():
+    """current()'s context without making a default graph (None if there is none)."""
+    ctx = getattr(_local, "ctx", None)
+    if ctx is not None:
+        return ctx if ctx.scope.open else None
+    stack = getattr(_local, "graphs", None)
+    g = stack[-1] if stack else _default[0]
+    return g._ctx if g is not None else None
 
 
 def enter(ctx):
@@ -107,17 +126,18 @@ class Dimension(int):
 
 
 class TensorShape(tuple):
-    """A static shape (every extent known): as_list(), ndims, shape[i].value as in TensorFlow 1."""
+    """A static shape: as_list(), ndims, shape[i].value as in TensorFlow 1. An extent a
+    placeholder leaves to its feeds is None."""
 
     def __new__(cls, dims=()):
-        return super().__new__(cls, tuple(Dimension(int(d)) for d in dims))
+        return super().__new__(cls, tuple(None if d is None else Dimension(int(d)) for d in dims))
 
     def __getitem__(self, key):
         out = super().__getitem__(key)
         return TensorShape(out) if isinstance(key, builtins_slice) else out
 
     def as_list(self):
-        return [int(d) for d in self]
+        return [None if d is None else int(d) for d in self]
 
     @property
     def ndims(self):
@@ -132,19 +152,21 @@ class TensorShape(tuple):
         return list(self)
 
     def num_elements(self):
+        if not self.is_fully_defined():
+            return None
         n = 1
         for d in self:
             n *= int(d)
         return n
 
     def is_fully_defined(self):
-        return True
+        return all(d is not None for d in self)
 
     def is_compatible_with(self, other):
         other = list(other) if other is not None else None
         if other is None:
             return True
-        return len(other) == len(self) and all(o is None or int(o) == int(d) for o, d in zip(other, self))
+        return len(other) == len(self) and all(o is None or d is None or int(o) == int(d) for o, d in zip(other, self))
 
     def assert_is_compatible_with(self, other):
         if not self.is_compatible_with(other):
@@ -168,7 +190,7 @@ def _tensor_repr(t):
         return "<kiln.Tensor of a model_fn call that has returned>"
     return "<kiln.Tensor %s shape=%s dtype=%s>" % (
         repr(t.name) if t.name else "(unnamed)",
-        tuple(t._shape),
+        tuple(static_dims(t)),
         from_kiln(t._dtype).name,
     )
 
@@ -182,17 +204,15 @@ def _no_iter(t):
     raise TypeError("a kiln.Tensor is not iterable; index it (t[0])")
 
 
-Tensor.shape = property(lambda t: TensorShape(t._shape))
-Tensor.get_shape = lambda t: TensorShape(t._shape)
 def narrow_dtype(t):
     """The narrow integer type (uint8, int16, ...) an int32 tensor holds, or None."""
-    ctx = getattr(_local, "ctx", None)
-    return ctx.narrow.get(t._id) if ctx is not None and ctx.scope.open and t._dtype == "i32" else None
+    ctx = _active_ctx()
+    return ctx.narrow.get(t._id) if ctx is not None and t._dtype == "i32" else None
 
 
 def mark_narrow(t, dtype):
     """Records that int32 tensor t holds values of the narrow integer type `dtype`."""
-    ctx = getattr(_local, "ctx", None)
+    ctx = _active_ctx()
     if ctx is not None and dtype.wrap is not None:
         ctx.narrow[t._id] = dtype
     return t
@@ -218,7 +238,7 @@ Tensor.__len__ = lambda t: t._shape[0] if t._shape else _no_iter(t)
 def _set_shape(t, shape):
     """Checks that the static shape agrees (None entries match anything); kiln's shapes are
     always known."""
-    TensorShape(t._shape).assert_is_compatible_with(None if shape is None else list(shape))
+    TensorShape(static_dims(t)).assert_is_compatible_with(None if shape is None else list(shape))
 
 
 Tensor.set_shape = _set_shape
@@ -250,6 +270,12 @@ def convert_to_tensor(x, like=None, dtype=None, op="convert_to_tensor"):
         return _core.constant(scope, float(x), dtype.kiln, [])
     arr = _numeric_array(x, op)
     flat = arr.reshape(-1)
+    if flat.size and not np.all(flat == flat[0]) and flat.size <= 64 and dtype.kiln in ("i32", "i64") and \
+            np.any((flat != 0) & (flat % UNKNOWN_EXTENT == 0)):
+        # A shape with extents fed at run time (tf.shape of a placeholder's value): one
+        # constant per element, whose value a step graph replaces (python/src/session.cpp).
+        parts = [_core.constant(scope, float(v), dtype.kiln, [1]) for v in flat]
+        return _core.reshape(_core.concat(parts, 0), list(arr.shape))
     if flat.size and not np.all(flat == flat[0]):
         # Differing values: an array constant, fed to the compiled step like a hyperparameter.
         np_type = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "i32": np.int32, "i64": np.int64,
@@ -365,7 +391,7 @@ def named(t, name):
         return t
     if t._name or t._op in ("variable", "placeholder"):
         t = _core.add(t, _core.scalar_like(t, 0.0))
-    ctx = getattr(_local, "ctx", None)
+    ctx = _active_ctx()
     if ctx is not None and ctx.name_stack and "/" not in name[:1]:
         name = "/".join(ctx.name_stack) + "/" + name
     base, n = name, 0
@@ -484,7 +510,7 @@ def _shape_list(shape, op):
     """Ints from a list of ints, Dimensions, None (-1) and tensors whose values are known
     (kiln.shape's result and its elements), or from such a tensor."""
     def known(t):
-        ctx = getattr(_local, "ctx", None)
+        ctx = _active_ctx()
         v = ctx.static_values.get(t._id) if ctx is not None else None
         if v is None:
             unsupported("%s with a shape computed in the graph" % op, "shapes are static in kiln; pass a list of ints")
@@ -729,7 +755,7 @@ def _getitem(t, key):
             unsupported("indexing with %s" % type(k).__name__, "kiln indexes with ints, slices of step 1 and '...'")
     out = _core.slice(t, begin, end)
     out = _core.reshape(out, keep) if len(keep) != len(shape) else out
-    ctx = getattr(_local, "ctx", None)
+    ctx = _active_ctx()
     if ctx is not None and t._id in ctx.static_values:
         ctx.static_values[out._id] = np.asarray(ctx.static_values[t._id])[key]
     return keep_narrow(out, t)
@@ -739,8 +765,11 @@ Tensor.__getitem__ = _getitem
 
 
 def get_default_graph():
-    """The graph model_fn is building (get_tensor_by_name looks values up by 'name:0')."""
-    return _DefaultGraph(current("get_default_graph").scope)
+    """The graph ops go into: model_fn's while it runs, else the default tf.Graph."""
+    ctx = getattr(_local, "ctx", None)
+    if ctx is not None and ctx.scope.open and getattr(ctx, "graph", None) is None:
+        return _DefaultGraph(ctx.scope)
+    return get_default_graph_object()
 
 
 class _DefaultGraph:
@@ -752,3 +781,136 @@ class _DefaultGraph:
         if t is None:
             raise KeyError("[get_tensor_by_name] no value '%s' in the graph; named values: %s" % (name, ", ".join(self._scope.named_values())))
         return t
+
+
+# --- tf.Graph: a graph that lives past model_fn ------------------------------------------
+
+UNKNOWN_EXTENT = _core.UNKNOWN_EXTENT  # what a None dimension is built with (python/src/session.cpp)
+_default = [None]  # the process's default graph, made when first needed
+
+
+class Graph(_DefaultGraph):
+    """tf.Graph: ops built at module level (or under `with g.as_default():`) go into it, and a
+    Session runs it. Its C++ graph is kiln's IR, the one the Estimator compiles."""
+
+    def __init__(self):
+        super().__init__(_core.new_graph())
+        self._ctx = GraphContext(self._scope, 0, None)
+        self._ctx.graph = self
+        self._finalized = False
+
+    @contextlib.contextmanager
+    def as_default(self):
+        stack = _local.__dict__.setdefault("graphs", [])
+        stack.append(self)
+        try:
+            yield self
+        finally:
+            stack.pop()
+
+    def finalize(self):
+        self._finalized = True
+
+    @property
+    def finalized(self):
+        return self._finalized
+
+    def get_operation_by_name(self, name):
+        return self.get_tensor_by_name(name)
+
+    def get_collection(self, key, scope=None):
+        items = list(self._ctx.collections.get(key, []))
+        if scope is None:
+            return items
+        return [v for v in items if getattr(v, "name", None) and v.name.startswith(scope)]
+
+    def _check_not_finalized(self, op):
+        if self._finalized:
+            raise RuntimeError("[%s] Graph is finalized and cannot be modified." % op)
+
+    def __repr__(self):
+        return "<kiln.Graph of %d named values>" % len(self._scope.named_values())
+
+
+def get_default_graph_object():
+    """The tf.Graph outside model_fn: the innermost as_default() one, else the process's."""
+    stack = getattr(_local, "graphs", None)
+    if stack:
+        return stack[-1]
+    if _default[0] is None:
+        _default[0] = Graph()
+    return _default[0]
+
+
+def reset_default_graph():
+    """A new, empty default graph (TensorFlow refuses this inside `with g.as_default():`)."""
+    if getattr(_local, "graphs", None):
+        raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. If you need a cleared "
+                             "graph, exit the nesting and create a new graph.")
+    if getattr(_local, "ctx", None) is not None:
+        raise ValueError("[reset_default_graph] called inside model_fn")
+    _default[0] = Graph()
+
+
+def _graph_for(op):
+    """The tf.Graph being built, or ValueError inside model_fn (whose inputs the Estimator feeds)."""
+    ctx = current(op)
+    g = getattr(ctx, "graph", None)
+    if g is None:
+        unsupported("%s inside model_fn" % op, "the Estimator feeds features and labels to model_fn (its input "
+                    "comes from input_fn); build placeholders in a tf.Graph run by a Session")
+    g._check_not_finalized(op)
+    return g
+
+
+def _unique_name(scope, ctx, name):
+    if ctx.name_stack:
+        name = "/".join(ctx.name_stack) + "/" + name
+    base, n = name, 0
+    while scope.find(name) is not None:
+        n += 1
+        name = "%s_%d" % (base, n)
+    return name
+
+
+def _declared_shape(shape, op):
+    if shape is None:
+        unsupported("%s(shape=None), a placeholder of unknown rank" % op,
+                    "give its shape, with None for each unknown extent ([None, 784])")
+    dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
+    return [None if d is None or (not isinstance(d, Dimension) and int(d) == -1) else int(d) for d in dims]
+
+
+def placeholder(dtype, shape=None, name=None):
+    """tf.placeholder: a value every sess.run that needs it feeds (feed_dict); None extents
+    take the fed value's, and each fed shape is a signature of its own."""
+    g = _graph_for("placeholder")
+    dims = _declared_shape(shape, "placeholder")
+    t = _core.placeholder(g._scope, _unique_name(g._scope, g._ctx, name or "Placeholder"), as_dtype(dtype).kiln,
+                          [UNKNOWN_EXTENT if d is None else d for d in dims])
+    g._ctx.placeholders[t._id] = dims
+    return t
+
+
+def placeholder_with_default(input, shape, name=None):  # noqa: A002 (TensorFlow's name)
+    """tf.placeholder_with_default: `input` unless a sess.run feeds it."""
+    g = _graph_for("placeholder_with_default")
+    default = convert_to_tensor(input, op="placeholder_with_default")
+    dims = _declared_shape(shape, "placeholder_with_default")
+    if len(dims) != len(default._shape) or any(d is not None and d != e for d, e in zip(dims, default._shape)):
+        raise ValueError("[placeholder_with_default] the default of shape %s does not have the shape %s"
+                         % (list(default._shape), dims))
+    t = _core.placeholder(g._scope, _unique_name(g._scope, g._ctx, name or "PlaceholderWithDefault"), default._dtype,
+                          [UNKNOWN_EXTENT if d is None else d for d in dims])
+    g._ctx.placeholders[t._id] = dims
+    g._ctx.defaults[t._id] = default
+    return t
+
+
+def static_dims(t):
+    """t's shape as TensorFlow shows it: None for an extent fed at run time."""
+    return [None if d and d % UNKNOWN_EXTENT == 0 else d for d in t._shape]
+
+
+Tensor.shape = property(lambda t: TensorShape(static_dims(t)))
+Tensor.get_shape = lambda t: TensorShape(static_dims(t))

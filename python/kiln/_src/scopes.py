@@ -224,11 +224,12 @@ class Update:
 class Operation:
     """What tf.group, tf.no_op and train_ops are: a set of updates (and C++ train ops)."""
 
-    def __init__(self, name=None, updates=(), core_ops=(), deps=()):
+    def __init__(self, name=None, updates=(), core_ops=(), deps=(), init_vars=()):
         self.name = name or "group_deps"
         self._updates = list(updates)
         self._core_ops = list(core_ops)
         self._deps = list(deps)
+        self._init_vars = list(init_vars)  # the variables a Session initialises when it runs this
 
     @property
     def op(self):

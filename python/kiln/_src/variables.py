@@ -8,8 +8,8 @@ from kiln import _core
 from kiln._src import initializers as init
 from kiln._src import scopes as _scopes
 from kiln._src.array_ops import static_value
-from kiln._src.dtypes import as_dtype, float32, int64
-from kiln._src.graph import Tensor, _local, convert_to_tensor, current, unsupported
+from kiln._src.dtypes import as_dtype, float32
+from kiln._src.graph import Tensor, convert_to_tensor, current, unsupported
 
 
 def _register(ctx, v, trainable, collections=None):
@@ -41,7 +41,7 @@ def _initial_values(value, dtype, op):
         arr = arr.astype(np.float32)
     elif arr.dtype.kind in "iu":
         arr = arr.astype(np.int64 if arr.dtype == np.int64 else np.int32)
-    return np.ascontiguousarray(arr)
+    return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)  # (which makes a scalar 1-d)
 
 
 def _make(ctx, full, shape, dtype, initializer, trainable):
@@ -162,7 +162,8 @@ Tensor.assign_sub = _variable_method(assign_sub)
 Tensor.read_value = lambda self: self
 Tensor.value = lambda self: self
 Tensor.initialized_value = lambda self: self
-Tensor.initializer = property(lambda self: _scopes.no_op(self._name + "/Assign" if self._name else None))
+Tensor.initializer = property(lambda self: variables_initializer([self], self._name + "/Assign") if self._op == "variable"
+                              else _scopes.no_op(None))
 Tensor.op = property(lambda self: _OpName(self._name or "(unnamed)"))
 Tensor.trainable = property(lambda self: self._op == "variable" and _core.is_trainable(self))
 
@@ -198,37 +199,42 @@ all_variables = global_variables
 
 
 def variables_initializer(var_list, name="init"):
-    """kiln initialises every variable itself (from RunConfig's seed or the checkpoint)."""
-    return _scopes.no_op(name)
+    """An op that a Session runs to give these variables their initial values (the
+    Estimator initialises every variable itself, from RunConfig's seed or the checkpoint)."""
+    var_list = list(var_list)
+    for v in var_list:
+        if not isinstance(v, Tensor) or v._op != "variable":
+            raise TypeError("[variables_initializer] %r is not a variable" % (v,))
+    return _scopes.Operation(name, deps=_scopes.current_dependencies(), init_vars=var_list)
+
+
+def _graph_variables(local):
+    """The variables of the graph being built: the local ones, or all the others (the
+    global step among them)."""
+    ctx = current("variables_initializer")
+    locals_ = {v._id for v in ctx.collections.get(_scopes.GraphKeys.LOCAL_VARIABLES, [])}
+    out = []
+    for name in ctx.scope.named_values():
+        t = ctx.scope.find(name)
+        if t._op == "variable" and (t._id in locals_) == local:
+            out.append(t)
+    return out
 
 
 def global_variables_initializer():
-    return _scopes.no_op("init")
+    return variables_initializer(_graph_variables(False), "init")
 
 
 def local_variables_initializer():
-    return _scopes.no_op("init_1")
+    return variables_initializer(_graph_variables(True), "init_1")
 
 
 # --- the step counter -------------------------------------------------------------------
 
 
-class _StepFetch:
-    """tf.train.get_global_step() outside model_fn (a hook's begin or before_run): the step
-    counter to fetch by name, 'global_step:0'."""
-
-    name = "global_step:0"
-    dtype = int64
-
-    def __repr__(self):
-        return "<kiln global_step (fetch 'global_step:0')>"
-
-
 def get_or_create_global_step(graph=None):
     """The step counter, an int64 scalar variable 'global_step:0'."""
-    ctx = getattr(_local, "ctx", None)
-    if ctx is None or not ctx.scope.open:
-        return _StepFetch()
+    ctx = current("get_or_create_global_step")  # outside model_fn: the default tf.Graph's
     v = _core.global_step(ctx.scope)
     lst = ctx.collections.setdefault(_scopes.GraphKeys.GLOBAL_STEP, [])
     if not lst:

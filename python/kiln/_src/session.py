@@ -1,0 +1,342 @@
+"""tf.Session: runs parts of a tf.Graph (kiln/_src/graph.py) with feeds, keeping the
+variables between runs, as TensorFlow 1.x's Session does.
+
+Each sess.run signature (the fetches, the fed tensors and their shapes and dtypes) becomes
+one step graph, cut out of the graph by kiln._core.step_graph (python/src/session.cpp):
+what the fetches need, the assigns of the fetched ops, fed values as placeholders and the
+None extents replaced by the fed ones. It is compiled once, through make_executable() as
+the Estimator's graphs are (and through the compile cache of graph_compiler_cache_dir or
+KILN_CACHE_DIR), and kept for the session's life. Step semantics are kiln's: every read
+of a variable in one run sees its value from before the run's assigns."""
+import contextlib
+import threading
+
+import numpy as np
+
+from kiln import _core
+from kiln._src import errors
+from kiln._src import scopes as _scopes
+from kiln._src import session_config as _session_config
+from kiln._src.graph import Graph, Tensor, get_default_graph_object, static_dims, strip_index
+from kiln._src.unsupported import unsupported
+
+_NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+_TF_TYPE = {"f32": "float", "f16": "half", "bf16": "bfloat16", "i32": "int32", "i64": "int64", "bool": "bool"}
+_local = threading.local()
+
+
+def _tf_shape(dims):
+    """TensorFlow's text of a static shape: '(?, 4)', '(4,)', '()'."""
+    parts = ["?" if d is None else str(d) for d in dims]
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def _flatten(fetches, leaves):
+    """Appends the leaves of `fetches` (lists, tuples, namedtuples, dicts) to `leaves`;
+    returns the function that puts their values back into that structure."""
+    if fetches is None:
+        raise TypeError("Fetch argument None has invalid type %s" % type(None))
+    if isinstance(fetches, dict):
+        keys = list(fetches)
+        parts = [_flatten(fetches[k], leaves) for k in keys]
+        return lambda vals: type(fetches)((k, p(vals)) for k, p in zip(keys, parts))
+    if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
+        parts = [_flatten(f, leaves) for f in fetches]
+        return lambda vals: type(fetches)(*[p(vals) for p in parts])
+    if isinstance(fetches, (list, tuple)):
+        parts = [_flatten(f, leaves) for f in fetches]
+        return lambda vals: type(fetches)(p(vals) for p in parts)
+    i = len(leaves)
+    leaves.append(fetches)
+    return lambda vals: vals[i]
+
+
+class _Plan:
+    """One signature's compiled step: the output of each leaf (None for an op), the fed
+    placeholders' names, the variables it needs, the initialisers it runs first."""
+
+    def __init__(self, leaves, outputs, exec_, feed_names, variables, init_vars):
+        self.leaves = leaves  # kept alive: the plans are keyed by their ids
+        self.outputs, self.exec, self.feed_names = outputs, exec_, feed_names
+        self.variables, self.init_vars = variables, init_vars
+
+
+class Session:
+    """tf.Session(target='', graph=None, config=None). `config` is a tf.ConfigProto whose
+    NpuOptimizer custom optimizer may set graph_compiler_cache_dir (session_config.py).
+    kiln's `backend='interp'` runs the reference interpreter instead of compiled code."""
+
+    def __init__(self, target="", graph=None, config=None, backend="cpu"):
+        if target:
+            unsupported("Session(target=%r)" % (target,), "kiln runs in this process; data parallelism comes "
+                        "from mpirun")
+        graph = graph if graph is not None else get_default_graph_object()
+        if not isinstance(graph, Graph):
+            raise TypeError("[Session] graph must be a tf.Graph, not %s" % type(graph).__name__)
+        self._graph = graph
+        options = _session_config.session_options(config)
+        self._cache_dir = options["graph_compiler_cache_dir"]
+        self._policy, scaled = _core.session_precision(options["precision_mode"], options["precision_mode_v2"])
+        if scaled:
+            unsupported("precision_mode %r in sess.run mode" % (options["precision_mode"] or options["precision_mode_v2"]),
+                        "its float16 gradients need dynamic loss scaling, which kiln's Session does not do yet; "
+                        "allow_mix_precision_bf16 or allow_fp32_to_bf16 need none")
+        self._backend = backend
+        self._vars = _core.SessionVariables()
+        self._plans = {}
+        self._closed = False
+        self._default_stack = []
+        self._summary = {"graphs": 0, "cache_hits": 0, "cache_misses": 0, "cache_errors": 0, "fallbacks": 0,
+                         "compile_units": 0, "compile_seconds": 0.0}
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def graph_def(self):
+        unsupported("Session.graph_def", "kiln's graphs are its own IR, not a GraphDef")
+
+    def compile_summary(self):
+        """Step graphs compiled by this session, and how the compile cache served them
+        (the Estimator's compile_summary() counts the same things)."""
+        return dict(self._summary)
+
+    def close(self):
+        self._closed = True
+        self._plans.clear()
+
+    def __enter__(self):
+        self._default_stack.append(_push_default(self))
+        return self
+
+    def __exit__(self, *exc):
+        _pop_default(self._default_stack.pop())
+        self.close()
+        return False
+
+    def as_default(self):
+        return _as_default(self)
+
+    # --- run --------------------------------------------------------------------------
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """The values of `fetches` in their structure (numpy arrays; None for ops) after one
+        step with `feed_dict`."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        if options is not None or run_metadata is not None:
+            unsupported("Session.run(options=, run_metadata=)", "kiln has no per-run tracing; KILN_PROFILE=1 times "
+                        "the kernels")
+        leaves = []
+        rebuild = _flatten(fetches, leaves)
+        feeds, feed_key, extent = self._feeds(feed_dict or {})
+        key = (tuple(self._leaf_key(f) for f in leaves), feed_key)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._plan(leaves, feeds, extent)
+        if plan.init_vars:
+            self._vars.initialize(self._graph._scope, plan.init_vars)
+        if plan.exec is None:
+            return rebuild([None] * len(leaves))
+        for name in plan.variables:
+            if not self._vars.has(name):
+                raise errors.FailedPreconditionError(None, None, "Attempting to use uninitialized value %s" % name)
+        out = plan.exec.run({n: feeds[i][1] for i, n in enumerate(plan.feed_names)}, self._vars)
+        values = [None if o is None else _as_value(out[o]) for o in plan.outputs]
+        return rebuild(values)
+
+    def _tensor(self, x, what):
+        """The graph's tensor x names ('x:0', a Tensor of this graph)."""
+        if isinstance(x, str):
+            t = self._graph._scope.find(strip_index(x))
+            if t is None:
+                raise ValueError("The name '%s' refers to a Tensor which does not exist." % x)
+            return t
+        if isinstance(x, Tensor):
+            if x._scope is not self._graph._scope:
+                raise ValueError("%s %r is not an element of this graph." % (what, x))
+            return x
+        raise TypeError("%s %r has invalid type %s, must be a string or Tensor." % (what, x, type(x)))
+
+    def _leaf_key(self, f):
+        if isinstance(f, (str, Tensor)):
+            return ("t", self._tensor(f, "Fetch argument")._id)
+        if isinstance(f, (_scopes.Update, _scopes.Operation)):
+            return ("o", id(f))
+        raise TypeError("Fetch argument %r has invalid type %s, must be a string or Tensor. (Can not convert a %s "
+                        "into a Tensor or Operation.)" % (f, type(f), type(f).__name__))
+
+    def _feeds(self, feed_dict):
+        """[(tensor, array)] in the order of the tensors' ids, the signature's feed part,
+        and the one extent the fed None dimensions have (or -1)."""
+        ctx = self._graph._ctx
+        feeds, extents = [], {}
+        for k, v in feed_dict.items():
+            t = self._tensor(k, "Cannot interpret feed_dict key as Tensor:")
+            if t._dtype not in _NUMPY:
+                unsupported("feeding a %s tensor" % t._dtype, "feed float32, float16, int32, int64 or bool tensors")
+            a = np.asarray(v, dtype=_NUMPY[t._dtype])
+            declared = ctx.placeholders.get(t._id)
+            declared = static_dims(t) if declared is None else declared
+            if a.ndim != len(declared) or any(d is not None and d != n for d, n in zip(declared, a.shape)):
+                raise ValueError("Cannot feed value of shape %s for Tensor '%s', which has shape '%s'"
+                                 % (tuple(a.shape), t.name or repr(t), _tf_shape(declared)))
+            for d, n in zip(declared, a.shape):
+                if d is None:
+                    extents.setdefault(int(n), t.name)
+            feeds.append((t, _contiguous(a)))
+        if len(extents) > 1:
+            unsupported("None dimensions fed with different extents in one run (%s)"
+                        % ", ".join("%d in '%s'" % (n, name) for n, name in sorted(extents.items())),
+                        "kiln gives every None dimension of a graph the same extent in a run")
+        if not extents:  # an unfed placeholder_with_default gives its default's extent
+            for pid, default in ctx.defaults.items():
+                for d, n in zip(ctx.placeholders[pid], default._shape):
+                    if d is None:
+                        extents.setdefault(int(n), None)
+        feeds.sort(key=lambda f: f[0]._id)
+        key = tuple((t._id, a.dtype.str, a.shape) for t, a in feeds)
+        return feeds, key, (next(iter(extents)) if len(extents) == 1 else -1)
+
+    def _plan(self, leaves, feeds, extent):
+        fetch_ids, assign_ids, init_vars, outputs = [], [], [], []
+        for f in leaves:
+            if isinstance(f, (str, Tensor)):
+                t = self._tensor(f, "Fetch argument")
+                fetch_ids.append(t._id)
+                outputs.append("fetch/%d" % t._id)
+                continue
+            if isinstance(f, _scopes.Operation):
+                init_vars.extend(_init_vars_of(f))
+            core, assigns = _scopes.train_op_parts(f)
+            for c in core:
+                assign_ids.extend(_core.train_op_ids(c))
+            assign_ids.extend(a._id for a in assigns)
+            if isinstance(f, _scopes.Update):
+                fetch_ids.append(f.value._id)
+                outputs.append("fetch/%d" % f.value._id)
+            else:
+                outputs.append(None)
+        init_ids = [v._id for v in init_vars]
+        if not fetch_ids and not assign_ids:
+            return _Plan(leaves, outputs, None, [], [], init_ids)
+        defaults = {pid: d._id for pid, d in self._graph._ctx.defaults.items()}
+        step = _core.step_graph(self._graph._scope, fetch_ids, sorted(set(assign_ids)),
+                                [(t._id, t._dtype, list(a.shape)) for t, a in feeds], defaults, extent)
+        if step.missing:
+            t = self._graph._scope.find(step.missing[0])
+            raise errors.InvalidArgumentError(
+                None, None, "You must feed a value for placeholder tensor '%s' with dtype %s and shape %s"
+                % (step.missing[0], _TF_TYPE.get(t._dtype, t._dtype),
+                   "[" + ",".join("?" if d is None else str(d) for d in self._graph._ctx.placeholders.get(
+                       t._id, static_dims(t))) + "]"))
+        exec_ = _core.compile_step(step, self._backend, self._cache_dir, "session", self._policy)
+        self._count(exec_)
+        return _Plan(leaves, outputs, exec_, list(step.feed_names), list(step.variables), init_ids)
+
+    def _count(self, e):
+        s = self._summary
+        s["graphs"] += 1
+        s["cache_hits"] += e.cache == "hit"
+        s["cache_misses"] += e.cache == "miss"
+        s["cache_errors"] += e.cache == "error"
+        s["fallbacks"] += bool(e.fallback)
+        s["compile_units"] += e.compile_units
+        s["compile_seconds"] += e.seconds
+
+
+def _init_vars_of(op):
+    """The variables the initialisers an op holds give values to."""
+    out = list(op._init_vars)
+    for d in op._updates + op._deps:
+        if isinstance(d, _scopes.Operation):
+            out.extend(_init_vars_of(d))
+    return out
+
+
+def _contiguous(a):
+    """a in C order, copied only if it is not (np.ascontiguousarray makes a scalar 1-d)."""
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def _as_value(a):
+    return a[()] if a.ndim == 0 else a
+
+
+class InteractiveSession(Session):
+    """tf.InteractiveSession: a Session that is the default one from its creation until
+    close(), so Tensor.eval() and Operation.run() need no session argument."""
+
+    def __init__(self, target="", graph=None, config=None, backend="cpu"):
+        super().__init__(target, graph, config, backend)
+        self._token = _push_default(self)
+
+    def close(self):
+        if self._token is not None:
+            _pop_default(self._token)
+            self._token = None
+        super().close()
+
+
+# --- the default session ----------------------------------------------------------------
+
+
+def _push_default(sess):
+    stack = _local.__dict__.setdefault("sessions", [])
+    stack.append(sess)
+    return (stack, len(stack) - 1)
+
+
+def _pop_default(token):
+    stack, i = token
+    if i < len(stack):
+        del stack[i]
+
+
+@contextlib.contextmanager
+def _as_default(sess):
+    token = _push_default(sess)
+    try:
+        yield sess
+    finally:
+        _pop_default(token)
+
+
+def get_default_session():
+    stack = getattr(_local, "sessions", None)
+    return stack[-1] if stack else None
+
+
+def _session_for(session, what):
+    s = session if session is not None else get_default_session()
+    if s is None:
+        raise ValueError("Cannot evaluate tensor using `eval()`: No default session is registered. Use `with "
+                         "sess.as_default()` or pass an explicit session to `%s(session=sess)`" % what)
+    return s
+
+
+def _eval(t, feed_dict=None, session=None):
+    return _session_for(session, "eval").run(t, feed_dict)
+
+
+def _run(op, feed_dict=None, session=None):
+    _session_for(session, "run").run(op, feed_dict)
+
+
+def _load(v, value, session=None):
+    """Variable.load: gives the variable `value` in the session (the default one)."""
+    if v._op != "variable":
+        raise TypeError("[load] %r is not a variable" % (v,))
+    a = np.asarray(value, dtype=_NUMPY[v._dtype])
+    if list(a.shape) != list(v._shape):
+        raise ValueError("Cannot feed value of shape %s for Tensor '%s', which has shape '%s'"
+                         % (tuple(a.shape), v.name, _tf_shape(v._shape)))
+    _session_for(session, "load")._vars.set(v._name, _contiguous(a))
+
+
+Tensor.eval = _eval
+Tensor.load = _load
+_scopes.Operation.run = _run
+_scopes.Update.run = _run
+_scopes.Update.eval = _eval
