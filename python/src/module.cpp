@@ -20,4 +20,5 @@ PYBIND11_MODULE(_core, m) {
   kiln::python::bind_element_loop(m);
   kiln::python::bind_host_ops(m);
   kiln::python::bind_session(m);
+  kiln::python::bind_session_switch(m);
 }

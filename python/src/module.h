@@ -20,5 +20,6 @@ void bind_image(pybind11::module_& m);  // decode_jpeg / decode_png
 void bind_element_loop(pybind11::module_& m);  // Dataset.map's C++ element loop
 void bind_host_ops(pybind11::module_& m);      // host ops shared by both element loops
 void bind_session(pybind11::module_& m);       // tf.Graph, sess.run's step graphs, the session's variables
+void bind_session_switch(pybind11::module_& m);  // accelerate_train_mode in sess.run mode
 
 }  // namespace kiln::python

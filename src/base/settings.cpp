@@ -75,6 +75,20 @@ const std::vector<Setting> kTable = {
   {"KILN_MAX_STEPS", "a whole number >= 1", "no cap",
    "Every train() call trains at most this many steps past where it starts (to try a script quickly).", "python",
    true},
+  // The Ascend adapter's sess.run mode (python/kiln/_src/session.py): the script tells the
+  // precision switch of experimental_accelerate_train_mode where training is.
+  {"STEP_NOW", "a whole number >= 0, set by the script before each sess.run", "unset (required by a step split)",
+   "sess.run mode: the global step the next training run starts at, for experimental_accelerate_train_mode.",
+   "python", false},
+  {"TOTAL_STEP", "a whole number >= 1", "unset (required by a step split)",
+   "sess.run mode: the steps the whole run trains; the low phase ends at floor(ratio * TOTAL_STEP).", "python",
+   false},
+  {"LOSS_NOW", "a number, set by the script after each sess.run", "unset (required by a loss split)",
+   "sess.run mode: the last training run's loss, for a loss split of experimental_accelerate_train_mode.",
+   "python", false},
+  {"TARGET_LOSS", "a finite number > 0", "unset (required by a loss split)",
+   "sess.run mode: the final loss; the low phase ends when the loss falls to ratio * TARGET_LOSS.", "python",
+   false},
 };
 // clang-format on
 

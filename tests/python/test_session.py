@@ -318,8 +318,7 @@ def test_session_config_is_read_or_refused(tmp_path):
         np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [3.0, 6.0])
         assert sess.compile_summary()["cache_misses"] == 1
     assert os.listdir(d)
-    for key, value in [("experimental_accelerate_train_mode", "fast|step|0.9"), ("iterations_per_loop", "10"),
-                       ("no_such_option", "1")]:
+    for key, value in [("iterations_per_loop", "10"), ("no_such_option", "1")]:
         with pytest.raises(NotImplementedError, match=r"parameter_map\['%s'\]" % key):
             tf.Session(config=npu_config(d, **{key: value}))
     tf.Session(config=npu_config(d, precision_mode="must_keep_origin_dtype", iterations_per_loop="1")).close()
@@ -352,6 +351,81 @@ def test_precision_mode_of_the_session_config(tmp_path):
         tf.Session(config=npu_config(d, precision_mode="fp8"))
     with pytest.raises(tf.ConfigError, match="may not both be set"):
         tf.Session(config=npu_config(d, precision_mode="force_fp32", precision_mode_v2="origin"))
+
+
+def accelerated_training(monkeypatch, mode, tell, sizes=(16,) * 10):
+    """The MLP trained with experimental_accelerate_train_mode, the script telling the
+    switch where it is as the adapter's sess.run mode does: tell(i, loss) returns the
+    environment to set after run i. (losses, the session's precision_phase(), summary)."""
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    y = tf.placeholder(tf.int32, [None], name="y")
+    loss, _, _ = mlp(x, y)
+    step = tf.train.get_or_create_global_step()
+    train_op = tf.train.GradientDescentOptimizer(LR).minimize(loss, global_step=step)
+    losses, phases = [], []
+    with tf.Session(config=npu_config("", experimental_accelerate_train_mode=mode)) as sess:
+        sess.run(tf.global_variables_initializer())
+        for i, (xb, yb) in enumerate(batches(list(sizes))):
+            _, l, s = sess.run([train_op, loss, step], feed_dict={x: xb, y: yb})
+            losses.append(float(l))
+            phases.append(sess.precision_phase()["phase"])
+            for k, v in tell(int(s), float(l)).items():
+                monkeypatch.setenv(k, v)
+        return losses, phases, sess.precision_phase(), sess.compile_summary()
+
+
+def test_accelerate_train_mode_by_step(monkeypatch):
+    monkeypatch.setenv("STEP_NOW", "0")
+    monkeypatch.setenv("TOTAL_STEP", "10")
+    losses, phases, state, summary = accelerated_training(monkeypatch, "fast1|step|0.5",
+                                                          lambda s, l: {"STEP_NOW": str(s)})
+    # floor(0.5 * 10) = 5: runs 0..4 in bfloat16, 5..9 in float32; both compiled up front.
+    assert phases == ["low"] * 5 + ["original"] * 5
+    assert state == {"phase": "original", "switch_step": 5, "reason": "step", "planned_switch_step": 5}
+    assert summary["graphs"] == 2
+    tf.reset_default_graph()
+    want = session_training(sizes=[16] * 10)[0]
+    np.testing.assert_allclose(losses, want, rtol=3e-2, atol=3e-2)
+    assert losses[:5] != list(map(float, want[:5])), "the low phase computed in bfloat16"
+
+
+def test_accelerate_train_mode_by_loss(monkeypatch):
+    monkeypatch.delenv("STEP_NOW", raising=False)
+    monkeypatch.delenv("LOSS_NOW", raising=False)
+    monkeypatch.delenv("TOTAL_STEP", raising=False)
+    monkeypatch.setenv("TARGET_LOSS", "0.6")
+    # The switch comes after the first low run whose window of the last 20 told losses has
+    # a mean <= 1.05 * 0.6; each run's loss is told before the next run.
+    losses, phases, state, _ = accelerated_training(monkeypatch, "fast1|loss|1.05", lambda s, l: {"LOSS_NOW": repr(l)},
+                                                    sizes=(16,) * 40)
+    k = state["switch_step"]
+    assert state["reason"] == "loss" and state["planned_switch_step"] is None, state
+    assert phases == ["low"] * k + ["original"] * (40 - k)
+    assert 20 < k < 40
+    assert np.mean(losses[k - 20:k]) <= 0.63 < np.mean(losses[k - 21:k - 1])
+
+
+def test_accelerate_train_mode_errors(monkeypatch):
+    with pytest.raises(NotImplementedError, match="float16.*loss scaling.*fast1"):
+        tf.Session(config=npu_config("", experimental_accelerate_train_mode="fast|step|0.9"))
+    with pytest.raises(tf.ConfigError, match=r"\[accelerate_train_mode\]"):
+        tf.Session(config=npu_config("", experimental_accelerate_train_mode="fast1|step|0.95"))
+    with pytest.raises(tf.ConfigError, match=r"\[accelerate_train_mode\] not allowed with precision_mode"):
+        tf.Session(config=npu_config("", experimental_accelerate_train_mode="fast1|step",
+                                     precision_mode="allow_mix_precision_bf16"))
+    monkeypatch.delenv("TOTAL_STEP", raising=False)
+    monkeypatch.setenv("STEP_NOW", "0")
+    with pytest.raises(tf.ConfigError, match=r"\[TOTAL_STEP\] is not set"):
+        accelerated_training(monkeypatch, "fast1|step|0.5", lambda s, l: {})
+    tf.reset_default_graph()
+    monkeypatch.setenv("TOTAL_STEP", "ten")
+    with pytest.raises(tf.ConfigError, match=r"\[TOTAL_STEP\] 'ten' is not valid: give a whole number >= 1"):
+        accelerated_training(monkeypatch, "fast1|step|0.5", lambda s, l: {})
+    tf.reset_default_graph()
+    monkeypatch.setenv("TOTAL_STEP", "10")
+    monkeypatch.delenv("STEP_NOW")
+    with pytest.raises(tf.ConfigError, match=r"\[STEP_NOW\] is not set"):
+        accelerated_training(monkeypatch, "fast1|step|0.5", lambda s, l: {})
 
 
 SCRIPT = """

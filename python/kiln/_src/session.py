@@ -15,6 +15,7 @@ import numpy as np
 
 from kiln import _core
 from kiln._src import errors
+from kiln._src import log as _log
 from kiln._src import scopes as _scopes
 from kiln._src import session_config as _session_config
 from kiln._src.graph import Graph, Tensor, get_default_graph_object, static_dims, strip_index
@@ -55,10 +56,11 @@ class _Plan:
     """One signature's compiled step: the output of each leaf (None for an op), the fed
     placeholders' names, the variables it needs, the initialisers it runs first."""
 
-    def __init__(self, leaves, outputs, exec_, feed_names, variables, init_vars):
+    def __init__(self, leaves, outputs, exec_, feed_names, variables, init_vars, low=None):
         self.leaves = leaves  # kept alive: the plans are keyed by their ids
         self.outputs, self.exec, self.feed_names = outputs, exec_, feed_names
         self.variables, self.init_vars = variables, init_vars
+        self.low = low  # a training run's low-precision step under accelerate_train_mode
 
 
 class Session:
@@ -77,6 +79,7 @@ class Session:
         options = _session_config.session_options(config)
         self._cache_dir = options["graph_compiler_cache_dir"]
         self._policy, scaled = _core.session_precision(options["precision_mode"], options["precision_mode_v2"])
+        self._accelerate = _Accelerate(options) if options["experimental_accelerate_train_mode"] else None
         if scaled:
             unsupported("precision_mode %r in sess.run mode" % (options["precision_mode"] or options["precision_mode_v2"]),
                         "its float16 gradients need dynamic loss scaling, which kiln's Session does not do yet; "
@@ -142,7 +145,10 @@ class Session:
         for name in plan.variables:
             if not self._vars.has(name):
                 raise errors.FailedPreconditionError(None, None, "Attempting to use uninitialized value %s" % name)
-        out = plan.exec.run({n: feeds[i][1] for i, n in enumerate(plan.feed_names)}, self._vars)
+        exec_ = plan.exec
+        if plan.low is not None and self._accelerate.low_before_run():
+            exec_ = plan.low
+        out = exec_.run({n: feeds[i][1] for i, n in enumerate(plan.feed_names)}, self._vars)
         values = [None if o is None else _as_value(out[o]) for o in plan.outputs]
         return rebuild(values)
 
@@ -233,7 +239,18 @@ class Session:
                        t._id, static_dims(t))) + "]"))
         exec_ = _core.compile_step(step, self._backend, self._cache_dir, "session", self._policy)
         self._count(exec_)
-        return _Plan(leaves, outputs, exec_, list(step.feed_names), list(step.variables), init_ids)
+        low = None
+        if self._accelerate is not None and assign_ids:
+            # Both precisions compiled before the first training run: the switch never stalls.
+            low = _core.compile_step(step, self._backend, self._cache_dir, "session-low", self._accelerate.low_policy)
+            self._count(low)
+        return _Plan(leaves, outputs, exec_, list(step.feed_names), list(step.variables), init_ids, low)
+
+    def precision_phase(self):
+        """Under experimental_accelerate_train_mode: {"phase": "low" or "original",
+        "switch_step": the first original-precision step or None, "reason": why it switched,
+        "planned_switch_step"}; None without it."""
+        return None if self._accelerate is None else self._accelerate.state()
 
     def _count(self, e):
         s = self._summary
@@ -244,6 +261,99 @@ class Session:
         s["fallbacks"] += bool(e.fallback)
         s["compile_units"] += e.compile_units
         s["compile_seconds"] += e.seconds
+
+
+class _Accelerate:
+    """experimental_accelerate_train_mode in sess.run mode, as the Ascend adapter runs it:
+    training runs use the low-precision step until the Estimator's precision switch
+    (src/train/accelerate/precision_switch.h) moves to the original one, for good. The
+    script tells where training is through the environment: STEP_NOW (the global step,
+    set after each run as the adapter's scripts do) and TOTAL_STEP for a step split; LOSS_NOW (the last run's loss) and
+    TARGET_LOSS for a loss split. Runs that train nothing run in the original precision."""
+
+    def __init__(self, options):
+        mode = options["experimental_accelerate_train_mode"]
+        self.low_policy, _original, self.split, scaled = _core.session_accelerate(
+            mode, options["precision_mode"], options["precision_mode_v2"])
+        if scaled:
+            unsupported("experimental_accelerate_train_mode %r (float16) in sess.run mode" % mode,
+                        "float16 needs dynamic loss scaling built into the training graph, which a Session's "
+                        "already-built train_op does not have; 'fast1' (bfloat16) needs none, or use the Estimator")
+        self.mode = mode
+        self._switch = None
+        self._capped = False
+        self._runs = 0         # training runs so far
+        self._start = None     # the step the first training run started at
+        self._last_low = None  # the step reached by the last low run, until its loss is told
+
+    def low_before_run(self):
+        if self._switch is None:
+            if self.split == "step":
+                target = _number("TOTAL_STEP", whole=True, low=1)
+                cap = 0
+            else:
+                target = _number("TARGET_LOSS", low=0, open_low=True)
+                total = _number("TOTAL_STEP", whole=True, low=1, required=False)
+                cap = int(total) if total is not None else 0  # the low phase's cap: a share of TOTAL_STEP
+            self._capped = bool(cap) or self.split == "step"
+            self._switch = _core.SessionSwitch(self.mode, target, cap)
+        sw = self._switch
+        # STEP_NOW at the first training run is where training starts (a resumed run's
+        # restored step); then each run is one step on. A STEP_NOW the script sets ahead of
+        # that count wins; one behind it (the step fetched with the train op, read before
+        # the run's update) does not hold the switch back.
+        told = _number("STEP_NOW", whole=True, low=0, required=self.split == "step")
+        if self._start is None:
+            self._start = int(told) if told is not None else 0
+        step = max(self._start + self._runs, int(told) if told is not None else 0)
+        if self._last_low is not None and sw.low:
+            loss = _number("LOSS_NOW", required=False, finite=False)
+            if loss is not None or self.split == "loss":
+                if loss is None:
+                    raise _core.ConfigError("[LOSS_NOW] is not set: a loss split of experimental_accelerate_train_mode "
+                                            "needs the script to set the environment variable LOSS_NOW to the loss "
+                                            "after each training run")
+                if sw.after_low_step(self._last_low, loss):
+                    self._announce()
+        self._last_low = None
+        if sw.low and sw.before_step(step):
+            self._announce()
+        self._runs += 1
+        if sw.low:
+            self._last_low = step + 1
+        return sw.low
+
+    def _announce(self):
+        step, reason = self._switch.switched
+        _log.emit("[accelerate_train_mode] %s: the original precision from step %d on (%s)" % (self.mode, step, reason))
+
+    def state(self):
+        sw = self._switch
+        switched = sw.switched if sw is not None else None
+        return {"phase": "low" if sw is None or sw.low else "original",
+                "switch_step": switched[0] if switched else None, "reason": switched[1] if switched else None,
+                "planned_switch_step": sw.planned_switch_step if sw is not None and self._capped else None}
+
+
+def _number(name, whole=False, low=None, open_low=False, required=True, finite=True):
+    """The environment's number `name` (the settings table's row), checked; None when
+    unset and not required. Errors begin with the variable's name."""
+    text = _core.setting_value(name)
+    if text is None or text == "":
+        if not required:
+            return None
+        raise _core.ConfigError("[%s] is not set: experimental_accelerate_train_mode in sess.run mode needs the "
+                                "script to set the environment variable %s (see the Ascend adapter's sess.run mode)" % (name, name))
+    try:
+        value = int(text) if whole else float(text)
+    except ValueError:
+        value = None
+    if value is None or (finite and not np.isfinite(value)) or (
+            low is not None and (value <= low if open_low else value < low)):
+        valid = ("a whole number >= %d" % low if whole else
+                 ("a finite number > %g" % low if open_low else "a number") if low is not None else "a number")
+        raise _core.ConfigError("[%s] %r is not valid: give %s" % (name, text[:200], valid))
+    return value
 
 
 def _init_vars_of(op):

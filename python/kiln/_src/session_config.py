@@ -106,12 +106,13 @@ _NPU_ONLY = ("use_off_line", "enable_data_pre_proc", "mix_compile_mode", "hcom_p
              "fusion_switch_file", "buffer_optimize", "modify_mixlist", "dynamic_input", "dynamic_graph_execute_mode")
 # The seed's options that sess.run mode does not honour yet, with the value that changes
 # nothing (accepted) or None.
-_NOT_YET = {"experimental_accelerate_train_mode": None, "iterations_per_loop": "1"}
-_READ = ("graph_compiler_cache_dir", "precision_mode", "precision_mode_v2")
+_NOT_YET = {"iterations_per_loop": "1"}
+_READ = ("graph_compiler_cache_dir", "precision_mode", "precision_mode_v2", "experimental_accelerate_train_mode")
 
 
 def session_options(config):
-    """{"graph_compiler_cache_dir", "precision_mode", "precision_mode_v2": text or ""} from
+    """{"graph_compiler_cache_dir", "precision_mode", "precision_mode_v2",
+    "experimental_accelerate_train_mode": text or ""} from
     a ConfigProto (or None). An option of the NpuOptimizer's parameter_map kiln does not
     honour in sess.run mode raises NotImplementedError naming it; the adapter's
     device-only options warn."""
