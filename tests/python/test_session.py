@@ -72,12 +72,17 @@ def numpy_training(sizes=SIZES):
     return losses, [w1, b1, w2, b2]
 
 
-def session_training(sizes=SIZES, **session_args):
+def training_graph():
+    """The MLP's placeholders, loss, weights, global step and SGD train op."""
     x = tf.placeholder(tf.float32, [None, 4], name="x")
     y = tf.placeholder(tf.int32, [None], name="y")
     loss, _, weights = mlp(x, y)
     step = tf.train.get_or_create_global_step()
-    train_op = tf.train.GradientDescentOptimizer(LR).minimize(loss, global_step=step)
+    return x, y, loss, weights, step, tf.train.GradientDescentOptimizer(LR).minimize(loss, global_step=step)
+
+
+def session_training(sizes=SIZES, **session_args):
+    x, y, loss, weights, step, train_op = training_graph()
     losses, steps = [], []
     with tf.Session(**session_args) as sess:
         sess.run(tf.global_variables_initializer())
@@ -357,11 +362,7 @@ def accelerated_training(monkeypatch, mode, tell, sizes=(16,) * 10):
     """The MLP trained with experimental_accelerate_train_mode, the script telling the
     switch where it is as the adapter's sess.run mode does: tell(i, loss) returns the
     environment to set after run i. (losses, the session's precision_phase(), summary)."""
-    x = tf.placeholder(tf.float32, [None, 4], name="x")
-    y = tf.placeholder(tf.int32, [None], name="y")
-    loss, _, _ = mlp(x, y)
-    step = tf.train.get_or_create_global_step()
-    train_op = tf.train.GradientDescentOptimizer(LR).minimize(loss, global_step=step)
+    x, y, loss, _, step, train_op = training_graph()
     losses, phases = [], []
     with tf.Session(config=npu_config("", experimental_accelerate_train_mode=mode)) as sess:
         sess.run(tf.global_variables_initializer())
