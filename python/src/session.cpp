@@ -20,6 +20,7 @@
 
 #include "kiln/backend/backend.h"
 #include "kiln/base/error.h"
+#include "kiln/train/checkpoint.h"
 #include "kiln/train/optimizer.h"
 #include "kiln/train/precision.h"
 #include "kiln/backend/runtime.h"
@@ -237,6 +238,41 @@ void bind_session_variables(py::module_& m) {
       .def("get", [](const SessionVariables& sv, const std::string& name) { return to_numpy(sv.vars.at(name)); })
       .def("set", [](SessionVariables& sv, const std::string& name, const py::array& a) {
         sv.vars[name] = to_array(a, "[Variable.load] value");
+      })
+      // tf.train.Saver.save: these variables (all initialised; [(checkpoint key, name)]) as
+      // a TensorFlow checkpoint at `prefix`; its step is global_step's value when saved, else `step`.
+      .def("save", [](const SessionVariables& sv, const std::string& prefix,
+                      const std::vector<std::pair<std::string, std::string>>& keys_and_names, int64_t step) {
+        Checkpoint c;
+        c.step = step;
+        for (const auto& [key, name] : keys_and_names) c.variables.emplace(key, sv.vars.at(name));
+        if (auto g = c.variables.find("global_step"); g != c.variables.end()) c.step = int64_t(g->second.get(0));
+        py::gil_scoped_release release;
+        write_tf_checkpoint(prefix, c);
+      })
+      // tf.train.Saver.restore: {name in checkpoint: (name in the session, dtype, shape)}
+      // loaded; returns the names the checkpoint lacks and the mismatches (dtype or shape).
+      .def("restore", [](SessionVariables& sv, const std::string& prefix,
+                         const std::map<std::string, std::tuple<std::string, std::string, Shape>>& wanted) {
+        const Checkpoint c = read_tf_checkpoint(prefix);
+        std::vector<std::string> missing, mismatched;
+        for (const auto& [key, want] : wanted) {
+          const auto it = c.variables.find(key);
+          if (it == c.variables.end()) {
+            missing.push_back(key);
+            continue;
+          }
+          const auto& [name, dtype, shape] = want;
+          if (std::string(dtype_name(it->second.dtype())) != dtype || it->second.shape() != shape) {
+            mismatched.push_back(key + ": the checkpoint holds " + std::string(dtype_name(it->second.dtype())) + " " +
+                                 shape_str(it->second.shape()) + ", the variable is " + dtype + " " +
+                                 shape_str(shape));
+            continue;
+          }
+        }
+        if (missing.empty() && mismatched.empty())
+          for (const auto& [key, want] : wanted) sv.vars[std::get<0>(want)] = c.variables.at(key);
+        return py::make_tuple(missing, mismatched);
       })
       .def("names", [](const SessionVariables& sv) {
         std::vector<std::string> out;

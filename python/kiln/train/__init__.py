@@ -1,6 +1,7 @@
 """tf.train, TensorFlow 1.x's names; their code is in kiln._src.train."""
 # ruff: noqa: F401, A004
 # (a package of names: each is imported to be re-exported, some shadowing builtins as TensorFlow's do)
+from kiln._src.saver import Saver
 from kiln._src.train import (
     AdadeltaOptimizer,
     AdagradOptimizer,

@@ -1,0 +1,7 @@
+"""tensorflow.python.training.saver."""
+# ruff: noqa: F401, F403, A004
+# (a mirror of a TensorFlow module's path: each name is imported to be re-exported)
+from kiln._src.unsupported import refuse_other_names
+from kiln.train import Saver, latest_checkpoint
+
+__getattr__ = refuse_other_names('tensorflow.python.training.saver', "kiln's mirror of it holds the names kiln implements, listed in python/kiln/python/training/saver.py")
