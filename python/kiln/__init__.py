@@ -18,6 +18,14 @@ Names TensorFlow has and kiln's IR lacks raise NotImplementedError naming them.
 # (the top-level names, imported to be re-exported, some of them TensorFlow's that shadow
 # builtins: abs, bool, pow, range, slice, tuple; kiln._core loads after the OpenMP wait is set)
 import os as _os
+import sys as _sys
+
+try:
+    import numpy as _numpy
+except ImportError as _missing:
+    raise ImportError("kiln needs numpy in the Python that imports it (%s): install it there (pip install "
+                      "numpy), or run Debian's /usr/bin/python3, which scripts/install-deps gives python3-numpy"
+                      % _sys.executable) from _missing
 
 # As `kiln train` does (kiln/process/process.h): OpenMP threads spin long enough to stay awake
 # between a step's kernels on quiet CPUs, and briefly beside other work so idle ones do not

@@ -1,5 +1,4 @@
 #include "backend/cpu/build/toolchain.h"
-#include "kiln/base/settings.h"
 
 #include <fcntl.h>
 #include <poll.h>
