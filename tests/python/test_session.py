@@ -526,3 +526,17 @@ def test_no_warning_without_config():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tf.Session().close()
+
+
+def test_the_older_initializer_names_and_tables_initializer():
+    v = tf.Variable(np.float32(2.0), name="v")
+    local = tf.Variable(np.float32(5.0), name="local", collections=[tf.GraphKeys.LOCAL_VARIABLES], trainable=False)
+    with tf.Session() as sess:
+        assert sess.run(tf.tables_initializer()) is None  # kiln has no lookup tables: nothing to do
+        with pytest.raises(tf.errors.FailedPreconditionError):
+            sess.run(v)
+        sess.run([tf.initialize_all_variables(), tf.initialize_local_variables()])
+        assert sess.run([v, local]) == [2.0, 5.0]
+        sess.run(v.assign(7.0))
+        sess.run(tf.initialize_variables([v]))
+        assert sess.run(v) == 2.0

@@ -229,6 +229,28 @@ def local_variables_initializer():
     return variables_initializer(_graph_variables(True), "init_1")
 
 
+def tables_initializer(name="init_all_tables"):
+    """tf.tables_initializer: the op that initialises the graph's lookup tables. kiln has
+    no lookup tables (tf.lookup is not provided), so the op has nothing to do, as
+    TensorFlow's is a no-op in a graph without tables."""
+    return variables_initializer([], name)
+
+
+def initialize_all_variables():
+    """TensorFlow's deprecated name of global_variables_initializer()."""
+    return global_variables_initializer()
+
+
+def initialize_local_variables():
+    """TensorFlow's deprecated name of local_variables_initializer()."""
+    return local_variables_initializer()
+
+
+def initialize_variables(var_list, name="init"):
+    """TensorFlow's deprecated name of variables_initializer()."""
+    return variables_initializer(var_list, name)
+
+
 # --- the step counter -------------------------------------------------------------------
 
 
