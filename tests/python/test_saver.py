@@ -163,3 +163,26 @@ def test_checkpoints_cross_with_tensorflow(tmp_path):
         tf.train.Saver([w, b, step]).restore(sess, tf.train.latest_checkpoint(str(tmp_path / "tf")))
         np.testing.assert_array_equal(sess.run(w), w_ours * 2.0)
         assert sess.run(step) == 41
+
+
+def test_the_options_that_change_what_is_written(tmp_path):
+    x, y, w, b, loss, step, train_op = build()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        padded = tf.train.Saver(pad_step_number=True).save(sess, str(tmp_path / "p"), global_step=7,
+                                                           write_meta_graph=False)
+        assert padded == str(tmp_path / "p-00000007") and os.path.exists(padded + ".index")
+        quiet = tmp_path / "quiet"
+        quiet.mkdir()
+        p = tf.train.Saver().save(sess, str(quiet / "m"), write_meta_graph=False, write_state=False)
+        assert os.path.exists(p + ".index") and not os.path.exists(quiet / "checkpoint")
+    with pytest.raises(NotImplementedError, match="write_version"):
+        tf.train.Saver(write_version=1)
+    tf.reset_default_graph()
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="No variables to save"):
+            tf.train.Saver()
+        empty = tf.train.Saver(allow_empty=True)
+        with tf.Session() as sess:
+            assert empty.save(sess, str(tmp_path / "e")) is None
+            assert not os.path.exists(str(tmp_path / "e.index"))

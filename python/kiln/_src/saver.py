@@ -13,10 +13,6 @@ from kiln._src.graph import Tensor
 from kiln._src.unsupported import unsupported
 
 
-def _key_of(v):
-    return v._name
-
-
 def _variables_of(var_list):
     """{checkpoint key: variable} of Saver's var_list (None: every global variable)."""
     if var_list is None:  # as TensorFlow's: every variable but the local ones (slots, global step too)
@@ -28,17 +24,15 @@ def _variables_of(var_list):
             raise TypeError("[Saver] var_list must be a list or a dict of variables, not %s" % type(var_list).__name__)
         out = {}
         for v in var_list:
-            if not isinstance(v, Tensor) or not v._op == "variable":
-                raise TypeError("[Saver] var_list holds %r, which is not a variable" % (v,))
-            key = _key_of(v)
+            key = v._name if isinstance(v, Tensor) else repr(v)
             if key in out:
                 raise ValueError("[Saver] var_list holds the variable '%s' twice" % key)
             out[key] = v
     for key, v in out.items():
         if not isinstance(key, str):
             raise TypeError("[Saver] var_list's names must be strings, not %r" % (key,))
-        if not isinstance(v, Tensor) or not v._op == "variable":
-            raise TypeError("[Saver] var_list['%s'] is %r, not a variable" % (key, v))
+        if not isinstance(v, Tensor) or v._op != "variable":
+            raise TypeError("[Saver] var_list holds %r, which is not a variable" % (v,))
     if not out:
         raise ValueError("No variables to save")
     return out
@@ -68,9 +62,13 @@ def _remove_checkpoint(prefix):
 
 
 class Saver:
-    """tf.train.Saver(var_list=None, max_to_keep=5, ...). save() writes TensorFlow's format;
+    """tf.train.Saver(var_list=None, max_to_keep=5, pad_step_number=False, allow_empty=False).
+    save() writes TensorFlow's format;
     restore() loads one (TensorFlow's or kiln's) into a session. Checkpoints are kept
-    newest last; past max_to_keep the oldest one's files are removed (None or 0: keep all)."""
+    newest last; past max_to_keep the oldest one's files are removed (None or 0: keep all).
+    The state file names checkpoints beside it by relative path whatever save_relative_paths
+    says (TensorFlow's readers take both); name, restore_sequentially and defer_build change
+    nothing a checkpoint holds."""
 
     def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5, keep_checkpoint_every_n_hours=10000.0,
                  name=None, restore_sequentially=False, saver_def=None, builder=None, defer_build=False,
@@ -81,12 +79,16 @@ class Saver:
         if max_to_keep is not None and (isinstance(max_to_keep, bool) or not isinstance(max_to_keep, int)
                                         or max_to_keep < 0):
             raise ValueError("[max_to_keep] %r must be a whole number >= 0 or None" % (max_to_keep,))
+        if write_version != 2 or filename is not None:
+            unsupported("Saver(write_version=%r, filename=%r)" % (write_version, filename),
+                        "kiln writes TensorFlow's V2 format to the path each save() names")
         if keep_checkpoint_every_n_hours != 10000.0:
             unsupported("Saver(keep_checkpoint_every_n_hours=)", "max_to_keep decides which checkpoints stay")
         self._allow_empty = allow_empty
         self._vars = None if allow_empty and var_list is None and not _variables._graph_variables(False) \
             else _variables_of(var_list)
         self._keep = max_to_keep or 0
+        self._pad = bool(pad_step_number)
         self._last = []  # prefixes this Saver wrote, oldest first
         self._meta_warned = False
 
@@ -105,7 +107,7 @@ class Saver:
             global_step = sess.run(global_step)
         prefix = os.fspath(save_path)
         if global_step is not None:
-            prefix = "%s-%d" % (prefix, int(global_step))
+            prefix = ("%s-%08d" if self._pad else "%s-%d") % (prefix, int(global_step))
         directory = os.path.dirname(prefix) or "."
         if not os.path.isdir(directory):
             raise errors.NotFoundError(None, None, "Failed to create a NewWriteableFile: %s.index: the directory "

@@ -350,8 +350,12 @@ def _number(name, whole=False, low=None, open_low=False, required=True, finite=T
         value = None
     if value is None or (finite and not np.isfinite(value)) or (
             low is not None and (value <= low if open_low else value < low)):
-        valid = ("a whole number >= %d" % low if whole else
-                 ("a finite number > %g" % low if open_low else "a number") if low is not None else "a number")
+        if whole:
+            valid = "a whole number >= %d" % low
+        elif open_low:
+            valid = "a finite number > %g" % low
+        else:
+            valid = "a number"
         raise _core.ConfigError("[%s] %r is not valid: give %s" % (name, text[:200], valid))
     return value
 
