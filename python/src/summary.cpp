@@ -5,7 +5,10 @@
 #include <chrono>
 
 #include "module.h"
+#include "tensor.h"
 #include "train/summary/event_file.h"
+#include "train/summary/events.h"
+#include "train/summary/graph_def.h"
 
 namespace py = pybind11;
 
@@ -25,9 +28,23 @@ void bind_summary(py::module_& m) {
              for (const auto& [k, x] : values) v.emplace_back(k, static_cast<float>(x));
              f.scalars(step, unix_seconds(), v);
            })
+      .def("summary_bytes",
+           [](EventFile& f, int64_t step, const py::bytes& b) { f.summary_bytes(step, unix_seconds(), std::string(b)); })
+      .def("graph",
+           [](EventFile& f, const std::shared_ptr<GraphScope>& s) {
+             f.graph_def(unix_seconds(), graph_def_bytes(*s->graph));
+           })
       .def("session_start", [](EventFile& f, int64_t step) { f.session_start(step, unix_seconds()); })
       .def("flush", [](EventFile& f) { f.flush(false); })
       .def_property_readonly("path", &EventFile::path);
+  // A serialized Summary of scalars [(tag, value)] and the histograms and images of a
+  // summaries.jsonl record's JSON (train/summary/events.h).
+  m.def("summary_bytes",
+        [](const std::vector<std::pair<std::string, double>>& scalars, const std::string& values_json) {
+          std::vector<std::pair<std::string, float>> v;
+          for (const auto& [k, x] : scalars) v.emplace_back(k, static_cast<float>(x));
+          return py::bytes(summary_bytes(v, nlohmann::json::parse(values_json)));
+        });
 }
 
 }  // namespace kiln::python

@@ -80,6 +80,22 @@ void EventFile::summary(int64_t step, double wall_time, const tensorflow::Summar
   write(e.SerializeAsString());
 }
 
+void EventFile::summary_bytes(int64_t step, double wall_time, const std::string& serialized) {
+  tensorflow::Summary values;
+  if (!values.ParseFromString(serialized))
+    KILN_THROW(ConfigError) << "[FileWriter.add_summary] the " << serialized.size()
+                            << " bytes are not a serialized Summary (give what sess.run of a summary op returns, "
+                               "or a kiln.summary.Summary)";
+  summary(step, wall_time, values);
+}
+
+void EventFile::graph_def(double wall_time, const std::string& serialized) {
+  tensorflow::Event e;
+  e.set_wall_time(wall_time);
+  e.set_graph_def(serialized);
+  write(e.SerializeAsString());
+}
+
 void EventFile::session_start(int64_t step, double wall_time) {
   tensorflow::Event e;
   e.set_wall_time(wall_time);

@@ -30,6 +30,11 @@ class EventFile {
   void session_start(int64_t step, double wall_time);
   // Any Summary (histograms, images); nothing when it holds no value.
   void summary(int64_t step, double wall_time, const tensorflow::Summary& values);
+  // A serialized Summary (what a Session's run of a summary op gives); ConfigError when
+  // the bytes are not one.
+  void summary_bytes(int64_t step, double wall_time, const std::string& serialized);
+  // A serialized GraphDef (train/summary/graph_def.h), for TensorBoard's graph tab.
+  void graph_def(double wall_time, const std::string& serialized);
   // SessionLog CHECKPOINT, as Estimator writes at each save (`prefix` without "-<step>").
   void checkpoint_saved(int64_t step, double wall_time, const std::string& prefix);
   void flush(bool sync = false);

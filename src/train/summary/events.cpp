@@ -82,6 +82,17 @@ void add_values(tensorflow::Summary& s, const nlohmann::json& r) {
 
 }  // namespace
 
+std::string summary_bytes(const std::vector<std::pair<std::string, float>>& scalars, const nlohmann::json& values) {
+  tensorflow::Summary s;
+  for (const auto& [tag, v] : scalars) {
+    tensorflow::Summary::Value* x = s.add_value();
+    x->set_tag(tag);
+    x->set_simple_value(v);
+  }
+  add_values(s, values);
+  return s.SerializeAsString();
+}
+
 void SummaryEvents::on_record(const nlohmann::json& r) {
   const std::string event = r.value("event", "");
   if (!r.contains("step") || !r["step"].is_number_integer()) return;

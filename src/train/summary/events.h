@@ -16,12 +16,19 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "train/summary/event_file.h"
 
 namespace kiln {
+
+// A serialized tensorflow::Summary of these scalars and the histograms and images of
+// `values` ({"histograms": {tag: {...}}, "images": {tag: {...}}}, as a summaries.jsonl
+// record holds them): what a Session's run of a summary op returns.
+std::string summary_bytes(const std::vector<std::pair<std::string, float>>& scalars, const nlohmann::json& values);
 
 class SummaryEvents {
  public:

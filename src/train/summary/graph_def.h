@@ -1,0 +1,14 @@
+// kiln's IR as a TensorFlow GraphDef for TensorBoard's graph tab (tf.summary.FileWriter(logdir,
+// sess.graph)): one NodeDef per node, named by its name (or "<op>_<id>" when it has none),
+// its op kiln's op name, its inputs the input nodes' names. Nothing reads it back: it is
+// for looking at.
+#pragma once
+#include <string>
+
+#include "kiln/ir/graph.h"
+
+namespace kiln {
+
+std::string graph_def_bytes(const Graph& g);
+
+}  // namespace kiln
