@@ -23,7 +23,6 @@ import math
 import os
 import shutil
 import tempfile
-import re
 import statistics
 import subprocess
 import sys
@@ -56,8 +55,7 @@ def run_once(entry, system, tf_python, threads_env, seed=1):
                 break
     seconds = time.time() - t0
     m = entry.metric
-    values = re.findall(r"(?:'%s': |\b%s = |\b%s \(tensorflow\): )([0-9.eE+-]+)"
-                        % (re.escape(m), re.escape(m), re.escape(m.capitalize())), out)
+    values = entry.metric_values(out)
     if p.returncode != 0 or not values:
         print("%s on %s failed (exit %d, %s):\n%s" % (entry.name, system, p.returncode,
                                                       "no %s printed" % m if not values else "", out[-1500:]), flush=True)

@@ -248,8 +248,9 @@ namespace kiln::python {
 namespace {
 
 // The value of `t` when it depends on no input and no variable but the step counter (read
-// as 0, the step at which variables are initialised): its subgraph on the interpreter.
-Array evaluate_constant(const PyTensor& t) {
+// as 0, the step at which variables are initialised) or a tf.Graph's run counter (the
+// placeholder `counter`, also 0): its subgraph on the interpreter.
+Array evaluate_constant(const PyTensor& t, ValueId counter) {
   const Graph& g = open_graph(t, "initial_value");
   std::vector<ValueId> map(g.size(), -1);
   Graph sub;
@@ -262,7 +263,8 @@ Array evaluate_constant(const PyTensor& t) {
     if (seen[v]) continue;
     seen[v] = true;
     const Node& n = g.node(v);
-    if (n.op == Op::placeholder || (n.op == Op::variable && n.name != "global_step") || n.op == Op::assign)
+    if ((n.op == Op::placeholder && v != counter) || (n.op == Op::variable && n.name != "global_step") ||
+        n.op == Op::assign)
       throw py::value_error("[initial_value] the value depends on " + describe_node(g, v) +
                             "; an initial value may use constants and random ops only");
     for (ValueId in : n.inputs) work.push_back(in);
@@ -270,7 +272,7 @@ Array evaluate_constant(const PyTensor& t) {
   for (size_t i = 0; i < g.size(); ++i) {
     if (!seen[i]) continue;
     Node n = g.node(static_cast<ValueId>(i));
-    if (n.op == Op::variable) {  // global_step, at 0
+    if (n.op == Op::variable || n.op == Op::placeholder) {  // global_step or the run counter, at 0
       n = Node{Op::constant, {}, Attrs{{"dtype", std::string("i64")}, {"shape", Shape{}}, {"value", 0.0}}, DType::i64, {}, {}};
     }
     for (ValueId& in : n.inputs) in = map[in];
@@ -363,7 +365,10 @@ void bind_ops_tf(py::module_& m) {
     if (!s || !s->open) throw py::value_error("[constant] no graph is being built: call it inside model_fn");
     return PyTensor{constant_values(*s->graph, to_array(values, "[constant] value")), s};
   });
-  m.def("evaluate_constant", [](const PyTensor& t) { return into_numpy(evaluate_constant(t)); });
+  m.def(
+      "evaluate_constant",
+      [](const PyTensor& t, ValueId counter) { return into_numpy(evaluate_constant(t, counter)); }, py::arg("t"),
+      py::arg("counter") = ValueId(-1));
   m.def("initialized_variable", [](const std::shared_ptr<GraphScope>& s, const std::string& name,
                                    const py::array& values, bool trainable) {
     if (!s || !s->open) throw py::value_error("[Variable] no graph is being built: call it inside model_fn");

@@ -38,7 +38,8 @@ SRC_LAYERS = [
       "layers_conv", "layers_norm", "layers", "losses", "metrics", "summary", "optimizers", "schedules",
       "feature_column"]),
     ("run", "the Estimator and what runs around it", ["config", "profiler_hook", "train", "eval_hooks",
-                                                      "estimator", "compat", "session_config", "session", "saver"]),
+                                                      "estimator", "compat", "session_config", "session", "saver",
+                                                      "monitored_session"]),
 ]
 
 # Imports inside functions, each closing a cycle of concepts: (importer, imported) -> why.

@@ -3,7 +3,9 @@ upstream wrote it (upstream/) and as ported to kiln (port/) with only its import
 data loading changed (see README.md). What each entry runs, and the result it must reach."""
 import contextlib
 import fcntl
+import glob
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -15,9 +17,15 @@ FASHION = "/usr/share/datasets/fashion-mnist"  # the ImageNet scripts' data dire
 S = "{scratch}"  # in args: the run's own scratch directory (a fresh temporary one, removed after)
 
 
+def _remove_files(prefix):
+    for path in glob.glob(glob.escape(prefix) + ".*"):
+        if not path.endswith(".kiln-test-lock"):
+            os.remove(path)
+
+
 class Entry:
     def __init__(self, name, script, args=(), env=None, metric=None, at_least=None, at_most=None, fixed=(),
-                 cwd=None, module=None, then=None, seed_flag=None):
+                 cwd=None, module=None, then=None, seed_flag=None, fixed_files=()):
         self.name, self.script, self.args = name, script, list(args)
         # then: [flag, value, ...] for a second run after the first, its args with those
         # flags' values replaced (a script that trains in one run and evaluates in another)
@@ -28,9 +36,21 @@ class Entry:
         # Paths the script itself writes to, fixed in its source (which a port does not
         # change): each run gets a private one (scratch_runs).
         self.fixed = list(fixed)
+        # File prefixes the script writes in a shared directory (/tmp/model.ckpt -> its
+        # .index, .data-*): runs on the machine take turns (a lock beside them) and the files
+        # are removed before and after.
+        self.fixed_files = list(fixed_files)
         self.cwd = cwd
         self.module = module  # run as `python -m module` from port/ (script names its main file)
         self.seed_flag = seed_flag  # the script's own seed flag: bench/compat_vs_tensorflow.py varies it
+
+    def metric_values(self, out):
+        """The values of the metric in a run's output, in order: as a script prints it
+        ('accuracy': 0.9, "Accuracy: 0.9", "Testing Accuracy: 0.9", "Training Accuracy= 0.9") or
+        kiln logs it, in TensorFlow's words ("Saving dict for global step N: accuracy = 0.9, ...")."""
+        m, big = re.escape(self.metric), re.escape(self.metric.capitalize())
+        return [float(v) for v in re.findall(r"(?:'%s': |\b%s = |\b%s \(tensorflow\): |\b%s: |\b%s= )([0-9.eE+-]+)"
+                                             % (m, m, big, big, big), out)]
 
     def runs(self, scratch):
         """The argument lists of the entry's runs, in order, writing under `scratch`."""
@@ -63,8 +83,15 @@ class Entry:
                         fcntl.flock(lock, fcntl.LOCK_EX)
                         locks.append(lock)
                         shutil.rmtree(path, ignore_errors=True)
+            for prefix in self.fixed_files:
+                lock = open(prefix + ".kiln-test-lock", "a")
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                locks.append(lock)
+                _remove_files(prefix)
             yield scratch, wrap
         finally:
+            for prefix in self.fixed_files:
+                _remove_files(prefix)
             for lock in locks:
                 lock.close()
             shutil.rmtree(scratch, ignore_errors=True)
@@ -140,6 +167,25 @@ ENTRIES = [
                 S + "/data/validation.tfrecords", "--batch_size", "200", "--max_steps", "300",
                 "--eval_steps", "50"],
           env={"KILN_COMPAT_EXAMPLES": "20000"}, metric="accuracy", at_least=0.2, seed_flag="--tf_random_seed"),
+    # sess.run mode. Aymeric Damien's TensorFlow-Examples (TensorFlow 1 versions): an MLP on
+    # placeholders and feed_dict, Adam, its accuracy by Tensor.eval(feed_dict).
+    Entry("aymeric_mlp", "multilayer_perceptron.py", metric="accuracy", at_least=0.6,
+          env={"KILN_COMPAT_EXAMPLES": "10000"}),
+    # ... a CNN from tf.nn.conv2d/max_pool/bias_add, dropout on a fed keep_prob placeholder.
+    Entry("aymeric_cnn_raw", "convolutional_network_raw.py", metric="accuracy", at_least=0.6),
+    # ... the MLP trained 3 epochs, saved by tf.train.Saver, restored into a new Session and
+    # trained 7 more (its checkpoint path /tmp/model.ckpt is fixed in the script).
+    Entry("aymeric_save_restore", "save_restore_model.py", metric="accuracy", at_least=0.6,
+          env={"KILN_COMPAT_EXAMPLES": "5000"}, fixed_files=["/tmp/model.ckpt"]),
+    # ... softmax regression with tf.summary.scalar / merge_all run in every sess.run and
+    # written by a FileWriter(logs_path, graph=tf.get_default_graph()) (a path fixed in the script).
+    Entry("aymeric_tensorboard_basic", "tensorboard_basic.py", metric="accuracy", at_least=0.6,
+          env={"KILN_COMPAT_EXAMPLES": "5000"}, fixed=["/tmp/tensorflow_logs"]),
+    # ... a tf.layers CNN fed by Dataset.from_tensor_slices().repeat().batch() through an
+    # initializable iterator (its initializer run before get_next()), a second tower under
+    # variable_scope(reuse=True) for evaluation, 2000 Adam steps; the last minibatch's accuracy.
+    Entry("aymeric_dataset_api", "tensorflow_dataset_api.py", metric="accuracy", at_least=0.8,
+          env={"KILN_COMPAT_EXAMPLES": "5000"}),
     Entry("tf_char_rnn_text", "text_classification_character_rnn.py", metric="accuracy", at_least=0.12,
           env={"KILN_MAX_STEPS": "100"}),
 ]

@@ -30,9 +30,34 @@ def _limit(n):
 
 
 class DataSet:
+    """One split as TensorFlow's tutorial DataSet: images, labels, num_examples, and
+    next_batch(), which shuffles at the start of each epoch and fills the last batch of an
+    epoch from the start of the next (numpy's global random state, as TensorFlow's)."""
+
     def __init__(self, images, labels):
         self.images, self.labels = images, labels
         self.num_examples = len(images)
+        self.epochs_completed = 0
+        self._index = 0
+        self._order = None
+
+    def next_batch(self, batch_size, fake_data=False, shuffle=True):
+        if fake_data:
+            raise ValueError("the offline loader has no fake_data")
+        if self._order is None:
+            self._order = np.random.permutation(self.num_examples) if shuffle else np.arange(self.num_examples)
+        parts, need = [], batch_size
+        while need > 0:
+            take = self._order[self._index:self._index + need]
+            parts.append(take)
+            need -= len(take)
+            self._index += len(take)
+            if self._index >= self.num_examples:
+                self.epochs_completed += 1
+                self._index = 0
+                self._order = np.random.permutation(self.num_examples) if shuffle else np.arange(self.num_examples)
+        rows = np.concatenate(parts)
+        return self.images[rows], self.labels[rows]
 
 
 class Datasets:

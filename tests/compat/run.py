@@ -113,10 +113,7 @@ def run(name):
                 print(out[-4000:], file=sys.stderr)
                 print("FAIL %s: exited %d" % (name, p.returncode), file=sys.stderr)
                 return 1
-    # The evaluation's result as a script prints it ('accuracy': 0.9) or kiln logs it, in
-    # TensorFlow's words ("Saving dict for global step N: accuracy = 0.9, ...").
-    values = re.findall(r"(?:'%s': |\b%s = |\b%s \(tensorflow\): )([0-9.eE+-]+)"
-                        % (re.escape(e.metric), re.escape(e.metric), re.escape(e.metric.capitalize())), out)
+    values = e.metric_values(out)
     if not values:
         print(out[-4000:], file=sys.stderr)
         print("FAIL %s: printed no '%s'" % (name, e.metric), file=sys.stderr)

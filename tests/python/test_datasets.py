@@ -216,18 +216,28 @@ def test_estimator_trains_on_a_generator_and_on_iterators(data):
 
 def test_iterator_values_cannot_be_computed_with_in_input_fn(data):
     x, y = data
-    it = kiln.data.Dataset.from_tensor_slices((x, y)).batch(8).make_one_shot_iterator()
-    features, labels = it.get_next()
-    with pytest.raises(NotImplementedError, match="computing with iterator.get_next\\(\\)'s features inside input_fn"):
-        kiln.convert_to_tensor(features)
-    with pytest.raises(NotImplementedError, match="features inside input_fn"):
-        features.shape
-    with pytest.raises(ValueError, match="a one-shot iterator has no initializer"):
-        it.initializer
     est = make_estimator()
-    other = kiln.data.Dataset.from_tensor_slices(y).batch(8).make_one_shot_iterator().get_next()
+
+    def next_of(ds):
+        return ds.batch(8).make_one_shot_iterator().get_next()
+
+    def computes():
+        features, labels = next_of(kiln.data.Dataset.from_tensor_slices((x, y)))
+        return kiln.convert_to_tensor(features) * 2.0, labels
+
+    def shape():
+        features, labels = next_of(kiln.data.Dataset.from_tensor_slices((x, y)))
+        return features.shape
+
+    with pytest.raises(NotImplementedError, match="computing with iterator.get_next\\(\\)'s features inside input_fn"):
+        est.train(computes, steps=1)
+    with pytest.raises(NotImplementedError, match="features inside input_fn"):
+        est.train(shape, steps=1)
+    with pytest.raises(ValueError, match="a one-shot iterator has no initializer"):
+        kiln.data.Dataset.from_tensor_slices((x, y)).make_one_shot_iterator().initializer
     with pytest.raises(TypeError, match="different iterators"):
-        est.train(lambda: (features, other), steps=1)
+        est.train(lambda: (next_of(kiln.data.Dataset.from_tensor_slices((x, y)))[0],
+                           next_of(kiln.data.Dataset.from_tensor_slices(y))), steps=1)
     with pytest.raises(NotImplementedError, match="a Dataset without batch"):
         est.train(lambda: gen_dataset().make_one_shot_iterator().get_next(), steps=1)
 

@@ -220,6 +220,17 @@ def test_errors_name_what_is_wrong():
         assert s3.run(z) == 2.0
 
 
+def test_a_placeholder_without_a_shape_is_a_scalar_and_says_so():
+    keep = tf.placeholder("float")  # TensorFlow's older dtype name, as tutorials write it
+    rate = tf.placeholder_with_default(tf.constant([1.0, 2.0]), None)
+    y = keep * rate
+    with tf.Session() as sess:
+        assert sess.run(y, {keep: 0.5}).tolist() == [0.5, 1.0]
+        with pytest.raises(ValueError, match="declared without a shape.*declare its shape"):
+            sess.run(y, {keep: np.ones(2, np.float32)})
+    assert tf.placeholder(float).dtype == tf.float32 and tf.placeholder("half", [1]).dtype == tf.float16
+
+
 def test_default_graph_and_names():
     g = tf.get_default_graph()
     a = tf.placeholder(tf.float32, [None, 4])
@@ -230,8 +241,6 @@ def test_default_graph_and_names():
     assert g.get_tensor_by_name("b:0")._same(b)
     with pytest.raises(KeyError):
         g.get_tensor_by_name("zz:0")
-    with pytest.raises(NotImplementedError, match="unknown rank"):
-        tf.placeholder(tf.float32)
     h = tf.Graph()
     with h.as_default():
         assert tf.get_default_graph() is h

@@ -474,6 +474,16 @@ class Dataset:
                 d = d.batch(op[1], drop_remainder=op[2])
         return d
 
+    def elements(self, default_seed=0):
+        """The pipeline's output, element by element (batches once batched), as numpy."""
+        return self._elements().elements(default_seed)
+
+    def __iter__(self):
+        return self.elements()
+
+    def as_numpy_iterator(self):
+        return self.elements()
+
     def cache(self, filename=""):
         return self  # the arrays are in memory already
 

@@ -1,4 +1,6 @@
 """kiln's element types under TensorFlow's names (kiln.float32, kiln.int32, ...)."""
+import builtins
+
 import numpy as np
 
 from kiln._src.unsupported import unsupported
@@ -72,6 +74,7 @@ string = DType("string", None, np.object_, why="strings live in kiln's input pip
 _ALL = (float32, float16, bfloat16, int32, int64, bool, int8, uint8, int16, uint16, float64, string)
 _BY_KILN = {d._kiln: d for d in (float32, float16, bfloat16, int32, int64, bool)}
 _BY_NAME = {d.name: d for d in _ALL}
+_BY_NAME.update(half=float16, float=float32, double=float64)  # TensorFlow's older names, as tf.placeholder("float")
 
 
 def from_kiln(code):
@@ -79,9 +82,13 @@ def from_kiln(code):
 
 
 def as_dtype(x):
-    """A DType from a DType, its name ('float32'), kiln's code ('f32') or a numpy dtype."""
+    """A DType from a DType, its name ('float32', or TensorFlow's 'float', 'half', 'double'),
+    kiln's code ('f32'), a numpy dtype, or Python's float and bool (float32 and bool, as
+    TensorFlow's as_dtype)."""
     if isinstance(x, DType):
         return x
+    if x is builtins.float or x is builtins.bool:
+        return float32 if x is builtins.float else bool
     if isinstance(x, str):
         if x in _BY_NAME:
             return _BY_NAME[x]

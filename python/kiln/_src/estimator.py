@@ -282,8 +282,9 @@ class Estimator:
         seed = self._config.random_seed or 0
 
         def make():
-            result = _call_with(input_fn, "input_fn", {"mode": mode, "params": dict(self._params),
-                                                        "config": self._config})
+            with _iterators.running_input_fn():
+                result = _call_with(input_fn, "input_fn", {"mode": mode, "params": dict(self._params),
+                                                            "config": self._config})
             dataset = _iterators.dataset_of(result)
             repack = dataset is not None and _iterators.repack_of(result)
             if repack:  # get_next()'s values in another form ({'images': images}, labels): fed in that form

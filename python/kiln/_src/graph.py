@@ -54,6 +54,9 @@ class GraphContext:
         self.graph = None  # the tf.Graph this context builds (None: a model_fn's graph)
         self.placeholders = {}  # tf.placeholder's id -> its declared shape (None for an extent fed at run time)
         self.defaults = {}  # placeholder_with_default's id -> its default tensor
+        self.unranked = set()  # ids of the placeholders declared without a shape (built as scalars)
+        self.iterators = []  # the iterators whose get_next() made placeholders here (session mode)
+        self.run_counter = None  # a tf.Graph's count of sess.run calls, the random ops' counter (Graph.run_counter)
 
     def unique_layer_name(self, base, keras=False):
         """tf.layers names layers per variable scope; tf.keras graph-wide (as TensorFlow 1 does)."""
@@ -799,6 +802,14 @@ class Graph(_DefaultGraph):
         self._ctx.graph = self
         self._finalized = False
 
+    def run_counter(self):
+        """The i64 scalar every Session feeds with its count of runs so far, made once: the
+        random ops' counter in a tf.Graph, so each sess.run draws new values."""
+        if self._ctx.run_counter is None:
+            self._ctx.run_counter = _core.placeholder(self._scope, _unique_name(self._scope, self._ctx, "kiln_run_count"),
+                                                      "i64", [])
+        return self._ctx.run_counter
+
     @contextlib.contextmanager
     def as_default(self):
         stack = _local.__dict__.setdefault("graphs", [])
@@ -874,29 +885,32 @@ def _unique_name(scope, ctx, name):
 
 
 def _declared_shape(shape, op):
-    if shape is None:
-        unsupported("%s(shape=None), a placeholder of unknown rank" % op,
-                    "give its shape, with None for each unknown extent ([None, 784])")
     dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
     return [None if d is None or (not isinstance(d, Dimension) and int(d) == -1) else int(d) for d in dims]
 
 
 def placeholder(dtype, shape=None, name=None):
     """tf.placeholder: a value every sess.run that needs it feeds (feed_dict); None extents
-    take the fed value's, and each fed shape is a signature of its own."""
+    take the fed value's, and each fed shape is a signature of its own. Without a shape
+    (tf.placeholder(tf.float32), as scripts declare keep_prob or a learning rate) kiln needs
+    a rank to build the graph and takes a scalar's; feeding it anything else is an error
+    that says to declare the shape."""
     g = _graph_for("placeholder")
-    dims = _declared_shape(shape, "placeholder")
+    dims = [] if shape is None else _declared_shape(shape, "placeholder")
     t = _core.placeholder(g._scope, _unique_name(g._scope, g._ctx, name or "Placeholder"), as_dtype(dtype).kiln,
                           [UNKNOWN_EXTENT if d is None else d for d in dims])
     g._ctx.placeholders[t._id] = dims
+    if shape is None:
+        g._ctx.unranked.add(t._id)
     return t
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002 (TensorFlow's name)
-    """tf.placeholder_with_default: `input` unless a sess.run feeds it."""
+    """tf.placeholder_with_default: `input` unless a sess.run feeds it (shape None: the
+    default's)."""
     g = _graph_for("placeholder_with_default")
     default = convert_to_tensor(input, op="placeholder_with_default")
-    dims = _declared_shape(shape, "placeholder_with_default")
+    dims = list(static_dims(default)) if shape is None else _declared_shape(shape, "placeholder_with_default")
     if len(dims) != len(default._shape) or any(d is not None and d != e for d, e in zip(dims, default._shape)):
         raise ValueError("[placeholder_with_default] the default of shape %s does not have the shape %s"
                          % (list(default._shape), dims))

@@ -27,13 +27,13 @@ class SessionRunHook:
 
 
 class SessionRunArgs:
-    """What before_run asks for: fetches (a name, a Tensor, or a list/tuple/dict of them)."""
+    """What before_run asks for: fetches (a name, a Tensor, or a list/tuple/dict of them),
+    and in a MonitoredSession feeds merged into the run (the Estimator's input comes from
+    input_fn: a feed_dict there is refused)."""
 
     def __init__(self, fetches, feed_dict=None, options=None):
-        if feed_dict:
-            raise NotImplementedError("SessionRunArgs(feed_dict=...) is not provided by kiln: input comes from input_fn")
         self.fetches = fetches
-        self.feed_dict = None
+        self.feed_dict = feed_dict
         self.options = options
 
 
@@ -153,6 +153,9 @@ class HookRunner:
             if args is not None and not isinstance(args, SessionRunArgs):
                 raise TypeError("[hooks] %s.before_run returned %s; return None or kiln.train.SessionRunArgs"
                                 % (type(h).__name__, type(args).__name__))
+            if args is not None and args.feed_dict:
+                raise NotImplementedError("SessionRunArgs(feed_dict=...) in Estimator.train is not provided by kiln: "
+                                          "input comes from input_fn (a MonitoredSession merges hooks' feeds)")
             fetches = args.fetches if args is not None else None
             where = "hooks] [" + type(h).__name__
             available = variables = None

@@ -10,8 +10,44 @@ get_next() gives placeholders for the dataset's next batch in the dataset's own 
 input_fn feeds model_fn from the dataset they came from, exactly as if input_fn had
 returned the dataset, and in the form input_fn gave them (`{'images': images}, labels`
 repacks the dataset's images into a dict). They cannot be computed with inside input_fn: kiln runs no graph
-there (transform the arrays, or do the work in model_fn)."""
-from kiln._src.graph import unsupported
+there (transform the arrays, or do the work in model_fn).
+
+In a tf.Graph run by a Session (outside input_fn), get_next() gives real placeholders in
+the dataset's structure (TensorFlow's IteratorGetNext), and each sess.run that needs them
+feeds them the iterator's next element (session.py): a one-shot iterator starts on first
+use, an initializable one at each run of its `initializer`; the end of the data is
+tf.errors.OutOfRangeError inside sess.run."""
+import contextlib
+import threading
+
+import numpy as np
+
+from kiln._src import nest as _nest
+from kiln._src import scopes as _scopes
+from kiln._src.dtypes import as_dtype, float32
+from kiln._src.graph import current, placeholder, unsupported
+
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def running_input_fn():
+    """While an Estimator's input_fn runs: get_next() gives Elements, not placeholders."""
+    depth = getattr(_local, "input_fn", 0)
+    _local.input_fn = depth + 1
+    try:
+        yield
+    finally:
+        _local.input_fn = depth
+
+
+def _in_session_graph():
+    if getattr(_local, "input_fn", 0):
+        return False
+    try:
+        return current("get_next").graph is not None
+    except ValueError:
+        return False
 
 
 class Element:
@@ -46,15 +82,24 @@ class Iterator:
     def __init__(self, dataset, initializable=False):
         self._dataset = dataset
         self._initializable = initializable
+        self._session_next = None  # in a tf.Graph: (the element's structure, its placeholders)
+        self._initializer_op = None
 
     @property
     def initializer(self):
         if not self._initializable:
             raise ValueError("[Iterator.initializer] a one-shot iterator has no initializer; "
                              "use make_initializable_iterator()")
-        return _NoOp()
+        if not _in_session_graph():
+            return _NoOp()
+        if self._initializer_op is None:
+            self._initializer_op = _scopes.Operation("MakeIterator", deps=[], init_vars=[])
+            self._initializer_op.reset_iterators = [self]
+        return self._initializer_op
 
     def get_next(self, name=None):
+        if _in_session_graph():
+            return self._session_get_next(name)
         keys, has_labels, label_key = self._dataset._parts()
         part = 0 if has_labels else None
         features = Element(self, "features", (part, None))
@@ -65,6 +110,36 @@ class Iterator:
         if label_key is None:
             return features, Element(self, "labels", (1, None))
         return features, {label_key: Element(self, "labels['%s']" % label_key, (1, label_key))}
+
+    def _session_get_next(self, name):
+        """Placeholders in the form of the dataset's elements (each call the same ones, as
+        TensorFlow's get_next() in one run gives one element), typed and shaped as its
+        first element, the batch dimension None."""
+        if self._session_next is None:
+            first = next(iter(self.elements(0)), None)
+            if first is None:
+                raise ValueError("[get_next] the dataset holds no elements")
+            batched = self._dataset.is_batched() if hasattr(self._dataset, "is_batched") else self._dataset._has("batch")
+            leaves = []
+            for i, v in enumerate(_nest.flatten(first)):
+                a = np.asarray(v)
+                if a.dtype.kind in "OSU":
+                    unsupported("a string component of get_next() in a Session", "map the records to numbers "
+                                "first (decode_raw, parse_single_example, ...): kiln's graphs hold numbers")
+                dtype = float32 if a.dtype == np.float64 else as_dtype(a.dtype)  # kiln computes in float32
+                shape = [None if batched and d == 0 else n for d, n in enumerate(a.shape)]
+                leaves.append(placeholder(dtype, shape, name=(name or "IteratorGetNext") + ("" if i == 0 else "_%d" % i)))
+            self._session_next = (first, leaves)
+            current("get_next").iterators.append(self)
+        first, leaves = self._session_next
+        return _nest.pack_sequence_as(first, leaves)
+
+    def elements(self, seed):
+        """A fresh pass over the dataset's elements, as numpy."""
+        return self._dataset.elements(seed)
+
+    def session_placeholders(self):
+        return [] if self._session_next is None else self._session_next[1]
 
     def string_handle(self, name=None):
         unsupported("Iterator.string_handle", "kiln feeds one dataset per train/evaluate/predict call")

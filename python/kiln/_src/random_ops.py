@@ -30,7 +30,10 @@ def _inputs(ctx):
     if ctx.random_inputs is None:
         seed = _core.hyperparameter(ctx.scope, float(int(ctx.seed or 0) % 2**53), "i64")
         rank = _core.hyperparameter(ctx.scope, float(_core.world_rank()), "i64")
-        ctx.random_inputs = (seed, _core.global_step(ctx.scope), rank)
+        # A tf.Graph run by Sessions draws afresh in each sess.run, as TensorFlow's stateful
+        # random ops do: the Session feeds its count of runs; model_fn's graphs count steps.
+        step = ctx.graph.run_counter() if ctx.graph is not None else _core.global_step(ctx.scope)
+        ctx.random_inputs = (seed, step, rank)
     return ctx.random_inputs
 
 
@@ -84,8 +87,17 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name
 
 
 def _rate(keep_prob, rate, op):
+    """The drop rate: a number, or a scalar float32 tensor when keep_prob or rate is one
+    whose value is known only at run time (a placeholder fed per sess.run)."""
     if (keep_prob is None) == (rate is None):
         raise ValueError("[%s] give exactly one of keep_prob and rate" % op)
+    given = keep_prob if keep_prob is not None else rate
+    if isinstance(given, Tensor) and static_value(given) is None:
+        if list(given._shape) != [] or given._dtype != "f32":
+            raise ValueError("[%s] a %s tensor must be a float32 scalar, not %s of shape %s"
+                             % (op, "keep_prob" if keep_prob is not None else "rate", given._dtype,
+                                list(given._shape)))
+        return 1.0 - given if keep_prob is not None else given
     if keep_prob is not None:
         r = 1.0 - _number(keep_prob, op, "keep_prob")
     else:
@@ -110,12 +122,16 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
     1 / (1 - rate), else 0. The mask is recomputed from the generator, never stored."""
     x = convert_to_tensor(x, op="nn.dropout")
     r = _rate(keep_prob, rate, "nn.dropout")
-    if r == 0.0:
+    if not isinstance(r, Tensor) and r == 0.0:
         return named(x, name) if name else x
     shape = list(x._shape) if noise_shape is None else noise_shape
     u = draw(shape, "uniform", seed, "nn.dropout")
-    keep = _core.greater_equal(u, _core.scalar_like(u, r))
-    mask = where(keep, _core.scalar_like(u, 1.0 / (1.0 - r)), _core.scalar_like(u, 0.0))
+    if isinstance(r, Tensor):  # fed at run time: a rate of 0 keeps everything (u >= 0), scale 1
+        keep = u >= r
+        mask = where(keep, _core.scalar_like(u, 1.0) / (1.0 - r) + _core.scalar_like(u, 0.0), _core.scalar_like(u, 0.0))
+    else:
+        keep = _core.greater_equal(u, _core.scalar_like(u, r))
+        mask = where(keep, _core.scalar_like(u, 1.0 / (1.0 - r)), _core.scalar_like(u, 0.0))
     if x._dtype != "f32":
         mask = _core.cast(mask, x._dtype)
     return named(x * mask, name)

@@ -128,6 +128,12 @@ def variable_scope(name_or_scope=None, default_name=None, values=None, initializ
             base = str(name_or_scope)
         full = parent.name + "/" + base if parent.name else base
         inherited_reuse = parent.reuse
+    if name_or_scope is not None:
+        # TensorFlow restarts the names of layers and default-named scopes inside a scope
+        # entered by name, so a model built again under reuse=True finds its variables.
+        for counts in (ctx.layer_counts, ctx.scope_counts):
+            for k in [k for k in counts if k == full or k.startswith(full + "/")]:
+                counts[k] = {}
     scope = _ScopeView(ctx, full, reuse if reuse is not None else inherited_reuse,
                        initializer if initializer is not None else parent.initializer,
                        regularizer if regularizer is not None else parent.regularizer)

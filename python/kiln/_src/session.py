@@ -16,14 +16,17 @@ import numpy as np
 from kiln import _core
 from kiln._src import errors
 from kiln._src import log as _log
+from kiln._src import nest as _nest
 from kiln._src import scopes as _scopes
 from kiln._src import session_config as _session_config
+from kiln._src import summary as _summary
 from kiln._src.graph import Graph, Tensor, get_default_graph_object, static_dims, strip_index
 from kiln._src.unsupported import unsupported
 
 _NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
 _TF_TYPE = {"f32": "float", "f16": "half", "bf16": "bfloat16", "i32": "int32", "i64": "int64", "bool": "bool"}
 _local = threading.local()
+_END = object()
 
 
 def _tf_shape(dims):
@@ -37,6 +40,9 @@ def _flatten(fetches, leaves):
     returns the function that puts their values back into that structure."""
     if fetches is None:
         raise TypeError("Fetch argument None has invalid type %s" % type(None))
+    if isinstance(fetches, _summary._SummaryOp):  # a summary op: its tensors, then the serialized Summary
+        parts = [_flatten(t, leaves) for _tag, t, _kind, _extra in fetches._items]
+        return lambda vals: _summary.serialized(fetches, [p(vals) for p in parts])
     if isinstance(fetches, dict):
         keys = list(fetches)
         parts = [_flatten(fetches[k], leaves) for k in keys]
@@ -56,11 +62,12 @@ class _Plan:
     """One signature's compiled step: the output of each leaf (None for an op), the fed
     placeholders' names, the variables it needs, the initialisers it runs first."""
 
-    def __init__(self, leaves, outputs, exec_, feed_names, variables, init_vars, low=None):
+    def __init__(self, leaves, outputs, exec_, feed_names, variables, init_vars, low=None, resets=()):
         self.leaves = leaves  # kept alive: the plans are keyed by their ids
         self.outputs, self.exec, self.feed_names = outputs, exec_, feed_names
         self.variables, self.init_vars = variables, init_vars
         self.low = low  # a training run's low-precision step under accelerate_train_mode
+        self.resets = list(resets)  # the iterators whose initializer this run runs
 
 
 class Session:
@@ -87,6 +94,9 @@ class Session:
         self._backend = backend
         self._vars = _core.SessionVariables()
         self._plans = {}
+        self._runs = 0  # sess.run calls so far: the random ops' counter (Graph.run_counter)
+        self._iterator_state = {}  # iterator -> its pass over the data (_END once it has ended)
+        self._iterators_needed = {}  # (fetches, fed ids) -> the iterators such a run takes an element of
         self._closed = False
         self._default_stack = []
         self._summary = {"graphs": 0, "cache_hits": 0, "cache_misses": 0, "cache_errors": 0, "fallbacks": 0,
@@ -133,11 +143,17 @@ class Session:
                         "the kernels")
         leaves = []
         rebuild = _flatten(fetches, leaves)
-        feeds, feed_key, extent = self._feeds(feed_dict or {})
-        key = (tuple(self._leaf_key(f) for f in leaves), feed_key)
+        feed_dict = dict(feed_dict or {})
+        leaf_key = tuple(self._leaf_key(f) for f in leaves)
+        if self._graph._ctx.iterators:
+            feed_dict.update(self._iterator_feeds(leaves, leaf_key, feed_dict))
+        feeds, feed_key, extent = self._feeds(feed_dict)
+        key = (leaf_key, feed_key)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = self._plan(leaves, feeds, extent)
+        for it in plan.resets:
+            self._iterator_state[it] = iter(it.elements(self._graph._ctx.seed or 0))
         if plan.init_vars:
             self._vars.initialize(self._graph._scope, plan.init_vars)
         if plan.exec is None:
@@ -151,6 +167,38 @@ class Session:
         out = exec_.run({n: feeds[i][1] for i, n in enumerate(plan.feed_names)}, self._vars)
         values = [None if o is None else _as_value(out[o]) for o in plan.outputs]
         return rebuild(values)
+
+    def _iterator_feeds(self, leaves, leaf_key, feed_dict):
+        """{placeholder: value} of the next element of each iterator whose get_next() this
+        run needs (found once per fetches and fed tensors by cutting the step graph without
+        them). OutOfRangeError at the end of the data."""
+        need_key = (leaf_key, tuple(sorted(self._tensor(k, "feed_dict key")._id for k in feed_dict)))
+        needed = self._iterators_needed.get(need_key)
+        if needed is None:
+            fetch_ids, assign_ids, _, _, _ = self._step_parts(leaves)
+            fed = [self._tensor(k, "feed_dict key") for k in feed_dict]
+            probe = _core.step_graph(self._graph._scope, fetch_ids, sorted(set(assign_ids)),
+                                     [(t._id, t._dtype, [1 if d is None else d for d in static_dims(t)]) for t in fed],
+                                     {pid: d._id for pid, d in self._graph._ctx.defaults.items()}, 1)
+            missing = set(probe.missing)
+            needed = [it for it in self._graph._ctx.iterators
+                      if any(p.name.split(":")[0] in missing for p in it.session_placeholders())]
+            self._iterators_needed[need_key] = needed
+        out = {}
+        for it in needed:
+            state = self._iterator_state.get(it)
+            if state is None:
+                if it._initializable:
+                    raise errors.FailedPreconditionError(
+                        None, None, "GetNext() failed because the iterator has not been initialized. Ensure that you "
+                        "have run the initializer operation for this iterator before getting the next element.")
+                state = self._iterator_state[it] = iter(it.elements(self._graph._ctx.seed or 0))
+            element = next(state, None) if state is not _END else None
+            if element is None:
+                self._iterator_state[it] = _END
+                raise errors.OutOfRangeError(None, None, "End of sequence")
+            out.update(zip(it.session_placeholders(), _nest.flatten(element)))
+        return out
 
     def _tensor(self, x, what):
         """The graph's tensor x names ('x:0', a Tensor of this graph)."""
@@ -185,6 +233,10 @@ class Session:
             a = np.asarray(v, dtype=_NUMPY[t._dtype])
             declared = ctx.placeholders.get(t._id)
             declared = static_dims(t) if declared is None else declared
+            if a.ndim != 0 and t._id in ctx.unranked:
+                raise ValueError("Cannot feed value of shape %s for Tensor '%s': it was declared without a shape, "
+                                 "and kiln builds such a placeholder as a scalar; declare its shape "
+                                 "(tf.placeholder(dtype, [None, ...]))" % (tuple(a.shape), t.name or repr(t)))
             if a.ndim != len(declared) or any(d is not None and d != n for d, n in zip(declared, a.shape)):
                 raise ValueError("Cannot feed value of shape %s for Tensor '%s', which has shape '%s'"
                                  % (tuple(a.shape), t.name or repr(t), _tf_shape(declared)))
@@ -201,12 +253,18 @@ class Session:
                 for d, n in zip(ctx.placeholders[pid], default._shape):
                     if d is None:
                         extents.setdefault(int(n), None)
+        counter = ctx.run_counter
+        if counter is not None and not any(t._id == counter._id for t, _ in feeds):
+            feeds.append((counter, np.array(self._runs, np.int64)))
+        self._runs += 1
         feeds.sort(key=lambda f: f[0]._id)
         key = tuple((t._id, a.dtype.str, a.shape) for t, a in feeds)
         return feeds, key, (next(iter(extents)) if len(extents) == 1 else -1)
 
-    def _plan(self, leaves, feeds, extent):
-        fetch_ids, assign_ids, init_vars, outputs = [], [], [], []
+    def _step_parts(self, leaves):
+        """What the leaves fetch and assign, the variables their initialisers set, each
+        leaf's output name, the iterators their initializers restart."""
+        fetch_ids, assign_ids, init_vars, outputs, resets = [], [], [], [], []
         for f in leaves:
             if isinstance(f, (str, Tensor)):
                 t = self._tensor(f, "Fetch argument")
@@ -215,6 +273,7 @@ class Session:
                 continue
             if isinstance(f, _scopes.Operation):
                 init_vars.extend(_init_vars_of(f))
+                resets.extend(getattr(f, "reset_iterators", ()))
             core, assigns = _scopes.train_op_parts(f)
             for c in core:
                 assign_ids.extend(_core.train_op_ids(c))
@@ -224,9 +283,13 @@ class Session:
                 outputs.append("fetch/%d" % f.value._id)
             else:
                 outputs.append(None)
+        return fetch_ids, assign_ids, init_vars, outputs, resets
+
+    def _plan(self, leaves, feeds, extent):
+        fetch_ids, assign_ids, init_vars, outputs, resets = self._step_parts(leaves)
         init_ids = [v._id for v in init_vars]
         if not fetch_ids and not assign_ids:
-            return _Plan(leaves, outputs, None, [], [], init_ids)
+            return _Plan(leaves, outputs, None, [], [], init_ids, resets=resets)
         defaults = {pid: d._id for pid, d in self._graph._ctx.defaults.items()}
         step = _core.step_graph(self._graph._scope, fetch_ids, sorted(set(assign_ids)),
                                 [(t._id, t._dtype, list(a.shape)) for t, a in feeds], defaults, extent)
@@ -244,7 +307,7 @@ class Session:
             # Both precisions compiled before the first training run: the switch never stalls.
             low = _core.compile_step(step, self._backend, self._cache_dir, "session-low", self._accelerate.low_policy)
             self._count(low)
-        return _Plan(leaves, outputs, exec_, list(step.feed_names), list(step.variables), init_ids, low)
+        return _Plan(leaves, outputs, exec_, list(step.feed_names), list(step.variables), init_ids, low, resets)
 
     def precision_phase(self):
         """Under experimental_accelerate_train_mode: {"phase": "low" or "original",

@@ -221,14 +221,36 @@ def write_values(bridge, items, results):
                 bridge.add_summary_value("images", key, json.dumps(im))
 
 
+def serialized(op, values):
+    """The serialized tf.Summary a Session's run of summary op `op` returns, from the
+    fetched values of its tensors (in op._items' order)."""
+    scalars, record = [], {"histograms": {}, "images": {}}
+    for (tag, _t, kind, extra), v in zip(op._items, values):
+        if kind == "scalars":
+            scalars.append((tag, float(np.asarray(v, dtype=np.float64).reshape(-1)[0])))
+        elif kind == "histograms":
+            record["histograms"][tag] = histogram_value(v)
+        else:
+            record["images"].update(image_values(tag, v, extra))
+    return _core.summary_bytes(scalars, json.dumps(record))
+
+
 class FileWriterCache:
+    """One FileWriter per directory, as TensorFlow's."""
+    _writers = {}
+
     @staticmethod
     def clear():
-        pass
+        for w in FileWriterCache._writers.values():
+            w.close()
+        FileWriterCache._writers.clear()
 
     @staticmethod
     def get(logdir):
-        return FileWriter(logdir)
+        key = str(logdir)
+        if key not in FileWriterCache._writers:
+            FileWriterCache._writers[key] = FileWriter(key)
+        return FileWriterCache._writers[key]
 
 
 class Summary:
@@ -246,35 +268,60 @@ class Summary:
     def __init__(self, value=()):
         self.value = list(value)
 
+    def SerializeToString(self):  # noqa: N802 (protobuf's name)
+        return _core.summary_bytes([(v.tag, v.simple_value) for v in self.value], "{}")
+
 
 class FileWriter:
-    """tf.summary.FileWriter: the user's own TensorBoard event file in `logdir`, with
-    add_summary(Summary(...), global_step). Summary ops of a model_fn are the Estimator's
-    to write. kiln has no GraphDef for TensorBoard's graph tab: a graph is refused."""
+    """tf.summary.FileWriter: a TensorBoard event file in `logdir`. add_summary takes what a
+    Session's run of a summary op returns (a serialized Summary) or a kiln.summary.Summary;
+    a graph (FileWriter(logdir, sess.graph), add_graph) is written for TensorBoard's graph
+    tab as kiln's IR: its nodes' names, ops and inputs. Summary ops of a model_fn are the
+    Estimator's to write."""
 
-    def __init__(self, logdir, graph=None, max_queue=10, flush_secs=120, filename_suffix=None, session=None):
-        if graph is not None:
-            unsupported("FileWriter(graph=...)", "kiln writes no GraphDef; leave the graph out")
+    def __init__(self, logdir, graph=None, max_queue=10, flush_secs=120, graph_def=None, filename_suffix=None,
+                 session=None):
         if filename_suffix:
             unsupported("FileWriter(filename_suffix=...)", "kiln names event files as TensorFlow does by default")
+        if graph_def is not None or session is not None:
+            unsupported("FileWriter(graph_def=, session=)", "give the graph itself: FileWriter(logdir, sess.graph)")
         self._file = _core.EventFile(str(logdir))
         self.logdir = str(logdir)
+        if graph is not None:
+            self.add_graph(graph)
 
     def get_logdir(self):
         return self.logdir
 
+    def add_graph(self, graph, global_step=None, graph_def=None):
+        scope = getattr(graph, "_scope", None)
+        if scope is None or graph_def is not None:
+            raise TypeError("[FileWriter.add_graph] takes a kiln.Graph (sess.graph, tf.get_default_graph()), not %s"
+                            % type(graph if graph_def is None else graph_def).__name__)
+        self._file.graph(scope)
+
     def add_summary(self, summary, global_step=None):
         if isinstance(summary, _SummaryOp):
-            unsupported("FileWriter.add_summary(<a summary op>)", "the Estimator writes model_fn's summaries itself")
-        if not isinstance(summary, Summary):
-            raise TypeError("[FileWriter.add_summary] takes a kiln.summary.Summary, not %s" % type(summary).__name__)
-        self._file.scalars(int(global_step or 0), [(v.tag, v.simple_value) for v in summary.value])
+            raise TypeError("[FileWriter.add_summary] takes the result of sess.run(summary_op), not the op itself")
+        if isinstance(summary, Summary):
+            self._file.scalars(int(global_step or 0), [(v.tag, v.simple_value) for v in summary.value])
+        elif isinstance(summary, (bytes, bytearray)):
+            self._file.summary_bytes(int(global_step or 0), bytes(summary))
+        else:
+            raise TypeError("[FileWriter.add_summary] takes a serialized Summary (sess.run of a summary op) or a "
+                            "kiln.summary.Summary, not %s" % type(summary).__name__)
+
+    def add_session_log(self, session_log, global_step=None):
+        unsupported("FileWriter.add_session_log", "kiln writes SessionLog START itself where a run resumes")
 
     def flush(self):
         self._file.flush()
 
     def close(self):
         self._file.flush()
+
+    def reopen(self):
+        """close() only flushes, so the writer is still open: nothing to reopen."""
 
 
 def _summary_items(ctx):

@@ -49,6 +49,7 @@ from kiln._src.schedules import (  # noqa: F401
     piecewise_constant,
     polynomial_decay,
 )
+from kiln._src.summary import FileWriterCache, Summary
 from kiln._src.variables import get_global_step, get_or_create_global_step  # noqa: F401
 
 # --- hooks ------------------------------------------------------------------------------
@@ -69,11 +70,8 @@ class StopAtStepHook(SessionRunHook):
         if self._num_steps is not None:
             self._last_step = int(session.run("global_step:0")) + self._num_steps
 
-    def before_run(self, run_context):
-        return SessionRunArgs("global_step:0")
-
     def after_run(self, run_context, run_values):
-        if int(run_values.results) >= self._last_step:
+        if run_context.global_step >= self._last_step:  # the step reached (the bridge reads it after the run)
             run_context.request_stop()
 
 
@@ -148,8 +146,9 @@ class CheckpointSaverHook(SessionRunHook):
                  scaffold=None, listeners=None, keep_checkpoint_max=0):
         if (save_secs is None) == (save_steps is None):
             raise ValueError("[CheckpointSaverHook] give exactly one of save_secs and save_steps")
-        if saver is not None or scaffold is not None or listeners:
-            unsupported("CheckpointSaverHook(saver=, scaffold=, listeners=)", "kiln saves its own checkpoint files")
+        if saver is not None or listeners:
+            unsupported("CheckpointSaverHook(saver=, listeners=)", "kiln saves its own checkpoint files (in a "
+                        "MonitoredSession with the Scaffold's Saver)")
         if checkpoint_basename != "model.ckpt":
             unsupported("CheckpointSaverHook(checkpoint_basename=...)", "kiln names checkpoints model.ckpt-<step>")
         if not isinstance(checkpoint_dir, str) or not checkpoint_dir:
@@ -187,11 +186,96 @@ class CheckpointSaverHook(SessionRunHook):
             self._save(SessionRunContext(session._bridge))
 
 
+class StepCounterHook(SessionRunHook):
+    """Logs global_step/sec every every_n_steps steps (or every_n_secs seconds) and writes
+    it to output_dir's event file (TensorBoard's 'global_step/sec')."""
+
+    def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None, summary_writer=None):
+        if (every_n_steps is None) == (every_n_secs is None):
+            raise ValueError("exactly one of every_n_steps and every_n_secs should be provided.")
+        self._steps, self._secs = every_n_steps, every_n_secs
+        self._dir, self._writer = output_dir, summary_writer
+        self._last = None  # (step, time) of the last report
+
+    def after_create_session(self, session, coord):
+        if self._writer is None and self._dir:
+            self._writer = FileWriterCache.get(self._dir)
+
+    def after_run(self, run_context, run_values):
+        step, now = run_context.global_step, time.time()
+        if self._last is None:
+            self._last = (step, now)
+            return
+        steps, secs = step - self._last[0], now - self._last[1]
+        due = steps >= self._steps if self._steps is not None else secs >= self._secs
+        if due and steps > 0 and secs > 0:
+            rate = steps / secs
+            _log.emit("global_step/sec: %g" % rate)
+            if self._writer is not None:
+                self._writer.add_summary(Summary(value=[Summary.Value(tag="global_step/sec", simple_value=rate)]),
+                                         step)
+            self._last = (step, now)
+
+
+class SummarySaverHook(SessionRunHook):
+    """In a MonitoredSession: runs summary_op (or the Scaffold's, merge_all()) every
+    save_steps steps or save_secs seconds and writes its result to output_dir's event file.
+    The Estimator writes model_fn's summaries itself (RunConfig.save_summary_steps)."""
+
+    def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None, scaffold=None,
+                 summary_op=None):
+        if (save_steps is None) == (save_secs is None):
+            raise ValueError("exactly one of save_steps and save_secs should be provided.")
+        if (scaffold is None) == (summary_op is None):
+            raise ValueError("Exactly one of scaffold or summary_op must be provided.")
+        self._steps, self._secs, self._dir, self._writer = save_steps, save_secs, output_dir, summary_writer
+        self._scaffold, self._op = scaffold, summary_op
+        self._next_step = None
+        self._last_time = None
+
+    def after_create_session(self, session, coord):
+        if self._writer is None and self._dir:
+            self._writer = FileWriterCache.get(self._dir)
+
+    def before_run(self, run_context):
+        try:
+            run_context.session
+        except NotImplementedError:
+            unsupported("SummarySaverHook in Estimator.train", "the Estimator writes model_fn's summaries every "
+                        "RunConfig(save_summary_steps=N) steps")
+        op = self._op if self._op is not None else self._scaffold.summary_op
+        step = self._step = run_context.global_step  # as TensorFlow's: the step the run starts at
+        if self._steps is not None:
+            self._due = self._next_step is None or step >= self._next_step
+        else:
+            self._due = self._last_time is None or time.time() - self._last_time >= self._secs
+        return SessionRunArgs(op) if self._due and op is not None else None
+
+    def after_run(self, run_context, run_values):
+        if not self._due:
+            return
+        step = self._step
+        if run_values.results is not None and self._writer is not None:
+            self._writer.add_summary(run_values.results, step)
+        self._last_time = time.time()
+        if self._steps is not None:
+            self._next_step = step + self._steps
+
+    def end(self, session):
+        if self._writer is not None:
+            self._writer.flush()
+
+
+NanLossDuringTrainingError = _core.NanLossError  # tf.train's name for what NanTensorHook raises
+
+
 class NanTensorHook(SessionRunHook):
     """Fails (NanLossError) or requests a stop when the loss is not finite. kiln's
     Estimator always fails on a non-finite loss; this hook adds the stop-only variant."""
 
     def __init__(self, loss_tensor, fail_on_nan_loss=True):
+        if isinstance(loss_tensor, Tensor) and not loss_tensor._name:  # a Session graph's loss need not be named
+            loss_tensor = named(loss_tensor, "nan_tensor_hook/loss")
         self._loss = loss_tensor if isinstance(loss_tensor, str) else fetch_name(loss_tensor, "NanTensorHook")
         self._fail = fail_on_nan_loss
 
@@ -202,9 +286,16 @@ class NanTensorHook(SessionRunHook):
         v = float(run_values.results)
         if not math.isfinite(v):
             if self._fail:
-                raise _core.NanLossError("[NanTensorHook] loss is %s at step %d" % (v, run_context.global_step))
-            _log.emit("NaN loss at step %d; stopping" % run_context.global_step)
+                raise _core.NanLossError("[NanTensorHook] loss is %s%s" % (v, _at_step(run_context)))
+            _log.emit("NaN loss%s; stopping" % _at_step(run_context))
             run_context.request_stop()
+
+
+def _at_step(run_context):
+    try:
+        return " at step %d" % run_context.global_step
+    except RuntimeError:  # a Session's graph without a global step
+        return ""
 
 
 class TellMeStepOrLossHook:

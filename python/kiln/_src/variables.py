@@ -23,6 +23,13 @@ def _register(ctx, v, trainable, collections=None):
     return v
 
 
+def _run_counter_id(op):
+    """The id of the run counter of the tf.Graph being built (read as 0 in an initial
+    value), or -1."""
+    counter = current(op).run_counter
+    return counter._id if counter is not None else -1
+
+
 def _initial_values(value, dtype, op):
     """A numpy array of the initial value: numbers, arrays, a callable giving one, or a
     tensor computable now (constants and random ops)."""
@@ -30,7 +37,7 @@ def _initial_values(value, dtype, op):
         value = value()
     if isinstance(value, Tensor):
         known = static_value(value)
-        arr = known if known is not None else _core.evaluate_constant(value)
+        arr = known if known is not None else _core.evaluate_constant(value, _run_counter_id(op))
     else:
         arr = np.asarray(value)
         if arr.dtype == object:

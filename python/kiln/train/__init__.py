@@ -1,6 +1,14 @@
 """tf.train, TensorFlow 1.x's names; their code is in kiln._src.train."""
 # ruff: noqa: F401, A004
 # (a package of names: each is imported to be re-exported, some shadowing builtins as TensorFlow's do)
+from kiln._src.monitored_session import (
+    ChiefSessionCreator,
+    MonitoredSession,
+    MonitoredTrainingSession,
+    Scaffold,
+    SingularMonitoredSession,
+    WorkerSessionCreator,
+)
 from kiln._src.saver import Saver
 from kiln._src.train import (
     AdadeltaOptimizer,
@@ -19,6 +27,7 @@ from kiln._src.train import (
     Int64List,
     LoggingTensorHook,
     MomentumOptimizer,
+    NanLossDuringTrainingError,
     NanTensorHook,
     Optimizer,
     ProfilerHook,
@@ -27,7 +36,9 @@ from kiln._src.train import (
     SessionRunContext,
     SessionRunHook,
     SessionRunValues,
+    StepCounterHook,
     StopAtStepHook,
+    SummarySaverHook,
     TellMeStepOrLossHook,
     Tensor,
     cosine_decay,
