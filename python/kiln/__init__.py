@@ -109,9 +109,6 @@ from kiln._src.array_ops import (
 from kiln._src.array_ops import range_ as range
 from kiln._src.array_ops import reverse as reverse_v2
 from kiln._src.compat import (
-    GPUOptions,
-    GraphOptions,
-    OptimizerOptions,
     assert_equal,
     assert_rank,
     assert_type,
@@ -160,6 +157,8 @@ from kiln._src.graph import (
     TensorShape,
     abs,
     add,
+    arg_max,
+    arg_min,
     argmax,
     argmin,
     cast,
@@ -246,7 +245,15 @@ from kiln._src.scopes import (
 )
 from kiln._src.scopes import tuple_ as tuple
 from kiln._src.session import InteractiveSession, Session, get_default_session
-from kiln._src.session_config import AttrValue, ConfigProto, RewriterConfig, RunOptions
+from kiln._src.session_config import (
+    AttrValue,
+    ConfigProto,
+    GPUOptions,
+    GraphOptions,
+    OptimizerOptions,
+    RewriterConfig,
+    RunOptions,
+)
 from kiln._src.unsupported import unsupported as _unsupported
 from kiln._src.variables import (
     Variable,

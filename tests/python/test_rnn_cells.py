@@ -77,3 +77,52 @@ def test_cells_compute_tensorflows_formulas(backend, tmp_path):
     lstm, lstm_c = lstm_ref([DENSE[:, t].astype(np.float64) for t in range(T)], variables("lstm/rnn/basic_lstm_cell/"))
     np.testing.assert_allclose(got["lstm"], lstm, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got["lstm_c"], lstm_c, rtol=1e-5, atol=1e-6)
+
+
+def _lstm_ref(xs, kernel, bias, lengths=None):
+    """BasicLSTMCell over xs [T, B, F] (forget_bias 1); past a sequence's length its
+    output is 0 and its state carried, as TensorFlow's static_rnn(sequence_length=)."""
+    b, units = xs.shape[1], kernel.shape[1] // 4
+    c, h, outs = np.zeros((b, units)), np.zeros((b, units)), []
+    for t, x in enumerate(xs):
+        i, j, f, o = np.split(np.concatenate([x, h], 1) @ kernel + bias, 4, axis=1)
+        c2 = c * sigmoid(f + 1.0) + sigmoid(i) * np.tanh(j)
+        h2 = np.tanh(c2) * sigmoid(o)
+        keep = np.ones((b, 1)) if lengths is None else (t < lengths)[:, None].astype(float)
+        outs.append(h2 * keep)
+        c, h = c2 * keep + c * (1 - keep), h2 * keep + h * (1 - keep)
+    return np.stack(outs), c, h
+
+
+def test_sequence_length_and_bidirectional_rnns_in_a_session():
+    kiln.reset_default_graph()
+    x = kiln.placeholder(kiln.float32, [None, T, 3])
+    lengths = kiln.placeholder(kiln.int32, [None])
+    steps = kiln.unstack(x, axis=1)
+    out, state = kiln.nn.static_rnn(kiln.nn.rnn_cell.BasicLSTMCell(UNITS), steps, sequence_length=lengths,
+                                    dtype=kiln.float32)
+    (fw, bw), (s_fw, s_bw) = kiln.nn.bidirectional_dynamic_rnn(
+        kiln.nn.rnn_cell.BasicLSTMCell(UNITS), kiln.nn.rnn_cell.BasicLSTMCell(UNITS), x, dtype=kiln.float32)
+    both, _, _ = kiln.contrib.rnn.static_bidirectional_rnn(
+        kiln.nn.rnn_cell.BasicLSTMCell(UNITS), kiln.nn.rnn_cell.BasicLSTMCell(UNITS), steps, dtype=kiln.float32,
+        scope="static_bi")
+    names = sorted(v.name for v in kiln.global_variables())
+    assert "bidirectional_rnn/fw/basic_lstm_cell/kernel:0" in names and "static_bi/bw/basic_lstm_cell/bias:0" in names
+    lens = np.array([3, 1, 2, 0], np.int32)
+    with kiln.Session() as sess:
+        sess.run(kiln.global_variables_initializer())
+        got = sess.run({"out": out, "c": state.c, "h": state.h, "fw": fw, "bw": bw, "both": both},
+                       {x: DENSE, lengths: lens})
+        var = {v.name[:-2]: sess.run(v) for v in kiln.global_variables()}
+    ref, c, h = _lstm_ref(DENSE.transpose(1, 0, 2), var["rnn/basic_lstm_cell/kernel"], var["rnn/basic_lstm_cell/bias"],
+                          lens)
+    assert np.allclose(np.stack(got["out"]), ref, atol=1e-5) and np.allclose(got["c"], c, atol=1e-5)
+    assert np.allclose(got["h"], h, atol=1e-5) and np.all(np.stack(got["out"])[1:, 1] == 0)
+    ref_fw, _, _ = _lstm_ref(DENSE.transpose(1, 0, 2), var["bidirectional_rnn/fw/basic_lstm_cell/kernel"],
+                             var["bidirectional_rnn/fw/basic_lstm_cell/bias"])
+    ref_bw, _, _ = _lstm_ref(DENSE.transpose(1, 0, 2)[::-1], var["bidirectional_rnn/bw/basic_lstm_cell/kernel"],
+                             var["bidirectional_rnn/bw/basic_lstm_cell/bias"])
+    assert np.allclose(got["fw"], ref_fw.transpose(1, 0, 2), atol=1e-5)
+    assert np.allclose(got["bw"], ref_bw[::-1].transpose(1, 0, 2), atol=1e-5)
+    assert len(got["both"]) == T and got["both"][0].shape == (B, 2 * UNITS)
+    kiln.reset_default_graph()

@@ -339,8 +339,12 @@ def test_session_config_is_read_or_refused(tmp_path):
     with pytest.warns(UserWarning, match=r"\[use_off_line\] is ignored"):
         tf.Session(config=npu_config(d, use_off_line="1")).close()
     config = npu_config(d)
-    config.graph_options.rewrite_options.remapping = tf.RewriterConfig.OFF
+    config.graph_options.rewrite_options.remapping = tf.RewriterConfig.ON
     with pytest.warns(UserWarning, match=r"ConfigProto.graph_options.rewrite_options.remapping\] is ignored"):
+        tf.Session(config=config).close()
+    config.graph_options.rewrite_options.remapping = tf.RewriterConfig.OFF  # what kiln does: silent
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         tf.Session(config=config).close()
     bad = tf.ConfigProto()
     bad.graph_options.rewrite_options.custom_optimizers.add().name = "Other"
@@ -531,6 +535,32 @@ def test_same_losses_as_tensorflow(tmp_path):
     assert last_step == want["step"] == STEPS
 
 
+def test_the_adapters_session_config_helpers():
+    from kiln.npu_bridge import npu_init
+    x = tf.placeholder(tf.float32, [2])
+    config = npu_init.npu_config_proto()
+    assert config.allow_soft_placement and config.graph_options.rewrite_options.remapping == tf.RewriterConfig.OFF
+    op = config.graph_options.rewrite_options.custom_optimizers.add()
+    op.name = "NpuOptimizer"
+    op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision_bf16")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing it sets is ignored: kiln does it anyway
+        with tf.Session(config=config) as sess:
+            assert sess.run(x * 2.0, {x: [1.0, 2.0]}).tolist() == [2.0, 4.0]
+        sess, shutdown = npu_init.init_resource()
+        assert sess.run(x + 1.0, {x: [0.0, 1.0]}).tolist() == [1.0, 2.0]
+        npu_init.shutdown_resource(sess, shutdown)
+        npu_init.close_session(sess)
+    session_config = npu_init.npu_session_config_init()
+    assert [c.name for c in session_config.graph_options.rewrite_options.custom_optimizers] == ["NpuOptimizer"]
+    assert npu_init.npu_graph_options().optimizer_options.global_jit_level == tf.OptimizerOptions.OFF
+    assert (npu_init.get_npu_rank_id(), npu_init.get_npu_rank_size()) == (0, 1)
+    grown = tf.ConfigProto()
+    grown.gpu_options.allow_growth = True
+    with pytest.warns(UserWarning, match=r"gpu_options.allow_growth\] is ignored"):
+        tf.Session(config=grown).close()
+
+
 def test_no_warning_without_config():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -549,3 +579,22 @@ def test_the_older_initializer_names_and_tables_initializer():
         sess.run(v.assign(7.0))
         sess.run(tf.initialize_variables([v]))
         assert sess.run(v) == 2.0
+
+
+def test_tutorial_spellings_arg_max_and_a_model_built_twice_under_reuse():
+    x = tf.placeholder(tf.float32, [None, 3])
+    with tf.variable_scope("net"):
+        a = tf.layers.dense(tf.layers.dense(x, 4), 2)
+    with tf.variable_scope("net", reuse=True):  # TensorFlow restarts the layer names: the same variables
+        b = tf.layers.dense(tf.layers.dense(x, 4), 2)
+    assert len(tf.global_variables()) == 4
+    with pytest.raises(ValueError, match="already exists|exists"):
+        with tf.variable_scope("net"):
+            tf.layers.dense(x, 4)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        v = np.arange(6, dtype=np.float32).reshape(2, 3)
+        ra, rb, i, j = sess.run([a, b, tf.arg_max(x, 1), tf.arg_min(x, 1)], {x: v})
+    assert np.array_equal(ra, rb) and i.tolist() == [2, 2] and j.tolist() == [0, 0]
+    with pytest.raises(NotImplementedError, match="range over a dimension fed at run time"):
+        tf.range(0, tf.shape(x)[0])

@@ -1,10 +1,10 @@
 """`import kiln as tf` on real TensorFlow, for bench/compat_vs_tensorflow.py: put this folder
 first on PYTHONPATH (in a Python with tensorflow-cpu 2.15 and tensorflow-estimator, e.g.
 .venv-tf) and a port of the compatibility corpus runs unchanged on tensorflow.compat.v1 —
-the TF 1.x API its upstream was written for. TensorFlow 2 removed tf.contrib; the two
+the TF 1.x API its upstream was written for. TensorFlow 2 removed tf.contrib; the
 contrib names the corpus uses are supplied from their TF 1.15 definitions' TF 2 homes:
-contrib.rnn.GRUCell / static_rnn (tf.compat.v1.nn.rnn_cell.GRUCell, tf.compat.v1.nn.static_rnn)
-and contrib.layers.optimize_loss (gradients of the loss, the named optimizer, the update
+contrib.rnn.GRUCell / static_rnn (tf.compat.v1.nn.rnn_cell.GRUCell, tf.compat.v1.nn.static_rnn),
+contrib.layers.flatten (tf.compat.v1.layers.flatten) and contrib.layers.optimize_loss (gradients of the loss, the named optimizer, the update
 ops it was built under; no clipping or summaries, which the corpus does not ask for).
 KILN_MAX_STEPS caps each train() call as kiln's Estimator does, so both sides train the
 same number of steps."""
@@ -30,7 +30,7 @@ def _optimize_loss(loss, global_step, learning_rate, optimizer, **kwargs):
 _contrib = types.SimpleNamespace(
     rnn=types.SimpleNamespace(GRUCell=_tf.nn.rnn_cell.GRUCell, static_rnn=_tf.nn.static_rnn,
                               BasicLSTMCell=_tf.nn.rnn_cell.BasicLSTMCell),
-    layers=types.SimpleNamespace(optimize_loss=_optimize_loss),
+    layers=types.SimpleNamespace(optimize_loss=_optimize_loss, flatten=_tf.layers.flatten),
     data=types.SimpleNamespace(AUTOTUNE=_tf.data.experimental.AUTOTUNE))
 _tf.contrib = _contrib
 

@@ -187,6 +187,10 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):  # tf.range, w
     start, limit, delta = vals
     if limit is None:
         start, limit = 0, start
+    if any(isinstance(v, (int, np.integer)) and v and v % _core.UNKNOWN_EXTENT == 0 for v in (start, limit)):
+        unsupported("range over a dimension fed at run time (tf.range(tf.shape(x)[0]) of a placeholder's None "
+                    "extent)", "kiln builds ranges as constants; give the placeholder that dimension, or gather "
+                    "with indices fed in the feed_dict")
     arr = np.arange(start, limit, delta)
     dt = as_dtype(dtype) if dtype is not None else (float32 if arr.dtype.kind == "f" else int32)
     return named(constant_of(arr, dt), name)

@@ -95,12 +95,6 @@ def enable_eager_execution(*args, **kwargs):
     unsupported("enable_eager_execution", "kiln builds graphs inside an Estimator's model_fn")
 
 
-class GPUOptions:
-    def __init__(self, **kwargs):
-        self.__dict__.update(kwargs)
-
-
-GraphOptions = OptimizerOptions = RewriterConfig = GPUOptions
 
 # Initializer spellings at the top level (tf.zeros_initializer, ...).
 variance_scaling_initializer = _init.variance_scaling

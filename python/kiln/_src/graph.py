@@ -603,6 +603,14 @@ def argmin(input, axis=None, name=None, dimension=None, output_type=int64):  # n
     return argmax(-convert_to_tensor(input, op="argmin"), axis, name, dimension, output_type)
 
 
+def arg_max(input, dimension, name=None, output_type=int64):  # noqa: A002 (TensorFlow 1's older name)
+    return argmax(input, axis=dimension, name=name, output_type=output_type)
+
+
+def arg_min(input, dimension, name=None, output_type=int64):  # noqa: A002 (TensorFlow 1's older name)
+    return argmin(input, axis=dimension, name=name, output_type=output_type)
+
+
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
     if axis not in (None, -1):
         unsupported("one_hot(axis=%r)" % axis, "kiln's one_hot puts the new axis last (axis=-1)")

@@ -26,7 +26,7 @@ from kiln._src.graph import abs as _abs
 from kiln._src.graph import exp as _exp
 from kiln._src.graph import log as _log
 from kiln._src.random_ops import dropout  # noqa: F401 (tf.nn.dropout)
-from kiln._src.rnn import dynamic_rnn, static_rnn  # noqa: F401
+from kiln._src.rnn import bidirectional_dynamic_rnn, dynamic_rnn, static_bidirectional_rnn, static_rnn  # noqa: F401
 
 
 def relu(features, name=None):

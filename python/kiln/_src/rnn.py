@@ -7,9 +7,10 @@ over the (static) time axis. Variables and formulas are TensorFlow 1's:
 static_rnn runs the cell under the variable scope 'rnn' (its cell's name below it)."""
 from kiln import _core
 from kiln._src import initializers as init
+from kiln._src import nest as _nest
 from kiln._src import scopes as _scopes
 from kiln._src.array_ops import split, stack, unstack
-from kiln._src.graph import convert_to_tensor, matmul, sigmoid, tanh, unsupported, zeros
+from kiln._src.graph import cast, concat, convert_to_tensor, expand_dims, matmul, sigmoid, tanh, unsupported, zeros
 from kiln._src.variables import get_variable
 
 
@@ -74,6 +75,9 @@ class GRUCell(RNNCell):
 
 
 class LSTMStateTuple(tuple):
+    """(c, h), a namedtuple as TensorFlow's (nest and sess.run rebuild it by its fields)."""
+    _fields = ("c", "h")
+
     def __new__(cls, c, h):
         return super().__new__(cls, (c, h))
 
@@ -148,18 +152,35 @@ class MultiRNNCell(RNNCell):
         return out, tuple(new)
 
 
+def _mask_steps(sequence_length, batch_like):
+    """step t -> a [batch, 1] float32 mask: 1 where t < sequence_length."""
+    if sequence_length is None:
+        return None
+    lengths = convert_to_tensor(sequence_length, op="static_rnn(sequence_length=)")
+    if len(lengths._shape) != 1:
+        raise ValueError("[static_rnn] sequence_length must be a vector [batch], not of shape %s" % list(lengths.shape))
+    lengths = cast(lengths, "float32")
+    return lambda t: expand_dims(cast(lengths > float(t), "float32"), 1)
+
+
 def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=None, scope=None):
-    """(outputs, final state) of `cell` over the list of inputs [batch, features]."""
-    if sequence_length is not None:
-        unsupported("static_rnn(sequence_length=...)", "kiln unrolls every step; pad the sequences")
+    """(outputs, final state) of `cell` over the list of inputs [batch, features]. With
+    sequence_length [batch], as TensorFlow's: outputs past a sequence's length are 0 and
+    its state is carried through unchanged, so the final state is its last step's."""
     xs = [convert_to_tensor(x, op="static_rnn") for x in inputs]
     if not xs:
         raise ValueError("[static_rnn] no inputs")
     state = initial_state if initial_state is not None else cell.zero_state(xs[0]._shape[0])
+    mask = _mask_steps(sequence_length, xs[0])
     outputs = []
     with _scopes.variable_scope(scope or "rnn", reuse=_scopes.AUTO_REUSE):
-        for x in xs:
-            out, state = cell(x, state)
+        for t, x in enumerate(xs):
+            out, new = cell(x, state)
+            if mask is not None:
+                m = mask(t)
+                out = out * m
+                new = _nest.map_structure(lambda n, o: n * m + o * (1.0 - m), new, state)
+            state = new
             outputs.append(out)
     return outputs, state
 
@@ -171,6 +192,38 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
     axis = 0 if time_major else 1
     outputs, state = static_rnn(cell, unstack(inputs, axis=axis), initial_state, dtype, sequence_length, scope)
     return stack(outputs, axis=axis), state
+
+
+def static_bidirectional_rnn(cell_fw, cell_bw, inputs, initial_state_fw=None, initial_state_bw=None, dtype=None,
+                             sequence_length=None, scope=None):
+    """(outputs, forward final state, backward final state): cell_fw over the inputs, cell_bw
+    over them reversed, each step's outputs concatenated [fw, bw]; variables under
+    '<scope or bidirectional_rnn>/fw' and '/bw', as TensorFlow's."""
+    if sequence_length is not None:
+        unsupported("static_bidirectional_rnn(sequence_length=...)", "the backward pass reverses whole sequences; "
+                    "pad them to one length")
+    xs = list(inputs)
+    with _scopes.variable_scope(scope or "bidirectional_rnn"):
+        out_fw, state_fw = static_rnn(cell_fw, xs, initial_state_fw, dtype, scope="fw")
+        out_bw, state_bw = static_rnn(cell_bw, xs[::-1], initial_state_bw, dtype, scope="bw")
+    outputs = [concat([f, b], 1) for f, b in zip(out_fw, out_bw[::-1])]
+    return outputs, state_fw, state_bw
+
+
+def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None, initial_state_fw=None,
+                              initial_state_bw=None, dtype=None, parallel_iterations=None, swap_memory=False,
+                              time_major=False, scope=None):
+    """((forward outputs, backward outputs), (forward state, backward state)) over the time
+    axis of inputs, each output stacked on that axis, as TensorFlow's."""
+    if sequence_length is not None:
+        unsupported("bidirectional_dynamic_rnn(sequence_length=...)", "the backward pass reverses whole sequences; "
+                    "pad them to one length")
+    axis = 0 if time_major else 1
+    xs = unstack(inputs, axis=axis)
+    with _scopes.variable_scope(scope or "bidirectional_rnn"):
+        out_fw, state_fw = static_rnn(cell_fw, xs, initial_state_fw, dtype, scope="fw")
+        out_bw, state_bw = static_rnn(cell_bw, xs[::-1], initial_state_bw, dtype, scope="bw")
+    return (stack(out_fw, axis=axis), stack(out_bw[::-1], axis=axis)), (state_fw, state_bw)
 
 
 _ = _core

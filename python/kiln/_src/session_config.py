@@ -89,6 +89,21 @@ class RunOptions(_Options):
     pass
 
 
+class GPUOptions(_Options):
+    """tf.GPUOptions: kiln runs on the CPU; a Session warns that it ignores the fields set."""
+
+
+class GraphOptions(_Options):
+    pass
+
+
+class OptimizerOptions(_Options):
+    """tf.OptimizerOptions, with its GlobalJitLevel and Level values."""
+
+    DEFAULT, OFF, ON_1, ON_2 = 0, -1, 1, 2
+    L1, L0 = 0, -1
+
+
 def _text(value, key):
     v = getattr(value, "s", None) if isinstance(value, AttrValue) and "s" in value.__dict__ else None
     if v is None:
@@ -110,6 +125,32 @@ _NOT_YET = {"iterations_per_loop": "1"}
 _READ = ("graph_compiler_cache_dir", "precision_mode", "precision_mode_v2", "experimental_accelerate_train_mode")
 
 
+# Fields whose value says what kiln does anyway (no device placement, no grappler
+# remapping, no XLA): set by the adapter's npu_config_proto(), silent.
+_AS_KILN_RUNS = {"allow_soft_placement": (True, False), "log_device_placement": (False,),
+                 "graph_options.rewrite_options.remapping": (2,), "graph_options.rewrite_options.memory_optimization": (1, 2),
+                 "graph_options.optimizer_options.global_jit_level": (-1, 0)}
+
+
+def _as_kiln_runs(config, dotted):
+    if dotted not in _AS_KILN_RUNS:
+        return False
+    value = config
+    for part in dotted.split("."):
+        value = value.__dict__.get(part)
+    return value in _AS_KILN_RUNS[dotted]
+
+
+def with_cpu_settings(config):
+    """What the adapter's npu_config_proto() sets (soft placement, no device log, no
+    remapping, no XLA), all of which kiln's Session does anyway."""
+    config.allow_soft_placement = True
+    config.log_device_placement = False
+    config.graph_options.rewrite_options.remapping = RewriterConfig.OFF
+    config.graph_options.optimizer_options.global_jit_level = OptimizerOptions.OFF
+    return config
+
+
 def session_options(config):
     """{"graph_compiler_cache_dir", "precision_mode", "precision_mode_v2",
     "experimental_accelerate_train_mode": text or ""} from
@@ -123,7 +164,7 @@ def session_options(config):
         raise TypeError("[Session] config must be a tf.ConfigProto, not %s" % type(config).__name__)
     ignored = []
     for k in config._fields_set():
-        if k != "graph_options.rewrite_options.custom_optimizers":
+        if k != "graph_options.rewrite_options.custom_optimizers" and not _as_kiln_runs(config, k):
             ignored.append(k)
     rewrite = config.__dict__.get("graph_options")
     rewrite = rewrite.__dict__.get("rewrite_options") if rewrite is not None else None

@@ -1,4 +1,4 @@
-"""tf.contrib.rnn: the cells and static_rnn (aliases of tf.nn.rnn_cell's)."""
+"""tf.contrib.rnn: the cells, static_rnn and static_bidirectional_rnn (aliases of tf.nn.rnn_cell's)."""
 from kiln._src.rnn import (  # noqa: F401
     BasicLSTMCell,
     GRUCell,
@@ -6,5 +6,6 @@ from kiln._src.rnn import (  # noqa: F401
     LSTMStateTuple,
     MultiRNNCell,
     RNNCell,
+    static_bidirectional_rnn,
     static_rnn,
 )
