@@ -3,13 +3,16 @@
 
 usage: data_parallel_script.py train|train-dict|train-short OUT_JSON MODEL_DIR BACKEND
        data_parallel_script.py dropout OUT_PREFIX
+       data_parallel_script.py session OUT_PREFIX
        data_parallel_script.py raise-in-training | raise-before-training | exit-before-training | other-steps
 `train`: an MLP on a fixed synthetic problem, 30 steps at the global batch 64; rank 0 writes
 every step's loss and the run's statistics to OUT_JSON; `train-dict` the same with the
 features as a dict of two arrays (columns 0-15 and 16-31); `train-short` on 360 examples
 in epochs of 5 full batches and a short one of 40 (every 6th step). `dropout`: the same MLP with dropout
 (rate 0.5) on its first layer, 3 steps; every rank writes its dropout masks, by step, to
-OUT_PREFIX-<rank>.json. The raise modes raise on rank 1 only,
+OUT_PREFIX-<rank>.json. `session`: the MLP as a sess.run script (placeholders, Momentum), 30
+steps at the global batch 64, each rank feeding its own rows of it; every rank writes its
+losses and final weights to OUT_PREFIX-<rank>.json. The raise modes raise on rank 1 only,
 during the step loop (a hook, at step 3) or before train() (while rank 0 waits in it); the
 exit mode calls sys.exit(3) on rank 1 before train(); other-steps trains rank 1 to other max_steps."""
 import json
@@ -83,11 +86,35 @@ class Losses(kiln.train.SessionRunHook):
             raise RuntimeError("boom in a hook at step %d" % self.raise_at)
 
 
+def session_script(out_prefix, x, y):
+    rank, size = kiln.distributed.rank(), kiln.distributed.size()
+    kiln.set_random_seed(3)
+    xs = kiln.placeholder(kiln.float32, [None, FEATURES])
+    ys = kiln.placeholder(kiln.int32, [None])
+    h = kiln.layers.dense(kiln.layers.dense(xs, 64, activation=kiln.nn.relu), 64, activation=kiln.nn.relu)
+    logits = kiln.layers.dense(h, CLASSES, name="logits")
+    loss = kiln.losses.sparse_softmax_cross_entropy(labels=ys, logits=logits)
+    train_op = kiln.train.MomentumOptimizer(0.05, 0.9).minimize(loss)
+    share = BATCH // size
+    losses = []
+    with kiln.Session() as sess:
+        sess.run(kiln.global_variables_initializer())
+        for step in range(STEPS):
+            start = (step * BATCH) % len(x) + rank * share
+            _, v = sess.run([train_op, loss], {xs: x[start:start + share], ys: y[start:start + share]})
+            losses.append(float(v))
+        kernel = sess.run(kiln.get_default_graph().get_tensor_by_name("logits/kernel:0"))
+    with open("%s-%d.json" % (out_prefix, rank), "w") as f:
+        json.dump({"losses": losses, "kernel": kernel.tolist(), "size": size}, f)
+
+
 def main():
     mode = sys.argv[1]
     x, y = problem(360 if mode == "train-short" else 1024)
     if mode == "dropout":
         return dropout_masks(sys.argv[2], x, y)
+    if mode == "session":
+        return session_script(sys.argv[2], x, y)
     training = mode in ("train", "train-dict", "train-short")
     model_dir = sys.argv[3] if training else None
     backend = sys.argv[4] if training else "interp"

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import pytest
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data_parallel_script.py")
@@ -64,6 +65,23 @@ def test_two_ranks_train_as_one(tmp_path, backend):
     assert len(progress) == 3, p2.stdout
     assert sorted(f for f in os.listdir(model2) if f.endswith(".index")) == [
         "model.ckpt-%d.index" % s for s in (10, 20, 30)]
+
+
+def test_a_session_script_trains_data_parallel(tmp_path):
+    """sess.run mode under mpirun: each rank feeds its half of the global batch, the train
+    op averages the gradients over the ranks, and the ranks end with the weights one
+    process gets from the whole batch."""
+    for ranks in (1, 2):
+        p, _ = run(["session", str(tmp_path / ("r%d" % ranks))], ranks)
+        assert p.returncode == 0, "exit %d\nstdout:\n%s\nstderr:\n%s" % (p.returncode, p.stdout, p.stderr)
+    one = json.loads((tmp_path / "r1-0.json").read_text())
+    two = [json.loads((tmp_path / ("r2-%d.json" % r)).read_text()) for r in (0, 1)]
+    assert one["size"] == 1 and two[0]["size"] == 2
+    assert two[0]["kernel"] == two[1]["kernel"]  # the ranks hold one model
+    assert two[0]["losses"] != two[1]["losses"]  # ... trained on different rows
+    assert np.allclose(two[0]["kernel"], one["kernel"], rtol=1e-3, atol=1e-4)
+    mean = [(a + b) / 2 for a, b in zip(two[0]["losses"], two[1]["losses"])]  # the whole batch's loss
+    assert np.allclose(mean[:STRICT_STEPS], one["losses"][:STRICT_STEPS], rtol=REL_TOL)
 
 
 def test_two_ranks_split_every_feature_of_a_dict(tmp_path):
