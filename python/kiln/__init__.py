@@ -37,6 +37,11 @@ if not any(k in _os.environ for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KILN
     _os.environ["GOMP_SPINCOUNT"] = str(_openmp_wait.choose_spins())
 from kiln import _core
 
+if int(_numpy.__version__.split(".")[0]) >= 2 and tuple(_core.PYBIND11_VERSION) < (2, 12):
+    # Its arrays would be read with numpy 1's layout: silently wrong values, not an error.
+    raise ImportError("kiln._core was built with pybind11 %d.%d, which reads numpy 1.x arrays only, and this Python "
+                      "(%s) has numpy %s: install numpy 1.x there (pip install 'numpy<2'), or rebuild kiln with "
+                      "pybind11 >= 2.12" % (tuple(_core.PYBIND11_VERSION) + (_sys.executable, _numpy.__version__)))
 _core.tune_heap()
 from kiln._src import distributed as _distributed
 

@@ -4,6 +4,8 @@
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "kiln's C++ graph compiler and training runtime (use the kiln package, not this module)";
+  // pybind11 before 2.12 reads numpy 1.x arrays only: kiln/__init__.py refuses numpy 2 then.
+  m.attr("PYBIND11_VERSION") = pybind11::make_tuple(PYBIND11_VERSION_MAJOR, PYBIND11_VERSION_MINOR);
   kiln::python::bind_world(m);  // first: under mpirun, join the job before anything else
   kiln::python::bind_errors(m);
   kiln::python::bind_tensor(m);

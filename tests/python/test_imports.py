@@ -61,3 +61,18 @@ def test_outside_mpirun_the_process_is_a_world_of_one():
     assert kiln.distributed.rank() == 0 and kiln.distributed.size() == 1 and kiln.distributed.is_chief()
     assert sys.excepthook is not kiln._src.distributed._abort_on_uncaught  # only a job's ranks abort
     assert kiln.distributed.stats()["all_reduce_calls"] == 0
+
+
+def test_numpy_2_under_an_older_pybind11_is_refused_at_import():
+    """pybind11 before 2.12 reads arrays with numpy 1's layout: under numpy 2 kiln would
+    see zeros, so importing kiln says what to do instead (simulated: numpy's version
+    reads 2.x before kiln is imported)."""
+    import subprocess
+    import sys
+    code = ("import numpy; numpy.__version__ = '2.1.0'\n"
+            "try:\n    import kiln\nexcept ImportError as e:\n    print('refused:', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
+    if tuple(kiln._core.PYBIND11_VERSION) < (2, 12):
+        assert "refused: kiln._core was built with pybind11" in out and "numpy<2" in out, out
+    else:
+        assert "refused" not in out, out
