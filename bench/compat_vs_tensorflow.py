@@ -48,7 +48,7 @@ def run_once(entry, system, tf_python, threads_env, seed=1):
             if entry.seed_flag:  # a script that seeds itself from a flag: the same seeds on both systems
                 args = args + [entry.seed_flag, str(seed)]
             cmd = [python] + (["-m", entry.module] if entry.module else [os.path.join(entry.port, entry.script)]) + args
-            p = subprocess.run(wrap(cmd), env=env, cwd=entry.cwd or entry.port, capture_output=True, text=True,
+            p = subprocess.run(wrap(cmd), env=env, cwd=entry.run_directory(scratch), capture_output=True, text=True,
                                timeout=3600)
             out += p.stdout + p.stderr
             if p.returncode != 0:

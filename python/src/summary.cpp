@@ -37,6 +37,11 @@ void bind_summary(py::module_& m) {
       .def("session_start", [](EventFile& f, int64_t step) { f.session_start(step, unix_seconds()); })
       .def("flush", [](EventFile& f) { f.flush(false); })
       .def_property_readonly("path", &EventFile::path);
+  // kiln's IR of a tf.Graph as a GraphDef: serialized, or in protobuf's text format.
+  m.def("graph_def", [](const std::shared_ptr<GraphScope>& s, bool as_text) -> py::object {
+    if (as_text) return py::str(graph_def_text(*s->graph));
+    return py::bytes(graph_def_bytes(*s->graph));
+  });
   // A serialized Summary of scalars [(tag, value)] and the histograms and images of a
   // summaries.jsonl record's JSON (train/summary/events.h).
   m.def("summary_bytes",

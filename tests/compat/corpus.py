@@ -1,4 +1,4 @@
-"""The compatibility corpus: public TensorFlow 1.x Estimator scripts by others, each kept as
+"""The compatibility corpus: public TensorFlow 1.x scripts by others (Estimator and sess.run), each kept as
 upstream wrote it (upstream/) and as ported to kiln (port/) with only its imports and its
 data loading changed (see README.md). What each entry runs, and the result it must reach."""
 import contextlib
@@ -25,7 +25,7 @@ def _remove_files(prefix):
 
 class Entry:
     def __init__(self, name, script, args=(), env=None, metric=None, at_least=None, at_most=None, fixed=(),
-                 cwd=None, module=None, then=None, seed_flag=None, fixed_files=()):
+                 cwd=None, module=None, then=None, seed_flag=None, fixed_files=(), make_dirs=()):
         self.name, self.script, self.args = name, script, list(args)
         # then: [flag, value, ...] for a second run after the first, its args with those
         # flags' values replaced (a script that trains in one run and evaluates in another)
@@ -40,17 +40,26 @@ class Entry:
         # .index, .data-*): runs on the machine take turns (a lock beside them) and the files
         # are removed before and after.
         self.fixed_files = list(fixed_files)
-        self.cwd = cwd
+        self.cwd = cwd  # where the script runs (S: the scratch directory; None: port/)
+        # Directories the upstream's launcher makes before it runs the script (relative to cwd).
+        self.make_dirs = list(make_dirs)
         self.module = module  # run as `python -m module` from port/ (script names its main file)
         self.seed_flag = seed_flag  # the script's own seed flag: bench/compat_vs_tensorflow.py varies it
 
     def metric_values(self, out):
         """The values of the metric in a run's output, in order: as a script prints it
-        ('accuracy': 0.9, "Accuracy: 0.9", "Testing Accuracy: 0.9", "Training Accuracy= 0.9") or
+        ('accuracy': 0.9, "Accuracy: 0.9", "Testing Accuracy: 0.9", "Training Accuracy= 0.9", "accuracy : 0.9") or
         kiln logs it, in TensorFlow's words ("Saving dict for global step N: accuracy = 0.9, ...")."""
         m, big = re.escape(self.metric), re.escape(self.metric.capitalize())
-        return [float(v) for v in re.findall(r"(?:'%s': |\b%s = |\b%s \(tensorflow\): |\b%s: |\b%s= )([0-9.eE+-]+)"
-                                             % (m, m, big, big, big), out)]
+        return [float(v) for v in re.findall(r"(?:'%s': |\b%s = |\b%s \(tensorflow\): |\b%s: |\b%s= |\b%s : )([0-9.eE+-]+)"
+                                             % (m, m, big, big, big, m), out)]
+
+    def run_directory(self, scratch):
+        """The directory the script runs in, with make_dirs made in it."""
+        cwd = (self.cwd or self.port).replace(S, scratch)
+        for d in self.make_dirs:
+            os.makedirs(os.path.join(cwd, d), exist_ok=True)
+        return cwd
 
     def runs(self, scratch):
         """The argument lists of the entry's runs, in order, writing under `scratch`."""
@@ -186,6 +195,16 @@ ENTRIES = [
     # variable_scope(reuse=True) for evaluation, 2000 Adam steps; the last minibatch's accuracy.
     Entry("aymeric_dataset_api", "tensorflow_dataset_api.py", metric="accuracy", at_least=0.8,
           env={"KILN_COMPAT_EXAMPLES": "5000"}),
+    # The Ascend ModelZoo's LeNet in sess.run mode (npu_bridge): the NpuOptimizer in a
+    # ConfigProto (precision_mode, use_off_line, remapping OFF), two initializable iterators
+    # over shuffled, repeated, batched Datasets with tf.data.Options, their elements fetched
+    # by sess.run and fed back, NPUDistributedOptimizer(Adam), summaries through merge_all and
+    # a FileWriter, Saver, tf.io.write_graph. Run as its test/train_full_1p.sh runs it: from a
+    # directory holding output/ckpt_npu; it writes test/output beside itself (fixed).
+    Entry("ascend_lenet_session", "LeNet_placeholder.py",
+          args=["--precision_mode", "allow_mix_precision_bf16", "--steps", "900"], cwd=S,
+          make_dirs=["output/ckpt_npu"], fixed=[os.path.join(HERE, "ascend_lenet_session", "port", "test", "output")],
+          env={"KILN_COMPAT_EXAMPLES": "30000"}, metric="accuracy", at_least=0.5),
     Entry("tf_char_rnn_text", "text_classification_character_rnn.py", metric="accuracy", at_least=0.12,
           env={"KILN_MAX_STEPS": "100"}),
 ]

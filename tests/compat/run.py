@@ -107,7 +107,7 @@ def run(name):
     with e.scratch() as (scratch, wrap):
         for args in e.runs(scratch):
             cmd = [sys.executable] + (["-m", e.module] if e.module else [os.path.join(e.port, e.script)]) + args
-            p = subprocess.run(wrap(cmd), env=env, cwd=e.cwd or e.port, capture_output=True, text=True, timeout=1200)
+            p = subprocess.run(wrap(cmd), env=env, cwd=e.run_directory(scratch), capture_output=True, text=True, timeout=1200)
             out += p.stdout + p.stderr
             if p.returncode != 0:
                 print(out[-4000:], file=sys.stderr)

@@ -183,3 +183,19 @@ def test_monitored_training_session_writes_summaries_and_the_graph(tmp_path):
                        timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert r.returncode == 0, r.stderr[-2000:]
     assert "'placeholder'" in r.stdout and "['loss']" in r.stdout and "'matmul'" in r.stdout
+
+
+def test_the_graph_as_a_graph_def_and_write_graph(tmp_path):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = tf.nn.xw_plus_b(x, tf.Variable(tf.ones([3, 2]), name="w"), tf.constant([1.0, 2.0]), name="y")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(y, {x: np.ones((1, 3), np.float32)}).tolist() == [[4.0, 5.0]]
+        text = tf.io.write_graph(sess.graph, str(tmp_path / "out"), "graph.pbtxt", as_text=True)
+        binary = tf.train.write_graph(sess.graph_def, str(tmp_path / "out"), "graph.pb", as_text=False)
+    body = open(text).read()
+    assert 'name: "x"' in body and 'op: "placeholder"' in body and 'name: "y"' in body and 'input: "x"' in body
+    assert open(binary, "rb").read() == tf.get_default_graph().as_graph_def().SerializeToString()
+    assert str(tf.get_default_graph().as_graph_def()) == body
+    with pytest.raises(TypeError, match="takes a kiln.Graph"):
+        tf.io.write_graph("graph", str(tmp_path), "g.pb")

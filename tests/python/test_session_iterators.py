@@ -101,3 +101,20 @@ def test_estimator_input_fn_still_gets_its_elements(tmp_path):
     est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path))
     est.train(input_fn, steps=3)
     assert est.get_variable_value("global_step") == 3
+
+
+def test_dataset_options_cap_the_threads_and_say_what_they_ignore():
+    options = tf.data.Options()
+    options.experimental_threading.private_threadpool_size = 2
+    options.experimental_threading.max_intra_op_parallelism = 1
+    ds = tf.data.Dataset.from_tensor_slices(X).map(lambda r: r + 1.0).batch(5).with_options(options)
+    x = tf.data.make_one_shot_iterator(ds).get_next()
+    with tf.Session() as sess:
+        assert np.allclose(sess.run(x), X[:5] + 1.0)
+    options.experimental_optimization.map_parallelization = True
+    with pytest.warns(UserWarning, match=r"Options.experimental_optimization.map_parallelization\] is ignored"):
+        tf.data.Dataset.from_tensor_slices(X).with_options(options)
+    bad = tf.data.Options()
+    bad.threading.max_intra_op_parallelism = 4
+    with pytest.raises(ValueError, match="max_intra_op_parallelism 4"):
+        tf.data.Dataset.from_tensor_slices(X).with_options(bad)

@@ -81,6 +81,13 @@ _npu = dict(os=os, NPURunConfig=NPURunConfig, NPUEstimator=_tf.estimator.Estimat
             ExponentialUpdateLossScaleManager=_LossScaleManager, FixedLossScaleManager=_LossScaleManager,
             npu_run_config_init=lambda run_config=None, **k: run_config if run_config is not None else NPURunConfig(**k),
             npu_hooks_append=lambda hooks_list=(): list(hooks_list))
+import tensorflow.core.protobuf.config_pb2 as _config_pb2  # noqa: E402
+import tensorflow.core.protobuf.rewriter_config_pb2 as _rewriter_config_pb2  # noqa: E402
+
+_module(__name__ + ".core")
+_module(__name__ + ".core.protobuf", config_pb2=_config_pb2, rewriter_config_pb2=_rewriter_config_pb2)
+sys.modules[__name__ + ".core.protobuf.config_pb2"] = _config_pb2
+sys.modules[__name__ + ".core.protobuf.rewriter_config_pb2"] = _rewriter_config_pb2
 _module(__name__ + ".npu_bridge")
 _module(__name__ + ".npu_bridge.npu_init", **_npu)
 _module(__name__ + ".npu_bridge.estimator")

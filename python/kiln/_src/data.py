@@ -28,6 +28,7 @@ import numpy as np
 from kiln import _core
 from kiln._src import generator_dataset as _generator_dataset
 from kiln._src import map_loops as _map_loops
+from kiln._src import threadpool as _threadpool
 from kiln._src.dtypes import as_dtype
 from kiln._src.generator_dataset import GeneratorDataset, TensorSpec  # noqa: F401 (kiln.data names)
 from kiln._src.graph import unsupported
@@ -483,6 +484,9 @@ class Dataset:
 
     def as_numpy_iterator(self):
         return self.elements()
+
+    def with_options(self, options):
+        return _threadpool.with_options(self, options)
 
     def cache(self, filename=""):
         return self  # the arrays are in memory already

@@ -13,6 +13,7 @@ import os
 import numpy as np
 
 from kiln._core import DataError
+from kiln._src import threadpool as _threadpool
 from kiln._src.batching import _map_structure, _stack, batches  # noqa: F401 (map_loops' too)
 from kiln._src.dtypes import as_dtype
 from kiln._src.graph import unsupported
@@ -192,6 +193,9 @@ class GeneratorDataset:
 
     def prefetch(self, buffer_size):
         return self  # kiln makes the next batch of any Python input while the step runs
+
+    def with_options(self, options):
+        return _threadpool.with_options(self, options)
 
     def cache(self, filename=""):
         if filename:

@@ -800,13 +800,30 @@ UNKNOWN_EXTENT = _core.UNKNOWN_EXTENT  # what a None dimension is built with (py
 _default = [None]  # the process's default graph, made when first needed
 
 
+class GraphDef:
+    """What Graph.as_graph_def() and Session.graph_def give: kiln's IR as TensorFlow's
+    GraphDef (each node's name, op and inputs) for TensorBoard and tf.io.write_graph; kiln
+    does not import one back."""
+
+    def __init__(self, scope):
+        self._scope = scope
+
+    def SerializeToString(self):  # noqa: N802 (protobuf's name)
+        return _core.graph_def(self._scope, False)
+
+    def __str__(self):
+        return _core.graph_def(self._scope, True)
+
+
 class Graph(_DefaultGraph):
     """tf.Graph: ops built at module level (or under `with g.as_default():`) go into it, and a
     Session runs it. Its C++ graph is kiln's IR, the one the Estimator compiles."""
 
     def __init__(self):
         super().__init__(_core.new_graph())
-        self._ctx = GraphContext(self._scope, 0, None)
+        # The graph-level seed until tf.set_random_seed: KILN_RANDOM_SEED (0 unset), as a
+        # RunConfig without random_seed takes it, so an unchanged script runs with several.
+        self._ctx = GraphContext(self._scope, _core.setting_integer("KILN_RANDOM_SEED", 0, 2**53 - 1) or 0, None)
         self._ctx.graph = self
         self._finalized = False
 
@@ -829,6 +846,9 @@ class Graph(_DefaultGraph):
 
     def finalize(self):
         self._finalized = True
+
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        return GraphDef(self._scope)
 
     @property
     def finalized(self):

@@ -121,6 +121,10 @@ def bias_add(value, bias, data_format=None, name=None):
     return named(value + bias, name)
 
 
+def xw_plus_b(x, weights, biases, name=None):
+    """tf.nn.xw_plus_b: matmul(x, weights) + biases."""
+    return named(matmul(x, weights) + biases, name)
+
 
 def softplus(features, name=None):
     """log(1 + exp(x)), stable: max(x, 0) + log(1 + exp(-|x|))."""

@@ -109,9 +109,8 @@ class Saver:
         if global_step is not None:
             prefix = ("%s-%08d" if self._pad else "%s-%d") % (prefix, int(global_step))
         directory = os.path.dirname(prefix) or "."
-        if not os.path.isdir(directory):
-            raise errors.NotFoundError(None, None, "Failed to create a NewWriteableFile: %s.index: the directory "
-                                       "'%s' does not exist" % (prefix, directory))
+        if not os.path.isdir(directory):  # TensorFlow's Saver says this, and makes no directory
+            raise ValueError("Parent directory of %s doesn't exist, can't save." % os.fspath(save_path))
         for key, v in self._vars.items():
             if not sess._vars.has(v._name):
                 raise errors.FailedPreconditionError(None, None, "Attempting to use uninitialized value %s" % v._name)

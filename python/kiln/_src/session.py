@@ -108,7 +108,7 @@ class Session:
 
     @property
     def graph_def(self):
-        unsupported("Session.graph_def", "kiln's graphs are its own IR, not a GraphDef")
+        return self._graph.as_graph_def()
 
     def compile_summary(self):
         """Step graphs compiled by this session, and how the compile cache served them

@@ -8,7 +8,9 @@ text are refused with a clear error."""
 import base64
 import json
 import numbers
+import os
 import struct
+import tempfile
 import zlib
 
 import numpy as np
@@ -283,22 +285,19 @@ class FileWriter:
                  session=None):
         if filename_suffix:
             unsupported("FileWriter(filename_suffix=...)", "kiln names event files as TensorFlow does by default")
-        if graph_def is not None or session is not None:
-            unsupported("FileWriter(graph_def=, session=)", "give the graph itself: FileWriter(logdir, sess.graph)")
+        if session is not None:
+            unsupported("FileWriter(session=)", "TensorFlow 2's summary writer resource; give the graph: "
+                        "FileWriter(logdir, sess.graph)")
         self._file = _core.EventFile(str(logdir))
         self.logdir = str(logdir)
-        if graph is not None:
-            self.add_graph(graph)
+        if graph is not None or graph_def is not None:
+            self.add_graph(graph, graph_def=graph_def)
 
     def get_logdir(self):
         return self.logdir
 
     def add_graph(self, graph, global_step=None, graph_def=None):
-        scope = getattr(graph, "_scope", None)
-        if scope is None or graph_def is not None:
-            raise TypeError("[FileWriter.add_graph] takes a kiln.Graph (sess.graph, tf.get_default_graph()), not %s"
-                            % type(graph if graph_def is None else graph_def).__name__)
-        self._file.graph(scope)
+        self._file.graph(_scope_of(graph if graph is not None else graph_def, "FileWriter.add_graph"))
 
     def add_summary(self, summary, global_step=None):
         if isinstance(summary, _SummaryOp):
@@ -322,6 +321,34 @@ class FileWriter:
 
     def reopen(self):
         """close() only flushes, so the writer is still open: nothing to reopen."""
+
+
+def _scope_of(graph, op):
+    scope = getattr(graph, "_scope", None)
+    if scope is None:
+        raise TypeError("[%s] takes a kiln.Graph (sess.graph, tf.get_default_graph()) or its GraphDef "
+                        "(sess.graph_def), not %s" % (op, type(graph).__name__))
+    return scope
+
+
+def write_graph(graph_or_graph_def, logdir, name, as_text=True):
+    """tf.io.write_graph / tf.train.write_graph: the graph (kiln's IR as a GraphDef: each
+    node's name, op and inputs) to logdir/name, in protobuf's text format or serialized;
+    written atomically. Returns the path."""
+    scope = _scope_of(graph_or_graph_def, "write_graph")
+    os.makedirs(str(logdir), exist_ok=True)
+    path = os.path.join(str(logdir), str(name))
+    data = _core.graph_def(scope, bool(as_text))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-graph-", dir=str(logdir))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
 
 
 def _summary_items(ctx):

@@ -20,4 +20,5 @@ from kiln._src.data import (
     make_one_shot_iterator,
     shuffle_and_repeat,
 )
+from kiln._src.threadpool import Options, ThreadingOptions
 from kiln.data import experimental

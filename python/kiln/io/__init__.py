@@ -20,3 +20,4 @@ from kiln._src.parsing import (
                              parse_single_example,
 )
 from kiln._src.records import TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator
+from kiln._src.summary import write_graph

@@ -48,6 +48,7 @@ from kiln._src.nn import (
     static_rnn,
     swish,
     tanh,
+    xw_plus_b,
     zero_fraction,
 )
 from kiln.nn import rnn_cell

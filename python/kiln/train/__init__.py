@@ -10,6 +10,7 @@ from kiln._src.monitored_session import (
     WorkerSessionCreator,
 )
 from kiln._src.saver import Saver
+from kiln._src.summary import write_graph
 from kiln._src.train import (
     AdadeltaOptimizer,
     AdagradOptimizer,

@@ -10,5 +10,7 @@
 namespace kiln {
 
 std::string graph_def_bytes(const Graph& g);
+// The same GraphDef in protobuf's text format (what tf.io.write_graph(as_text=True) writes).
+std::string graph_def_text(const Graph& g);
 
 }  // namespace kiln
