@@ -118,3 +118,49 @@ def test_dataset_options_cap_the_threads_and_say_what_they_ignore():
     bad.threading.max_intra_op_parallelism = 4
     with pytest.raises(ValueError, match="max_intra_op_parallelism 4"):
         tf.data.Dataset.from_tensor_slices(X).with_options(bad)
+
+
+def test_feedable_iterators_switch_between_training_and_validation():
+    train = tf.data.Dataset.from_tensor_slices(X).repeat().batch(3)
+    val = tf.data.Dataset.from_tensor_slices(-X).batch(5)
+    assert train.output_types == tf.float32 and train.output_shapes.as_list() == [None, 4]
+    handle = tf.placeholder(tf.string, shape=[])
+    it = tf.data.Iterator.from_string_handle(handle, train.output_types, train.output_shapes)
+    total = tf.reduce_sum(it.get_next())
+    train_it, val_it = train.make_one_shot_iterator(), val.make_initializable_iterator()
+    with tf.Session() as sess:
+        th, vh = sess.run([train_it.string_handle(), val_it.string_handle()])
+        assert isinstance(th, bytes) and th != vh
+        assert sess.run(total, {handle: th}) == X[:3].sum() and sess.run(total, {handle: th}) == X[3:6].sum()
+        with pytest.raises(tf.errors.FailedPreconditionError):
+            sess.run(total, {handle: vh})
+        sess.run(val_it.initializer)
+        assert [sess.run(total, {handle: vh}) for _ in range(2)] == [-X[:5].sum(), -X[5:].sum()]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(total, {handle: vh})
+        assert sess.run(total, {handle: th}) == X[6:9].sum()  # the training pass went on where it was
+        with pytest.raises(tf.errors.InvalidArgumentError, match="must feed a value for placeholder tensor 'Placeholder"):
+            sess.run(total)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="no iterator's string_handle"):
+            sess.run(total, {handle: b"elsewhere"})
+    with pytest.raises(NotImplementedError, match="computing with a tf.string placeholder"):
+        tf.identity(handle)
+
+
+def test_reinitializable_iterator_from_structure():
+    train = tf.data.Dataset.from_tensor_slices((X, Y)).batch(4)
+    val = tf.data.Dataset.from_tensor_slices((X[:3] * 0, Y[:3])).batch(3)
+    it = tf.data.Iterator.from_structure(train.output_types, train.output_shapes)
+    x, y = it.get_next()
+    assert y.dtype == tf.int64 and x.shape.as_list() == [None, 4]
+    to_train, to_val = it.make_initializer(train), it.make_initializer(val)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.FailedPreconditionError):
+            sess.run(x)
+        sess.run(to_train)
+        assert sess.run(y).tolist() == [0, 1, 2, 3]
+        sess.run(to_val)
+        assert sess.run(x).sum() == 0 and sess.run(to_train) is None
+        assert sess.run(y).tolist() == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="output_shapes is None"):
+        tf.data.Iterator.from_structure((tf.float32, tf.int64), (None, [None]))

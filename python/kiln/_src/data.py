@@ -32,7 +32,12 @@ from kiln._src import threadpool as _threadpool
 from kiln._src.dtypes import as_dtype
 from kiln._src.generator_dataset import GeneratorDataset, TensorSpec  # noqa: F401 (kiln.data names)
 from kiln._src.graph import unsupported
-from kiln._src.iterators import Iterator, make_initializable_iterator, make_one_shot_iterator  # noqa: F401
+from kiln._src.iterators import (  # noqa: F401
+    Iterator,
+    element_spec,
+    make_initializable_iterator,
+    make_one_shot_iterator,
+)
 from kiln._src.map_function import MapFunction, _key_of, _leaves
 from kiln._src.records import tfrecord_dataset as _tfrecord_dataset
 
@@ -484,6 +489,16 @@ class Dataset:
 
     def as_numpy_iterator(self):
         return self.elements()
+
+    @property
+    def output_types(self):
+        """The DTypes of an element (TF 1's), from the first element."""
+        return element_spec(self)[0]
+
+    @property
+    def output_shapes(self):
+        """The TensorShapes of an element, the batch dimension None."""
+        return element_spec(self)[1]
 
     def with_options(self, options):
         return _threadpool.with_options(self, options)

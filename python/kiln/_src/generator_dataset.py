@@ -17,7 +17,7 @@ from kiln._src import threadpool as _threadpool
 from kiln._src.batching import _map_structure, _stack, batches  # noqa: F401 (map_loops' too)
 from kiln._src.dtypes import as_dtype
 from kiln._src.graph import unsupported
-from kiln._src.iterators import Iterator
+from kiln._src.iterators import Iterator, element_spec
 from kiln._src.map_function import filter_stage
 from kiln._src.map_loops import map_stage
 
@@ -193,6 +193,16 @@ class GeneratorDataset:
 
     def prefetch(self, buffer_size):
         return self  # kiln makes the next batch of any Python input while the step runs
+
+    @property
+    def output_types(self):
+        """The DTypes of an element (TF 1's), from the first element."""
+        return element_spec(self)[0]
+
+    @property
+    def output_shapes(self):
+        """The TensorShapes of an element, the batch dimension None."""
+        return element_spec(self)[1]
 
     def with_options(self, options):
         return _threadpool.with_options(self, options)

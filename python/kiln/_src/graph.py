@@ -56,6 +56,7 @@ class GraphContext:
         self.defaults = {}  # placeholder_with_default's id -> its default tensor
         self.unranked = set()  # ids of the placeholders declared without a shape (built as scalars)
         self.iterators = []  # the iterators whose get_next() made placeholders here (session mode)
+        self.iterator_handles = {}  # string_handle() bytes -> the iterator (from_string_handle reads it)
         self.run_counter = None  # a tf.Graph's count of sess.run calls, the random ops' counter (Graph.run_counter)
 
     def unique_layer_name(self, base, keras=False):
@@ -925,12 +926,30 @@ def placeholder(dtype, shape=None, name=None):
     that says to declare the shape."""
     g = _graph_for("placeholder")
     dims = [] if shape is None else _declared_shape(shape, "placeholder")
+    if as_dtype(dtype).name == "string":
+        return HostPlaceholder(_unique_name(g._scope, g._ctx, name or "Placeholder"), dims)
     t = _core.placeholder(g._scope, _unique_name(g._scope, g._ctx, name or "Placeholder"), as_dtype(dtype).kiln,
                           [UNKNOWN_EXTENT if d is None else d for d in dims])
     g._ctx.placeholders[t._id] = dims
     if shape is None:
         g._ctx.unranked.add(t._id)
     return t
+
+
+class HostPlaceholder:
+    """tf.placeholder(tf.string) in a tf.Graph: kiln's graphs hold numbers, so it is fed but
+    never computed with; it carries the string handle Iterator.from_string_handle reads."""
+
+    def __init__(self, name, dims):
+        self.name, self.shape = name + ":0", TensorShape(dims)
+        self.dtype = as_dtype("string")
+
+    def _as_tensor(self):
+        unsupported("computing with a tf.string placeholder", "kiln's graphs hold numbers; a string placeholder "
+                    "can only feed Iterator.from_string_handle its handle")
+
+    def __repr__(self):
+        return "<kiln string placeholder '%s'>" % self.name
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002 (TensorFlow's name)

@@ -25,7 +25,7 @@ import numpy as np
 from kiln._src import nest as _nest
 from kiln._src import scopes as _scopes
 from kiln._src.dtypes import as_dtype, float32
-from kiln._src.graph import current, placeholder, unsupported
+from kiln._src.graph import TensorShape, current, placeholder, unsupported
 
 _local = threading.local()
 
@@ -78,27 +78,75 @@ class _NoOp:
     name = "iterator_initializer"
 
 
+class StringHandle:
+    """What iterator.string_handle() gives: sess.run of it is the handle's bytes, which a
+    string placeholder feeds to Iterator.from_string_handle to pick this iterator."""
+
+    def __init__(self, iterator):
+        self.iterator = iterator
+        self.value = b"kiln-iterator-%d" % id(iterator)
+        ctx = current("string_handle")
+        ctx.iterator_handles[self.value] = iterator
+        if iterator not in ctx.iterators:
+            ctx.iterators.append(iterator)
+
+
 class Iterator:
-    def __init__(self, dataset, initializable=False):
+    """A TF 1.x iterator. Over a dataset (make_one_shot_iterator / make_initializable_iterator),
+    or, in a tf.Graph, of a structure only: from_structure (make_initializer(dataset) picks its
+    data) and from_string_handle (each run's fed handle picks the iterator it reads)."""
+
+    def __init__(self, dataset, initializable=False, spec=None, handle=None):
         self._dataset = dataset
         self._initializable = initializable
+        self._spec = spec  # (types, shapes) of a structure-only iterator
+        self._handle = handle  # from_string_handle's string placeholder
         self._session_next = None  # in a tf.Graph: (the element's structure, its placeholders)
         self._initializer_op = None
 
+    @staticmethod
+    def from_structure(output_types, output_shapes=None, shared_name=None, output_classes=None):
+        return Iterator(None, initializable=True, spec=_spec(output_types, output_shapes, "from_structure"))
+
+    @staticmethod
+    def from_string_handle(string_handle, output_types, output_shapes=None, output_classes=None):
+        if getattr(string_handle, "dtype", None) is None or string_handle.dtype.name != "string":
+            raise TypeError("[from_string_handle] string_handle must be a tf.string placeholder, not %r"
+                            % (string_handle,))
+        return Iterator(None, spec=_spec(output_types, output_shapes, "from_string_handle"), handle=string_handle)
+
+    @property
+    def output_types(self):
+        return self._spec[0] if self._spec is not None else self._dataset.output_types
+
+    @property
+    def output_shapes(self):
+        return self._spec[1] if self._spec is not None else self._dataset.output_shapes
+
     @property
     def initializer(self):
-        if not self._initializable:
-            raise ValueError("[Iterator.initializer] a one-shot iterator has no initializer; "
-                             "use make_initializable_iterator()")
+        if not self._initializable or self._dataset is None:
+            raise ValueError("[Iterator.initializer] a %s iterator has no initializer; use make_initializable_iterator()"
+                             % ("one-shot" if self._handle is None and not self._initializable else "structure-only"))
         if not _in_session_graph():
             return _NoOp()
         if self._initializer_op is None:
-            self._initializer_op = _scopes.Operation("MakeIterator", deps=[], init_vars=[])
-            self._initializer_op.reset_iterators = [self]
+            self._initializer_op = self.make_initializer(self._dataset)
         return self._initializer_op
 
+    def make_initializer(self, dataset, name=None):
+        """The op whose run starts this iterator over `dataset` (from_structure's)."""
+        if not _in_session_graph():
+            unsupported("Iterator.make_initializer inside input_fn", "return the dataset from input_fn")
+        op = _scopes.Operation(name or "MakeIterator", deps=[], init_vars=[])
+        op.reset_iterators = [(self, dataset)]
+        ctx = current("make_initializer")
+        if self not in ctx.iterators:
+            ctx.iterators.append(self)
+        return op
+
     def get_next(self, name=None):
-        if _in_session_graph():
+        if self._spec is not None or _in_session_graph():
             return self._session_get_next(name)
         keys, has_labels, label_key = self._dataset._parts()
         part = 0 if has_labels else None
@@ -112,37 +160,79 @@ class Iterator:
         return features, {label_key: Element(self, "labels['%s']" % label_key, (1, label_key))}
 
     def _session_get_next(self, name):
-        """Placeholders in the form of the dataset's elements (each call the same ones, as
-        TensorFlow's get_next() in one run gives one element), typed and shaped as its
-        first element, the batch dimension None."""
+        """Placeholders in the form of the elements (each call the same ones, as TensorFlow's
+        get_next() in one run gives one element), typed and shaped as the dataset's first
+        element (the batch dimension None), or as from_structure / from_string_handle say."""
         if self._session_next is None:
-            first = next(iter(self.elements(0)), None)
-            if first is None:
-                raise ValueError("[get_next] the dataset holds no elements")
-            batched = self._dataset.is_batched() if hasattr(self._dataset, "is_batched") else self._dataset._has("batch")
+            types, shapes = self._spec if self._spec is not None else element_spec(self._dataset)
             leaves = []
-            for i, v in enumerate(_nest.flatten(first)):
-                a = np.asarray(v)
-                if a.dtype.kind in "OSU":
+            for i, (dtype, shape) in enumerate(zip(_nest.flatten(types), _nest.flatten(shapes))):
+                if dtype.name == "string":
                     unsupported("a string component of get_next() in a Session", "map the records to numbers "
                                 "first (decode_raw, parse_single_example, ...): kiln's graphs hold numbers")
-                dtype = float32 if a.dtype == np.float64 else as_dtype(a.dtype)  # kiln computes in float32
-                shape = [None if batched and d == 0 else n for d, n in enumerate(a.shape)]
-                leaves.append(placeholder(dtype, shape, name=(name or "IteratorGetNext") + ("" if i == 0 else "_%d" % i)))
-            self._session_next = (first, leaves)
-            current("get_next").iterators.append(self)
-        first, leaves = self._session_next
-        return _nest.pack_sequence_as(first, leaves)
-
-    def elements(self, seed):
-        """A fresh pass over the dataset's elements, as numpy."""
-        return self._dataset.elements(seed)
+                leaves.append(placeholder(float32 if dtype.name == "float64" else dtype, shape.as_list(),
+                                          name=(name or "IteratorGetNext") + ("" if i == 0 else "_%d" % i)))
+            self._session_next = (types, leaves)
+            ctx = current("get_next")
+            if self not in ctx.iterators:
+                ctx.iterators.append(self)
+        types, leaves = self._session_next
+        return _nest.pack_sequence_as(types, leaves)
 
     def session_placeholders(self):
         return [] if self._session_next is None else self._session_next[1]
 
     def string_handle(self, name=None):
-        unsupported("Iterator.string_handle", "kiln feeds one dataset per train/evaluate/predict call")
+        if not _in_session_graph():
+            unsupported("Iterator.string_handle inside input_fn", "kiln feeds one dataset per train/evaluate/predict call")
+        return StringHandle(self)
+
+
+def _spec(output_types, output_shapes, op):
+    """(types, shapes) of from_structure / from_string_handle: DTypes and TensorShapes in
+    output_types' form."""
+    types = _map(lambda t: as_dtype(t), output_types)
+    if output_shapes is None:
+        raise ValueError("[%s] give output_shapes: kiln builds each component's placeholder with its rank" % op)
+    def shape(t, s):
+        if s is None:
+            raise ValueError("[%s] a component's output_shapes is None: kiln builds each component's placeholder "
+                             "with its rank (give [None, ...])" % op)
+        return TensorShape(s.as_list() if hasattr(s, "as_list") else list(s))
+    return types, _map_pair(shape, types, output_shapes)
+
+
+def _map(fn, x):
+    if isinstance(x, dict):
+        return type(x)((k, _map(fn, v)) for k, v in x.items())
+    if isinstance(x, (tuple, list)) and not isinstance(x, TensorShape):
+        return tuple(_map(fn, v) for v in x)
+    return fn(x)
+
+
+def _map_pair(fn, like, other):
+    if isinstance(like, dict):
+        return type(like)((k, _map_pair(fn, v, other[k])) for k, v in like.items())
+    if isinstance(like, tuple):
+        return tuple(_map_pair(fn, v, o) for v, o in zip(like, other))
+    return fn(like, other)
+
+
+def element_spec(dataset):
+    """(types, shapes) of a dataset's elements, from its first: DTypes (float64 arrays as
+    float32, which kiln computes in) and TensorShapes, the batch dimension None."""
+    first = next(iter(dataset.elements(0)), None)
+    if first is None:
+        raise ValueError("[get_next] the dataset holds no elements")
+    batched = dataset.is_batched() if hasattr(dataset, "is_batched") else dataset._has("batch")
+
+    def dtype(v):
+        a = np.asarray(v)
+        return as_dtype("string") if a.dtype.kind in "OSU" else as_dtype(a.dtype)
+
+    def shape(v):
+        return TensorShape([None if batched and d == 0 else n for d, n in enumerate(np.shape(v))])
+    return _map(dtype, first), _map(shape, first)
 
 
 def _values(result):

@@ -20,7 +20,8 @@ from kiln._src import nest as _nest
 from kiln._src import scopes as _scopes
 from kiln._src import session_config as _session_config
 from kiln._src import summary as _summary
-from kiln._src.graph import Graph, Tensor, get_default_graph_object, static_dims, strip_index
+from kiln._src.graph import Graph, HostPlaceholder, Tensor, get_default_graph_object, static_dims, strip_index
+from kiln._src.iterators import StringHandle
 from kiln._src.unsupported import unsupported
 
 _NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
@@ -40,6 +41,8 @@ def _flatten(fetches, leaves):
     returns the function that puts their values back into that structure."""
     if fetches is None:
         raise TypeError("Fetch argument None has invalid type %s" % type(None))
+    if isinstance(fetches, StringHandle):  # its value is known without running anything
+        return lambda vals: fetches.value
     if isinstance(fetches, _summary._SummaryOp):  # a summary op: its tensors, then the serialized Summary
         parts = [_flatten(t, leaves) for _tag, t, _kind, _extra in fetches._items]
         return lambda vals: _summary.serialized(fetches, [p(vals) for p in parts])
@@ -144,16 +147,17 @@ class Session:
         leaves = []
         rebuild = _flatten(fetches, leaves)
         feed_dict = dict(feed_dict or {})
+        host = {k: feed_dict.pop(k) for k in list(feed_dict) if isinstance(k, HostPlaceholder)}
         leaf_key = tuple(self._leaf_key(f) for f in leaves)
         if self._graph._ctx.iterators:
-            feed_dict.update(self._iterator_feeds(leaves, leaf_key, feed_dict))
+            feed_dict.update(self._iterator_feeds(leaves, leaf_key, feed_dict, host))
         feeds, feed_key, extent = self._feeds(feed_dict)
         key = (leaf_key, feed_key)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = self._plan(leaves, feeds, extent)
-        for it in plan.resets:
-            self._iterator_state[it] = iter(it.elements(self._graph._ctx.seed or 0))
+        for it, dataset in plan.resets:
+            self._iterator_state[it] = iter(dataset.elements(self._graph._ctx.seed or 0))
         if plan.init_vars:
             self._vars.initialize(self._graph._scope, plan.init_vars)
         if plan.exec is None:
@@ -168,10 +172,11 @@ class Session:
         values = [None if o is None else _as_value(out[o]) for o in plan.outputs]
         return rebuild(values)
 
-    def _iterator_feeds(self, leaves, leaf_key, feed_dict):
+    def _iterator_feeds(self, leaves, leaf_key, feed_dict, host):
         """{placeholder: value} of the next element of each iterator whose get_next() this
         run needs (found once per fetches and fed tensors by cutting the step graph without
-        them). OutOfRangeError at the end of the data."""
+        them); a from_string_handle iterator reads the iterator its fed handle names.
+        OutOfRangeError at the end of the data."""
         need_key = (leaf_key, tuple(sorted(self._tensor(k, "feed_dict key")._id for k in feed_dict)))
         needed = self._iterators_needed.get(need_key)
         if needed is None:
@@ -186,19 +191,37 @@ class Session:
             self._iterators_needed[need_key] = needed
         out = {}
         for it in needed:
-            state = self._iterator_state.get(it)
+            source = self._handle_source(it, host) if it._handle is not None else it
+            state = self._iterator_state.get(source)
             if state is None:
-                if it._initializable:
+                if source._initializable:
                     raise errors.FailedPreconditionError(
                         None, None, "GetNext() failed because the iterator has not been initialized. Ensure that you "
                         "have run the initializer operation for this iterator before getting the next element.")
-                state = self._iterator_state[it] = iter(it.elements(self._graph._ctx.seed or 0))
+                state = self._iterator_state[source] = iter(source._dataset.elements(self._graph._ctx.seed or 0))
             element = next(state, None) if state is not _END else None
             if element is None:
-                self._iterator_state[it] = _END
+                self._iterator_state[source] = _END
                 raise errors.OutOfRangeError(None, None, "End of sequence")
-            out.update(zip(it.session_placeholders(), _nest.flatten(element)))
+            values, slots = _nest.flatten(element), it.session_placeholders()
+            if len(values) != len(slots):
+                raise errors.InvalidArgumentError(None, None, "the iterator's element has %d components; get_next() "
+                                                  "here has %d" % (len(values), len(slots)))
+            out.update(zip(slots, values))
         return out
+
+    def _handle_source(self, it, host):
+        """The iterator whose string handle this run feeds to from_string_handle's `it`."""
+        value = host.get(it._handle)
+        if value is None:
+            raise errors.InvalidArgumentError(None, None, "You must feed a value for placeholder tensor '%s' with "
+                                              "dtype string (the handle from_string_handle reads)" % it._handle.name)
+        value = value.encode() if isinstance(value, str) else bytes(np.asarray(value, dtype=object).item())
+        source = self._graph._ctx.iterator_handles.get(value)
+        if source is None:
+            raise errors.InvalidArgumentError(None, None, "the fed handle %r is no iterator's string_handle() in this "
+                                              "graph" % (value,))
+        return source
 
     def _tensor(self, x, what):
         """The graph's tensor x names ('x:0', a Tensor of this graph)."""
