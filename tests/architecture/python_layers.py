@@ -39,7 +39,7 @@ SRC_LAYERS = [
       "feature_column"]),
     ("run", "the Estimator and what runs around it", ["config", "profiler_hook", "train", "eval_hooks",
                                                       "estimator", "compat", "session_config", "session", "saver",
-                                                      "monitored_session"]),
+                                                      "npu_util", "monitored_session"]),
 ]
 
 # Imports inside functions, each closing a cycle of concepts: (importer, imported) -> why.

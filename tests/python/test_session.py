@@ -332,9 +332,10 @@ def test_session_config_is_read_or_refused(tmp_path):
         np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [3.0, 6.0])
         assert sess.compile_summary()["cache_misses"] == 1
     assert os.listdir(d)
-    for key, value in [("iterations_per_loop", "10"), ("no_such_option", "1")]:
-        with pytest.raises(NotImplementedError, match=r"parameter_map\['%s'\]" % key):
-            tf.Session(config=npu_config(d, **{key: value}))
+    with pytest.raises(NotImplementedError, match=r"parameter_map\['no_such_option'\]"):
+        tf.Session(config=npu_config(d, no_such_option="1"))
+    with pytest.raises(ValueError, match=r"parameter_map\['iterations_per_loop'\] b'ten' must be a whole number"):
+        tf.Session(config=npu_config(d, iterations_per_loop="ten"))
     tf.Session(config=npu_config(d, precision_mode="must_keep_origin_dtype", iterations_per_loop="1")).close()
     with pytest.warns(UserWarning, match=r"\[use_off_line\] is ignored"):
         tf.Session(config=npu_config(d, use_off_line="1")).close()
@@ -559,6 +560,47 @@ def test_the_adapters_session_config_helpers():
     grown.gpu_options.allow_growth = True
     with pytest.warns(UserWarning, match=r"gpu_options.allow_growth\] is ignored"):
         tf.Session(config=grown).close()
+
+
+def test_the_adapters_iterations_per_loop():
+    """npu.util.set_iteration_per_loop: each run of the IterationOp is N steps, each with
+    its own element; the fetched values are the last step's; the config must agree."""
+    from kiln.npu_bridge.estimator.npu import util
+    data = np.arange(40, dtype=np.float32).reshape(10, 4)
+    x = tf.data.Dataset.from_tensor_slices(data).batch(2).make_one_shot_iterator().get_next()
+    w = tf.Variable(tf.zeros([4, 1]))
+    loss = tf.reduce_mean(tf.matmul(x, w))
+    gs = tf.train.get_or_create_global_step()
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=gs)
+    config = tf.ConfigProto()
+    custom = config.graph_options.rewrite_options.custom_optimizers.add()
+    custom.name = "NpuOptimizer"
+    custom.parameter_map["iterations_per_loop"].i = 2  # as the adapter's scripts set it
+    with tf.Session(config=config) as sess:
+        sess.run(tf.global_variables_initializer())
+        assert util.set_iteration_per_loop(sess, train, 1) is train
+        loop = util.set_iteration_per_loop(sess, train, 2)
+        _, step, batch = sess.run([loop, gs, x])
+        assert step == 1 and batch.tolist() == data[2:4].tolist()  # the second step's
+        assert sess.run(gs) == 2 and sess.run([loop, gs])[1] == 3
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(loop)  # the fifth batch is the data's last
+        assert sess.run(gs) == 5
+        other = util.IterationPerLoop()
+        op = other.create_iteration_per_loop_var(train)
+        other.load_iteration_per_loop_var(sess, 3)
+        with pytest.raises(tf.ConfigError, match="give both the same"):
+            sess.run(op)
+        with pytest.raises(TypeError, match="iterations_per_loop must be int"):
+            util.set_iteration_per_loop(sess, train, 2.0)
+        with pytest.raises(ValueError, match="need type is 'Operation'"):
+            util.set_iteration_per_loop(sess, loss, 2)
+    with pytest.raises(ValueError, match="lazy_recompile or dynamic_execute"):
+        util.set_graph_exec_config(loss, dynamic_graph_execute_mode="fast")
+    assert util.set_graph_exec_config(loss, True, "lazy_recompile") is loss
+    util.global_dict_init()
+    util.set_value("npu_rank_id", 0)
+    assert util.get_value("npu_rank_id") == 0 and util.get_value("missing", 7) == 7
 
 
 def test_no_warning_without_config():

@@ -90,6 +90,9 @@ class Session:
         self._cache_dir = options["graph_compiler_cache_dir"]
         self._policy, scaled = _core.session_precision(options["precision_mode"], options["precision_mode_v2"])
         self._accelerate = _Accelerate(options) if options["experimental_accelerate_train_mode"] else None
+        self._loop_config = options["iterations_per_loop"]
+        # id(IterationOp) -> (the op, its steps per run): npu_bridge.estimator.npu.util's
+        self.iterations_per_loop = {}
         if scaled:
             unsupported("precision_mode %r in sess.run mode" % (options["precision_mode"] or options["precision_mode_v2"]),
                         "its float16 gradients need dynamic loss scaling, which kiln's Session does not do yet; "
@@ -146,9 +149,29 @@ class Session:
                         "the kernels")
         leaves = []
         rebuild = _flatten(fetches, leaves)
+        leaf_key = tuple(self._leaf_key(f) for f in leaves)
+        loops = self._loops_of(leaves)
+        for _ in range(loops - 1):  # the adapter's iterations_per_loop: the steps before the last
+            self._run_once(leaves, leaf_key, feed_dict)
+        return rebuild(self._run_once(leaves, leaf_key, feed_dict))
+
+    def _loops_of(self, leaves):
+        """How many steps this run takes: the iterations_per_loop that set_iteration_per_loop
+        gave a fetched IterationOp (npu_bridge.estimator.npu.util), else 1."""
+        counts = {self.iterations_per_loop[id(f)][1] for f in leaves if id(f) in self.iterations_per_loop}
+        if len(counts) > 1:
+            raise ValueError("[sess.run] the fetched IterationOps loop %s times: fetch one" % sorted(counts))
+        n = counts.pop() if counts else 1
+        if n > 1 and self._loop_config not in (1, n):
+            raise _core.ConfigError("[iterations_per_loop] set_iteration_per_loop gave %d, but the session config's "
+                                    "parameter_map['iterations_per_loop'] is %d: give both the same"
+                                    % (n, self._loop_config))
+        return n
+
+    def _run_once(self, leaves, leaf_key, feed_dict):
+        """The leaves' values after one step."""
         feed_dict = dict(feed_dict or {})
         host = {k: feed_dict.pop(k) for k in list(feed_dict) if isinstance(k, HostPlaceholder)}
-        leaf_key = tuple(self._leaf_key(f) for f in leaves)
         if self._graph._ctx.iterators:
             feed_dict.update(self._iterator_feeds(leaves, leaf_key, feed_dict, host))
         feeds, feed_key, extent = self._feeds(feed_dict)
@@ -161,7 +184,7 @@ class Session:
         if plan.init_vars:
             self._vars.initialize(self._graph._scope, plan.init_vars)
         if plan.exec is None:
-            return rebuild([None] * len(leaves))
+            return [None] * len(leaves)
         for name in plan.variables:
             if not self._vars.has(name):
                 raise errors.FailedPreconditionError(None, None, "Attempting to use uninitialized value %s" % name)
@@ -169,8 +192,7 @@ class Session:
         if plan.low is not None and self._accelerate.low_before_run():
             exec_ = plan.low
         out = exec_.run({n: feeds[i][1] for i, n in enumerate(plan.feed_names)}, self._vars)
-        values = [None if o is None else _as_value(out[o]) for o in plan.outputs]
-        return rebuild(values)
+        return [None if o is None else _as_value(out[o]) for o in plan.outputs]
 
     def _iterator_feeds(self, leaves, leaf_key, feed_dict, host):
         """{placeholder: value} of the next element of each iterator whose get_next() this

@@ -119,10 +119,20 @@ _NPU_ONLY = ("use_off_line", "enable_data_pre_proc", "mix_compile_mode", "hcom_p
              "stream_max_parallel_num", "is_tailing_optimization", "op_select_implmode", "optypelist_for_implmode",
              "graph_run_mode", "op_compiler_cache_mode", "op_compiler_cache_dir", "debug_dir", "enable_small_channel",
              "fusion_switch_file", "buffer_optimize", "modify_mixlist", "dynamic_input", "dynamic_graph_execute_mode")
-# The seed's options that sess.run mode does not honour yet, with the value that changes
-# nothing (accepted) or None.
-_NOT_YET = {"iterations_per_loop": "1"}
 _READ = ("graph_compiler_cache_dir", "precision_mode", "precision_mode_v2", "experimental_accelerate_train_mode")
+
+
+def _loop_count(value):
+    """parameter_map['iterations_per_loop'], set through .i (as the adapter's scripts do) or .s."""
+    raw = value.__dict__.get("i", value.__dict__.get("s"))
+    try:
+        n = int(raw.decode() if isinstance(raw, (bytes, bytearray)) else raw)
+    except (TypeError, ValueError):
+        n = None
+    if n is None or isinstance(raw, bool) or n < 1:
+        raise ValueError("[NpuOptimizer] parameter_map['iterations_per_loop'] %r must be a whole number >= 1 (set "
+                         "through .i)" % (raw,))
+    return n
 
 
 # Fields whose value says what kiln does anyway (no device placement, no grappler
@@ -153,11 +163,12 @@ def with_cpu_settings(config):
 
 def session_options(config):
     """{"graph_compiler_cache_dir", "precision_mode", "precision_mode_v2",
-    "experimental_accelerate_train_mode": text or ""} from
+    "experimental_accelerate_train_mode": text or "", "iterations_per_loop": int} from
     a ConfigProto (or None). An option of the NpuOptimizer's parameter_map kiln does not
     honour in sess.run mode raises NotImplementedError naming it; the adapter's
     device-only options warn."""
     out = {k: "" for k in _READ}
+    out["iterations_per_loop"] = 1
     if config is None:
         return out
     if not isinstance(config, ConfigProto):
@@ -177,11 +188,8 @@ def session_options(config):
         for key, value in sorted(custom.parameter_map.items()):
             if key in _READ:
                 out[key] = _text(value, key)
-            elif key in _NOT_YET:
-                if _NOT_YET[key] is None or _text(value, key) != _NOT_YET[key]:
-                    unsupported("parameter_map['%s'] in sess.run mode" % key,
-                                "kiln's Session does not honour it yet; use the Estimator (RunConfig / "
-                                "ExperimentalConfig) for it, or leave it out")
+            elif key == "iterations_per_loop":
+                out[key] = _loop_count(value)
             elif key in _NPU_ONLY:
                 _log.warn("[%s] is ignored: it has no meaning on a CPU" % key, stacklevel=4)
             else:

@@ -10,7 +10,7 @@ from kiln._src.estimator import Estimator, EstimatorSpec, ModeKeys, NPUEstimator
 from kiln._src.session_config import with_cpu_settings
 from kiln._src.train import TellMeStepOrLossHook
 from kiln.npu_bridge.estimator import npu, npu_ops  # noqa: F401
-from kiln.npu_bridge.estimator.npu import npu_config, npu_estimator, npu_hook, npu_optimizer
+from kiln.npu_bridge.estimator.npu import npu_config, npu_estimator, npu_hook, npu_optimizer, util
 
 from .estimator.npu.npu_optimizer import (
     ExponentialUpdateLossScaleManager,
@@ -82,7 +82,7 @@ def get_npu_rank_size():
 
 
 __all__ = ["os", "ExperimentalConfig", "NPURunConfig", "RunConfig", "NPUEstimator", "Estimator", "EstimatorSpec",
-           "ModeKeys", "TellMeStepOrLossHook", "npu_config", "npu_hook", "npu_estimator", "npu_optimizer", "npu_ops",
+           "ModeKeys", "TellMeStepOrLossHook", "util", "npu_config", "npu_hook", "npu_estimator", "npu_optimizer", "npu_ops",
            "NPUDistributedOptimizer", "NPULossScaleOptimizer", "FixedLossScaleManager",
            "ExponentialUpdateLossScaleManager", "npu_tf_optimizer", "npu_distributed_optimizer_wrapper",
            "npu_run_config_init", "npu_hooks_append", "npu_config_proto", "npu_session_config_init",
