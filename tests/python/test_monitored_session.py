@@ -73,7 +73,8 @@ def test_monitored_training_session_trains_checkpoints_and_resumes(tmp_path):
     assert rec.calls[:3] == ["begin", "after_create_session", "before_run"] and rec.calls[-1] == "end"
     assert rec.calls.count("after_run") == 50 and rec.losses[-1] < 1e-3 < rec.losses[0]
     assert tf.train.latest_checkpoint(d) == os.path.join(d, "model.ckpt-50")
-    assert {f for f in os.listdir(d) if f.endswith(".index")} == {"model.ckpt-%d.index" % s for s in (20, 40, 50)}
+    assert {f for f in os.listdir(d) if f.endswith(".index")} == {"model.ckpt-%d.index" % s for s in (0, 20, 40, 50)}
+    assert "graph.pbtxt" in os.listdir(d)  # and model.ckpt-0, at the start, which max_to_keep 5 keeps
     trained = tf.train.load_variable(d, "w")
 
     # A second session restores the latest checkpoint instead of initialising, and a hook's

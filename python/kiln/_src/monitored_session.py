@@ -78,6 +78,8 @@ class SessionBridge:
     """What kiln's hooks ask of the training loop (the Estimator's bridge), for a Session:
     the global step's value, and checkpoints written by the Scaffold's Saver."""
 
+    saves_at_start = True  # CheckpointSaverHook writes graph.pbtxt and a checkpoint when the session starts
+
     def __init__(self, session, scaffold):
         self._session, self._scaffold = session, scaffold
         self._savers = {}

@@ -49,7 +49,7 @@ from kiln._src.schedules import (  # noqa: F401
     piecewise_constant,
     polynomial_decay,
 )
-from kiln._src.summary import FileWriterCache, Summary
+from kiln._src.summary import FileWriterCache, Summary, write_graph
 from kiln._src.variables import get_global_step, get_or_create_global_step  # noqa: F401
 
 # --- hooks ------------------------------------------------------------------------------
@@ -163,6 +163,11 @@ class CheckpointSaverHook(SessionRunHook):
 
     def after_create_session(self, session, coord):
         self._last_step = int(session.run("global_step:0"))
+        bridge = getattr(session, "_bridge", None)
+        if getattr(bridge, "saves_at_start", False):  # a MonitoredSession's, as TensorFlow's hook does there
+            write_graph(session.graph, self._dir, "graph.pbtxt")
+            bridge.save_checkpoint(self._dir, int(self._keep), True)
+            self.saved_steps.append(self._last_step)
 
     def _save(self, run_context):
         import os
