@@ -174,7 +174,7 @@ def test_monitored_training_session_writes_summaries_and_the_graph(tmp_path):
             sess.run(train, feed)
     tf.summary.FileWriter(str(tmp_path / "graph"), tf.get_default_graph()).close()
     got = tensorboard("scalars", d)[d]
-    assert [s for s, _ in got["loss_1"]] == [0, 5, 10]
+    assert [s for s, _ in got["loss_1"]] == [1, 6, 11]  # TensorFlow's: tagged with the step reached
     assert [s for s, _ in got["global_step/sec"]] == [6, 11]  # TensorFlow's: timed from the first step's end
     import subprocess
     code = ("import sys\nfrom tensorboard.backend.event_processing.event_accumulator import EventAccumulator\n"
@@ -200,3 +200,44 @@ def test_the_graph_as_a_graph_def_and_write_graph(tmp_path):
     assert str(tf.get_default_graph().as_graph_def()) == body
     with pytest.raises(TypeError, match="takes a kiln.Graph"):
         tf.io.write_graph("graph", str(tmp_path), "g.pb")
+
+
+def test_stop_is_final_resumed_runs_keep_max_to_keep_and_hook_scaffolds_save(tmp_path):
+    x, y, w, loss, gs, train, feed = _regression()
+    d = str(tmp_path / "ckpt")
+    for _ in range(2):  # two runs of 4 steps, a checkpoint every step: the newest 5 stay, as TensorFlow's
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=d, save_checkpoint_steps=1, save_summaries_steps=None,
+                                               log_step_count_steps=None,
+                                               hooks=[tf.train.StopAtStepHook(num_steps=4)]) as sess:
+            while not sess.should_stop():
+                sess.run(train, feed)
+            with pytest.raises(RuntimeError, match="should_stop requested"):
+                sess.run(train, feed)
+    kept = sorted(int(f.split("-")[1].split(".")[0]) for f in os.listdir(d) if f.endswith(".index"))
+    assert kept == [4, 5, 6, 7, 8]
+    mine = tf.train.Scaffold(saver=tf.train.Saver(max_to_keep=1))
+    other = str(tmp_path / "other")
+    hook = tf.train.CheckpointSaverHook(other, save_steps=2, scaffold=mine)
+    with tf.train.SingularMonitoredSession(hooks=[hook, tf.train.StopAtStepHook(num_steps=4)], checkpoint_dir=d) as sess:
+        while not sess.should_stop():
+            sess.run(train, feed)
+    assert sorted(f for f in os.listdir(other) if f.endswith(".index")) == ["model.ckpt-12.index"]  # its saver's 1
+
+
+def test_summary_saver_hook_takes_a_list_of_summary_ops(tmp_path):
+    x, y, w, loss, gs, train, feed = _regression()
+    a, b = tf.summary.scalar("a", loss), tf.summary.scalar("b", loss * 2.0)
+    writes = []
+
+    class Writer:
+        def add_summary(self, s, step):
+            writes.append((step, s))
+
+        def flush(self):
+            pass
+
+    hook = tf.train.SummarySaverHook(save_steps=2, summary_writer=Writer(), summary_op=[a, b])
+    with tf.train.SingularMonitoredSession(hooks=[hook, tf.train.StopAtStepHook(last_step=5)]) as sess:
+        while not sess.should_stop():
+            sess.run(train, feed)
+    assert [s for s, _ in writes] == [1, 1, 3, 3, 5, 5] and all(isinstance(v, bytes) for _, v in writes)

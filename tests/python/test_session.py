@@ -640,3 +640,21 @@ def test_tutorial_spellings_arg_max_and_a_model_built_twice_under_reuse():
     assert np.array_equal(ra, rb) and i.tolist() == [2, 2] and j.tolist() == [0, 0]
     with pytest.raises(NotImplementedError, match="range over a dimension fed at run time"):
         tf.range(0, tf.shape(x)[0])
+
+
+def test_computed_range_bounds_layer_dropout_rates_and_the_adapters_rank_dict():
+    x = tf.placeholder(tf.float32, [None, 3])
+    with pytest.raises(NotImplementedError, match="range with bounds computed in the graph"):
+        tf.range(1, tf.shape(x)[0] + 1)  # was a constant of shape (1,): the limit's value was None
+    assert tf.range(5).shape.as_list() == [5]
+    rate = tf.placeholder(tf.float32, [])
+    y = tf.layers.dropout(tf.ones([200, 50]), rate=rate, training=True)
+    with tf.Session() as sess:
+        assert (sess.run(y, {rate: 0.0}) == 1.0).all()
+        assert 0.3 < (sess.run(y, {rate: 0.5}) == 0).mean() < 0.7
+    assert "loss" in repr(tf.summary.scalar("loss", tf.reduce_mean(x)))
+    from kiln.npu_bridge import npu_init
+    sess, _ = npu_init.init_resource()
+    sess.close()
+    from kiln.npu_bridge.estimator.npu import util
+    assert (util.get_value("npu_rank_id"), util.get_value("npu_local_rank_id"), util.get_value("npu_rank_size")) == (0, 0, 1)

@@ -164,3 +164,49 @@ def test_reinitializable_iterator_from_structure():
         assert sess.run(y).tolist() == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="output_shapes is None"):
         tf.data.Iterator.from_structure((tf.float32, tf.int64), (None, [None]))
+
+
+def test_each_get_next_takes_its_own_element_and_unseeded_passes_reshuffle():
+    it = tf.data.Dataset.from_tensor_slices(np.arange(8)).shuffle(8).make_initializable_iterator()
+    a, b = it.get_next(), it.get_next()  # two IteratorGetNext ops, as TensorFlow's
+    orders = []
+    with tf.Session() as sess:
+        for _ in range(3):
+            sess.run(it.initializer)
+            order = []
+            for _ in range(4):
+                order.extend(sess.run([a, b]))
+            orders.append(order)
+    assert all(sorted(o) == list(range(8)) for o in orders)  # one element per get_next, none twice
+    assert len({tuple(o) for o in orders}) > 1  # no graph seed: each pass its own order, as TensorFlow's
+    tf.reset_default_graph()
+    tf.set_random_seed(4)
+    it = tf.data.Dataset.from_tensor_slices(np.arange(8)).shuffle(8).make_initializable_iterator()
+    x = it.get_next()
+    with tf.Session() as sess:
+        passes = []
+        for _ in range(2):
+            sess.run(it.initializer)
+            passes.append([int(sess.run(x)) for _ in range(8)])
+    assert passes[0] == passes[1]  # a graph seed: every pass the same, as TensorFlow's
+
+
+def test_declared_generator_shapes_and_the_error_for_varying_ones():
+    def gen():
+        yield np.ones(2, np.float32)
+        yield np.ones(3, np.float32)
+    declared = tf.data.Dataset.from_generator(gen, tf.float32, output_shapes=[None])
+    x = declared.make_one_shot_iterator().get_next()
+    assert x.shape.as_list() == [None]
+    undeclared = tf.data.Dataset.from_generator(gen, tf.float32).make_one_shot_iterator().get_next()
+    handle = tf.placeholder(tf.string, [], name="handle")
+    fed = tf.data.Iterator.from_string_handle(handle, tf.float32, [None])
+    y = fed.get_next()
+    source = tf.data.Dataset.from_tensor_slices(X).make_one_shot_iterator()
+    with tf.Session() as sess:
+        assert sess.run(x).shape == (2,) and sess.run(x).shape == (3,)
+        sess.run(undeclared)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="shapes get_next.. as the dataset's first element"):
+            sess.run(undeclared)
+        h = sess.run(source.string_handle())
+        assert sess.run(y, {"handle:0": h}).tolist() == X[0].tolist()  # a string placeholder fed by name

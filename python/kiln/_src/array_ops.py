@@ -181,13 +181,19 @@ def fill(dims, value, name=None):
 
 
 def range_(start, limit=None, delta=1, dtype=None, name="range"):  # tf.range, with static bounds
-    vals = [static_value(v) if isinstance(v, Tensor) else v for v in (start, limit, delta)]
-    if any(isinstance(v, Tensor) for v in (start, limit, delta)) and any(v is None for v in vals[:1]):
+    args = (start, limit, delta)
+    vals = [static_value(v) if isinstance(v, Tensor) else v for v in args]
+    if any(isinstance(a, Tensor) and v is None for a, v in zip(args, vals)):
         unsupported("range with bounds computed in the graph", "kiln's shapes are static")
+    # A bound computed from a None extent (tf.shape(x)[0], + 1, // 2, ...) holds the extent's
+    # build-time stand-in, UNKNOWN_EXTENT: far beyond real extents.
+    fed = any(isinstance(a, Tensor) and np.ndim(v) == 0 and (int(v) % _core.UNKNOWN_EXTENT == 0 and int(v) != 0
+                                                              or abs(int(v)) >= _core.UNKNOWN_EXTENT // 2)
+              for a, v in zip(args, vals))
     start, limit, delta = vals
     if limit is None:
         start, limit = 0, start
-    if any(isinstance(v, (int, np.integer)) and v and v % _core.UNKNOWN_EXTENT == 0 for v in (start, limit)):
+    if fed:
         unsupported("range over a dimension fed at run time (tf.range(tf.shape(x)[0]) of a placeholder's None "
                     "extent)", "kiln builds ranges as constants; give the placeholder that dimension, or gather "
                     "with indices fed in the feed_dict")

@@ -57,6 +57,8 @@ class GraphContext:
         self.unranked = set()  # ids of the placeholders declared without a shape (built as scalars)
         self.iterators = []  # the iterators whose get_next() made placeholders here (session mode)
         self.iterator_handles = {}  # string_handle() bytes -> the iterator (from_string_handle reads it)
+        self.host_placeholders = {}  # 'name:0' of each tf.string placeholder -> it (fed by name too)
+        self.seed_given = False  # tf.set_random_seed was called
         self.run_counter = None  # a tf.Graph's count of sess.run calls, the random ops' counter (Graph.run_counter)
 
     def unique_layer_name(self, base, keras=False):
@@ -927,7 +929,15 @@ def placeholder(dtype, shape=None, name=None):
     g = _graph_for("placeholder")
     dims = [] if shape is None else _declared_shape(shape, "placeholder")
     if as_dtype(dtype).name == "string":
-        return HostPlaceholder(_unique_name(g._scope, g._ctx, name or "Placeholder"), dims)
+        taken = {n.split(":")[0] for n in g._ctx.host_placeholders}
+        base = _unique_name(g._scope, g._ctx, name or "Placeholder")
+        unique, k = base, 0
+        while unique in taken:
+            k += 1
+            unique = "%s_%d" % (base, k)
+        p = HostPlaceholder(unique, dims)
+        g._ctx.host_placeholders[p.name] = p
+        return p
     t = _core.placeholder(g._scope, _unique_name(g._scope, g._ctx, name or "Placeholder"), as_dtype(dtype).kiln,
                           [UNKNOWN_EXTENT if d is None else d for d in dims])
     g._ctx.placeholders[t._id] = dims

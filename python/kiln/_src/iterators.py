@@ -101,7 +101,7 @@ class Iterator:
         self._initializable = initializable
         self._spec = spec  # (types, shapes) of a structure-only iterator
         self._handle = handle  # from_string_handle's string placeholder
-        self._session_next = None  # in a tf.Graph: (the element's structure, its placeholders)
+        self._session_next = None  # in a tf.Graph: the placeholders of each get_next() call
         self._initializer_op = None
 
     @staticmethod
@@ -160,27 +160,29 @@ class Iterator:
         return features, {label_key: Element(self, "labels['%s']" % label_key, (1, label_key))}
 
     def _session_get_next(self, name):
-        """Placeholders in the form of the elements (each call the same ones, as TensorFlow's
-        get_next() in one run gives one element), typed and shaped as the dataset's first
-        element (the batch dimension None), or as from_structure / from_string_handle say."""
-        if self._session_next is None:
-            types, shapes = self._spec if self._spec is not None else element_spec(self._dataset)
-            leaves = []
-            for i, (dtype, shape) in enumerate(zip(_nest.flatten(types), _nest.flatten(shapes))):
-                if dtype.name == "string":
-                    unsupported("a string component of get_next() in a Session", "map the records to numbers "
-                                "first (decode_raw, parse_single_example, ...): kiln's graphs hold numbers")
-                leaves.append(placeholder(float32 if dtype.name == "float64" else dtype, shape.as_list(),
-                                          name=(name or "IteratorGetNext") + ("" if i == 0 else "_%d" % i)))
-            self._session_next = (types, leaves)
-            ctx = current("get_next")
-            if self not in ctx.iterators:
-                ctx.iterators.append(self)
-        types, leaves = self._session_next
+        """Placeholders in the form of the elements, typed and shaped as the dataset's first
+        element (the batch dimension None) or as from_structure / from_string_handle say.
+        Each call makes its own (TensorFlow's IteratorGetNext ops): a run that needs two of
+        them takes two consecutive elements."""
+        if self._spec is None and self._session_next is None:
+            self._spec_cache = element_spec(self._dataset)
+        types, shapes = self._spec if self._spec is not None else self._spec_cache
+        leaves = []
+        for i, (dtype, shape) in enumerate(zip(_nest.flatten(types), _nest.flatten(shapes))):
+            if dtype.name == "string":
+                unsupported("a string component of get_next() in a Session", "map the records to numbers "
+                            "first (decode_raw, parse_single_example, ...): kiln's graphs hold numbers")
+            leaves.append(placeholder(float32 if dtype.name == "float64" else dtype, shape.as_list(),
+                                      name=(name or "IteratorGetNext") + ("" if i == 0 else "_%d" % i)))
+        self._session_next = (self._session_next or []) + [leaves]
+        ctx = current("get_next")
+        if self not in ctx.iterators:
+            ctx.iterators.append(self)
         return _nest.pack_sequence_as(types, leaves)
 
-    def session_placeholders(self):
-        return [] if self._session_next is None else self._session_next[1]
+    def session_groups(self):
+        """The placeholders of each get_next() call, in the order they were made."""
+        return self._session_next or []
 
     def string_handle(self, name=None):
         if not _in_session_graph():
@@ -218,13 +220,32 @@ def _map_pair(fn, like, other):
     return fn(like, other)
 
 
+def _declared_spec(dataset, batched):
+    """from_generator's output_types and output_shapes, when they hold for the elements
+    (no map changes them, every shape given): the extents they leave None stay None."""
+    types, shapes = getattr(dataset, "_types", None), getattr(dataset, "_shapes", None)
+    ops = [op[0] for op in getattr(dataset, "_ops", [])]
+    if types is None or shapes is None or any(k in ("map", "interleave") for k in ops):
+        return None
+    given = []
+    _map_pair(lambda t, s: given.append(s is not None), types, shapes)  # shapes are tuples: follow types' form
+    if not all(given):
+        return None
+    padded = any(op[0] == "batch" and op[3] is not None for op in dataset._ops)
+    lead = [None] if batched else []
+    return types, _map_pair(lambda t, s: TensorShape(lead + [None if padded else d for d in s]), types, shapes)
+
+
 def element_spec(dataset):
     """(types, shapes) of a dataset's elements, from its first: DTypes (float64 arrays as
     float32, which kiln computes in) and TensorShapes, the batch dimension None."""
+    batched = dataset.is_batched() if hasattr(dataset, "is_batched") else dataset._has("batch")
+    declared = _declared_spec(dataset, batched)
+    if declared is not None:
+        return declared
     first = next(iter(dataset.elements(0)), None)
     if first is None:
         raise ValueError("[get_next] the dataset holds no elements")
-    batched = dataset.is_batched() if hasattr(dataset, "is_batched") else dataset._has("batch")
 
     def dtype(v):
         a = np.asarray(v)

@@ -5,7 +5,7 @@ from kiln._src import initializers as init
 from kiln._src import keras_backend as backend
 from kiln._src import random_ops
 from kiln._src.array_ops import static_value
-from kiln._src.graph import convert_to_tensor, reshape, unsupported
+from kiln._src.graph import Tensor, convert_to_tensor, reshape, unsupported
 from kiln._src.layer import Layer, activation_of, initializer_of
 
 
@@ -59,7 +59,9 @@ class Dropout(Layer):
 
     def __init__(self, rate=0.5, noise_shape=None, seed=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
-        self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+        # a tensor rate (a placeholder fed per run) is the dropout's to check
+        self.rate = rate if isinstance(rate, Tensor) else float(rate)
+        self.noise_shape, self.seed = noise_shape, seed
 
     def call(self, inputs, training=None):
         if training is None:
@@ -71,7 +73,7 @@ class Dropout(Layer):
                             "pass a Python bool, e.g. mode == tf.estimator.ModeKeys.TRAIN")
             training = bool(known)
         x = convert_to_tensor(inputs, op=self.name)
-        if not training or self.rate == 0:
+        if not training or (not isinstance(self.rate, Tensor) and self.rate == 0):
             return x
         return random_ops.dropout(x, rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
 

@@ -83,6 +83,7 @@ class SessionBridge:
     def __init__(self, session, scaffold):
         self._session, self._scaffold = session, scaffold
         self._savers = {}
+        self._recovered = set()  # (saver, directory) pairs whose earlier checkpoints the saver took over
         self.max_steps = None
         self.phase = "train"
 
@@ -94,13 +95,19 @@ class SessionBridge:
                                "passed to minimize(global_step=...))")
         return int(vars_.get("global_step"))
 
-    def save_checkpoint(self, directory, keep, lock):
-        """directory/model.ckpt-<global step> and its `checkpoint` state file; keep > 0:
-        that many newest kept, else the Scaffold's Saver's rule."""
-        saver = self._scaffold.saver
-        if keep:
-            saver = self._savers.get(keep) or self._savers.setdefault(keep, _saver.Saver(max_to_keep=keep))
+    def save_checkpoint(self, directory, keep, lock, saver=None):
+        """directory/model.ckpt-<global step> and its `checkpoint` state file, by `saver`
+        (a CheckpointSaverHook's scaffold's), else keep > 0: that many newest kept, else the
+        session's Scaffold's Saver's rule. A Saver new to the directory first takes over the
+        checkpoints its state file lists, so max_to_keep counts those of earlier runs."""
+        if saver is None:
+            saver = self._scaffold.saver
+            if keep:
+                saver = self._savers.get(keep) or self._savers.setdefault(keep, _saver.Saver(max_to_keep=keep))
         os.makedirs(directory, exist_ok=True)
+        if (id(saver), directory) not in self._recovered:
+            self._recovered.add((id(saver), directory))
+            saver.recover_last_checkpoints(_saver.checkpoint_paths(directory))
         step = self.global_step
         path = saver.save(self._session, os.path.join(directory, "model.ckpt"), global_step=step, write_meta_graph=False)
         _log.emit("Saving checkpoints for %d into %s." % (step, path))
@@ -153,10 +160,12 @@ class ChiefSessionCreator:
 
 class WorkerSessionCreator(ChiefSessionCreator):
     """tf.train.WorkerSessionCreator. Each kiln process holds its own variables (mpirun's
-    ranks start from the same seed), so a worker prepares its session as the chief does."""
+    ranks start from the same seed), so a worker prepares its session as the chief does:
+    from MonitoredTrainingSession's checkpoint_dir too, so that a resumed job's ranks all
+    start from the chief's last checkpoint."""
 
-    def __init__(self, scaffold=None, master="", config=None, max_wait_secs=30 * 60):
-        super().__init__(scaffold, master, config)
+    def __init__(self, scaffold=None, master="", config=None, max_wait_secs=30 * 60, checkpoint_dir=None):
+        super().__init__(scaffold, master, config, checkpoint_dir)
 
 
 class MonitoredSession:
@@ -191,7 +200,7 @@ class MonitoredSession:
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """sess.run(fetches, feed_dict) with every hook's fetches and feeds merged in."""
-        if self._closed:
+        if self.should_stop():
             raise RuntimeError("Run called even after should_stop requested.")
         ctx = _RunContext(self._bridge, self._sess, SessionRunArgs(fetches, feed_dict, options))
         asked, feeds = [], dict(feed_dict or {})
@@ -282,7 +291,7 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     scaffold = scaffold or Scaffold()
     all_hooks = list(hooks or [])
     if not is_chief:
-        creator = WorkerSessionCreator(scaffold, master, config, max_wait_secs)
+        creator = WorkerSessionCreator(scaffold, master, config, max_wait_secs, checkpoint_dir)
         return MonitoredSession(creator, all_hooks, stop_grace_period_secs)
     all_hooks.extend(chief_only_hooks or [])
     creator = ChiefSessionCreator(scaffold, master, config, checkpoint_dir)

@@ -21,6 +21,7 @@ def set_random_seed(seed):
         raise ValueError("[set_random_seed] seed %r must be an integer from 0 to 2^53" % (seed,))
     ctx = current("set_random_seed")
     ctx.seed = int(seed)
+    ctx.seed_given = True
     ctx.random_inputs = None
 
 

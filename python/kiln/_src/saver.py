@@ -55,6 +55,23 @@ def _write_state_file(directory, latest, all_paths):
         raise
 
 
+def checkpoint_paths(directory):
+    """The prefixes the `checkpoint` state file in directory lists (all_model_checkpoint_paths),
+    oldest first; [] without one."""
+    try:
+        with open(os.path.join(directory, "checkpoint")) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key.strip() == "all_model_checkpoint_paths":
+            path = value.strip().strip('"')
+            out.append(path if os.path.isabs(path) else os.path.join(directory, path))
+    return out
+
+
 def _remove_checkpoint(prefix):
     for suffix in (".index", ".data-00000-of-00001", ".kiln-state.json", ".meta"):
         if os.path.exists(prefix + suffix):
@@ -95,6 +112,11 @@ class Saver:
     @property
     def last_checkpoints(self):
         return list(self._last)
+
+    def recover_last_checkpoints(self, checkpoint_paths):
+        """tf.train.Saver's: the checkpoints an earlier run kept (those still on disk), so
+        that max_to_keep goes on counting them."""
+        self._last = [p for p in checkpoint_paths if os.path.exists(p + ".index")]
 
     def save(self, sess, save_path, global_step=None, latest_filename=None, meta_graph_suffix="meta",
              write_meta_graph=True, write_state=True, strip_default_attrs=False, save_debug_info=False):

@@ -102,6 +102,8 @@ class Session:
         self._plans = {}
         self._runs = 0  # sess.run calls so far: the random ops' counter (Graph.run_counter)
         self._iterator_state = {}  # iterator -> its pass over the data (_END once it has ended)
+        self._passes = 0  # passes over datasets started (unseeded: each its own shuffle)
+        self._lock = threading.Lock()  # iterator elements and the run count, under threads
         self._iterators_needed = {}  # (fetches, fed ids) -> the iterators such a run takes an element of
         self._closed = False
         self._default_stack = []
@@ -171,7 +173,9 @@ class Session:
     def _run_once(self, leaves, leaf_key, feed_dict):
         """The leaves' values after one step."""
         feed_dict = dict(feed_dict or {})
-        host = {k: feed_dict.pop(k) for k in list(feed_dict) if isinstance(k, HostPlaceholder)}
+        hosts = self._graph._ctx.host_placeholders
+        host = {hosts.get(k, k): feed_dict.pop(k) for k in list(feed_dict)
+                if isinstance(k, HostPlaceholder) or (isinstance(k, str) and k in hosts)}
         if self._graph._ctx.iterators:
             feed_dict.update(self._iterator_feeds(leaves, leaf_key, feed_dict, host))
         feeds, feed_key, extent = self._feeds(feed_dict)
@@ -180,7 +184,7 @@ class Session:
         if plan is None:
             plan = self._plans[key] = self._plan(leaves, feeds, extent)
         for it, dataset in plan.resets:
-            self._iterator_state[it] = iter(dataset.elements(self._graph._ctx.seed or 0))
+            self._iterator_state[it] = iter(dataset.elements(self._pass_seed()))
         if plan.init_vars:
             self._vars.initialize(self._graph._scope, plan.init_vars)
         if plan.exec is None:
@@ -208,29 +212,53 @@ class Session:
                                      [(t._id, t._dtype, [1 if d is None else d for d in static_dims(t)]) for t in fed],
                                      {pid: d._id for pid, d in self._graph._ctx.defaults.items()}, 1)
             missing = set(probe.missing)
-            needed = [it for it in self._graph._ctx.iterators
-                      if any(p.name.split(":")[0] in missing for p in it.session_placeholders())]
+            needed = [(it, group) for it in self._graph._ctx.iterators for group in it.session_groups()
+                      if any(p.name.split(":")[0] in missing for p in group)]
             self._iterators_needed[need_key] = needed
         out = {}
-        for it in needed:
-            source = self._handle_source(it, host) if it._handle is not None else it
-            state = self._iterator_state.get(source)
-            if state is None:
-                if source._initializable:
-                    raise errors.FailedPreconditionError(
-                        None, None, "GetNext() failed because the iterator has not been initialized. Ensure that you "
-                        "have run the initializer operation for this iterator before getting the next element.")
-                state = self._iterator_state[source] = iter(source._dataset.elements(self._graph._ctx.seed or 0))
-            element = next(state, None) if state is not _END else None
-            if element is None:
-                self._iterator_state[source] = _END
-                raise errors.OutOfRangeError(None, None, "End of sequence")
-            values, slots = _nest.flatten(element), it.session_placeholders()
-            if len(values) != len(slots):
-                raise errors.InvalidArgumentError(None, None, "the iterator's element has %d components; get_next() "
-                                                  "here has %d" % (len(values), len(slots)))
-            out.update(zip(slots, values))
+        with self._lock:  # one element per get_next() even when threads share the session
+            for it, group in needed:
+                source = self._handle_source(it, host) if it._handle is not None else it
+                element = self._next_element(source)
+                values = _nest.flatten(element)
+                if len(values) != len(group):
+                    raise errors.InvalidArgumentError(None, None, "the iterator's element has %d components; "
+                                                      "get_next() here has %d" % (len(values), len(group)))
+                for p, v in zip(group, values):
+                    want = static_dims(p)
+                    got = np.shape(v)
+                    if len(got) != len(want) or any(d is not None and d != n for d, n in zip(want, got)):
+                        raise errors.InvalidArgumentError(
+                            None, None, "an element of the dataset has shape %s where get_next()'s '%s' is %s: kiln "
+                            "shapes get_next() as the dataset's first element (None for the batch); a dataset whose "
+                            "element shapes vary needs Iterator.from_structure(types, shapes) with None there"
+                            % (tuple(got), p.name, _tf_shape(want)))
+                    out[p] = v
         return out
+
+    def _next_element(self, source):
+        state = self._iterator_state.get(source)
+        if state is None:
+            if source._initializable:
+                raise errors.FailedPreconditionError(
+                    None, None, "GetNext() failed because the iterator has not been initialized. Ensure that you "
+                    "have run the initializer operation for this iterator before getting the next element.")
+            state = self._iterator_state[source] = iter(source._dataset.elements(self._pass_seed()))
+        element = next(state, None) if state is not _END else None
+        if element is None:
+            self._iterator_state[source] = _END
+            raise errors.OutOfRangeError(None, None, "End of sequence")
+        return element
+
+    def _pass_seed(self):
+        """The default seed of a pass over a dataset (its unseeded shuffles and random maps):
+        the graph seed when the script set one (every pass the same, as TensorFlow's), else
+        a new one per pass, as TensorFlow's unseeded ops give each initializer run."""
+        ctx = self._graph._ctx
+        if ctx.seed_given:
+            return ctx.seed or 0
+        self._passes += 1
+        return (int(ctx.seed or 0) * 1000003 + self._passes) % 2**53
 
     def _handle_source(self, it, host):
         """The iterator whose string handle this run feeds to from_string_handle's `it`."""
@@ -299,9 +327,11 @@ class Session:
                     if d is None:
                         extents.setdefault(int(n), None)
         counter = ctx.run_counter
+        with self._lock:
+            run = self._runs
+            self._runs += 1
         if counter is not None and not any(t._id == counter._id for t, _ in feeds):
-            feeds.append((counter, np.array(self._runs, np.int64)))
-        self._runs += 1
+            feeds.append((counter, np.array(run, np.int64)))
         feeds.sort(key=lambda f: f[0]._id)
         key = tuple((t._id, a.dtype.str, a.shape) for t, a in feeds)
         return feeds, key, (next(iter(extents)) if len(extents) == 1 else -1)

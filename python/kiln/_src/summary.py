@@ -30,7 +30,7 @@ class _SummaryOp:
         self.name = name or (self._items[0][0] if len(self._items) == 1 else "Merge/MergeSummary")
 
     def __repr__(self):
-        return "<kiln summary %s>" % ", ".join(t for t, _ in self._items)
+        return "<kiln summary %s>" % ", ".join(item[0] for item in self._items)
 
 
 def _scalar_tensor(tensor, name):

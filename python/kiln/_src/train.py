@@ -154,6 +154,7 @@ class CheckpointSaverHook(SessionRunHook):
         if not isinstance(checkpoint_dir, str) or not checkpoint_dir:
             raise ValueError("[CheckpointSaverHook] checkpoint_dir must be a non-empty path")
         self._dir, self._secs, self._steps, self._keep = checkpoint_dir, save_secs, save_steps, keep_checkpoint_max
+        self._scaffold = scaffold  # in a MonitoredSession: its Saver saves (the session's Scaffold's otherwise)
         self._model_dir = None  # set by the Estimator: that directory's lock is held already
         self.saved_steps = []
 
@@ -166,16 +167,28 @@ class CheckpointSaverHook(SessionRunHook):
         bridge = getattr(session, "_bridge", None)
         if getattr(bridge, "saves_at_start", False):  # a MonitoredSession's, as TensorFlow's hook does there
             write_graph(session.graph, self._dir, "graph.pbtxt")
-            bridge.save_checkpoint(self._dir, int(self._keep), True)
+            bridge.save_checkpoint(self._dir, int(self._keep), True, self._saver())
             self.saved_steps.append(self._last_step)
 
     def _save(self, run_context):
         import os
         lock = os.path.abspath(self._dir) != (os.path.abspath(self._model_dir) if self._model_dir else None)
-        run_context._bridge.save_checkpoint(self._dir, int(self._keep), lock)
+        if getattr(run_context._bridge, "saves_at_start", False):  # a MonitoredSession's
+            run_context._bridge.save_checkpoint(self._dir, int(self._keep), lock, self._saver())
+        elif self._scaffold is not None:
+            unsupported("CheckpointSaverHook(scaffold=) in Estimator.train", "the Estimator saves its own state")
+        else:
+            run_context._bridge.save_checkpoint(self._dir, int(self._keep), lock)
         self._last_step = run_context._bridge.global_step
         self._last_time = time.time()
         self.saved_steps.append(self._last_step)
+
+    def _saver(self):
+        if self._scaffold is None:
+            return None
+        if self._scaffold.saver is None:
+            self._scaffold.finalize()
+        return self._scaffold.saver
 
     def after_run(self, run_context, run_values):
         step = run_context.global_step
@@ -235,8 +248,8 @@ class SummarySaverHook(SessionRunHook):
             raise ValueError("Exactly one of scaffold or summary_op must be provided.")
         self._steps, self._secs, self._dir, self._writer = save_steps, save_secs, output_dir, summary_writer
         self._scaffold, self._op = scaffold, summary_op
-        self._next_step = None
-        self._last_time = None
+        self._next_step = None  # the step the next run will reach
+        self._last_step, self._last_time = None, None  # of the last write
 
     def after_create_session(self, session, coord):
         if self._writer is None and self._dir:
@@ -249,22 +262,25 @@ class SummarySaverHook(SessionRunHook):
             unsupported("SummarySaverHook in Estimator.train", "the Estimator writes model_fn's summaries every "
                         "RunConfig(save_summary_steps=N) steps")
         op = self._op if self._op is not None else self._scaffold.summary_op
-        step = self._step = run_context.global_step  # as TensorFlow's: the step the run starts at
-        if self._steps is not None:
-            self._due = self._next_step is None or step >= self._next_step
+        # TensorFlow's timer: the first run writes, then every save_steps steps (or
+        # save_secs), judged by the step the run will reach.
+        if self._next_step is None:
+            self._due = True
+        elif self._steps is not None:
+            self._due = self._next_step >= self._last_step + self._steps
         else:
-            self._due = self._last_time is None or time.time() - self._last_time >= self._secs
-        return SessionRunArgs(op) if self._due and op is not None else None
+            self._due = time.time() - self._last_time >= self._secs
+        ops = op if isinstance(op, (list, tuple)) else ([op] if op is not None else [])
+        return SessionRunArgs(list(ops)) if self._due and ops else None
 
     def after_run(self, run_context, run_values):
-        if not self._due:
-            return
-        step = self._step
-        if run_values.results is not None and self._writer is not None:
-            self._writer.add_summary(run_values.results, step)
-        self._last_time = time.time()
-        if self._steps is not None:
-            self._next_step = step + self._steps
+        step = run_context.global_step  # the step reached: TensorFlow tags the summaries with it
+        if self._due:
+            for summary in run_values.results or []:
+                if self._writer is not None:
+                    self._writer.add_summary(summary, step)
+            self._last_time, self._last_step = time.time(), step
+        self._next_step = step + 1
 
     def end(self, session):
         if self._writer is not None:

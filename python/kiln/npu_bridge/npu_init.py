@@ -62,6 +62,10 @@ def init_resource():
     """The adapter's device set-up for sess.run scripts: (a Session with an NpuOptimizer
     config, the op that shuts the device down). kiln has no device to open: the op does
     nothing, and the ranks are mpirun's (get_npu_rank_id, get_npu_rank_size)."""
+    util.global_dict_init()
+    util.set_value("npu_rank_id", get_npu_rank_id())
+    util.set_value("npu_local_rank_id", get_npu_local_rank_id())
+    util.set_value("npu_rank_size", get_npu_rank_size())
     return Session(config=npu_session_config_init()), no_op(name="npu_shutdown")
 
 
@@ -77,6 +81,12 @@ def get_npu_rank_id():
     return _distributed.rank()
 
 
+def get_npu_local_rank_id():
+    """This rank's place among the ranks of its host, for mpirun's default placement (each
+    host's ranks numbered consecutively, the same count on every host)."""
+    return _distributed.rank() % max(1, _distributed.local_size())
+
+
 def get_npu_rank_size():
     return _distributed.size()
 
@@ -87,4 +97,4 @@ __all__ = ["os", "ExperimentalConfig", "NPURunConfig", "RunConfig", "NPUEstimato
            "ExponentialUpdateLossScaleManager", "npu_tf_optimizer", "npu_distributed_optimizer_wrapper",
            "npu_run_config_init", "npu_hooks_append", "npu_config_proto", "npu_session_config_init",
            "npu_graph_options", "npu_optimizer_options", "init_resource", "shutdown_resource", "close_session",
-           "get_npu_rank_id", "get_npu_rank_size", "RewriterConfig", "ConfigProto"]
+           "get_npu_rank_id", "get_npu_local_rank_id", "get_npu_rank_size", "RewriterConfig", "ConfigProto"]
