@@ -75,15 +75,23 @@ struct Feed {
 
 // One sess.run signature's graph: what the fetches and the fetched ops' assigns need,
 // fed values as placeholders, the unknown extent replaced.
+//
+// Loss scaling (kLossScaleName in kiln/train/optimizer.h): a tf.Graph's optimizers always
+// build the scaled loss and the guarded updates. A guarded step graph keeps them: the
+// session feeds kLossScaleName and reads the output kGradsFiniteName (every optimizer's
+// flag at once). Otherwise the scale is the constant 1 and every flag the constant true,
+// which the compiler's simplify pass folds away: a float32 step pays nothing for them.
 struct StepGraph {
   std::shared_ptr<Graph> graph;
   std::vector<std::string> feed_names;  // per feed, the placeholder it became
   std::vector<std::string> missing;     // placeholders the step needs and nothing feeds
   std::vector<std::string> variables;   // the variables it reads or writes
+  bool loss_scale = false;              // guarded: kLossScaleName is to be fed
+  bool grads_finite = false;            // guarded: the output kGradsFiniteName is there
 };
 
 std::vector<bool> needed_nodes(const Graph& src, std::vector<ValueId> stack, const std::map<ValueId, const Feed*>& fed,
-                               const std::map<ValueId, ValueId>& defaults) {
+                               const std::map<ValueId, ValueId>& defaults, const std::vector<ValueId>& leaves) {
   std::vector<bool> needed(src.size(), false);
   while (!stack.empty()) {
     const ValueId id = stack.back();
@@ -92,7 +100,7 @@ std::vector<bool> needed_nodes(const Graph& src, std::vector<ValueId> stack, con
       throw py::value_error("[sess.run] value %" + std::to_string(id) + " is not in this graph");
     if (needed[id]) continue;
     needed[id] = true;
-    if (fed.count(id)) continue;
+    if (fed.count(id) || std::find(leaves.begin(), leaves.end(), id) != leaves.end()) continue;
     const Node& n = src.node(id);
     if (n.op == Op::placeholder && defaults.count(id)) stack.push_back(defaults.at(id));
     for (ValueId in : n.inputs) stack.push_back(in);
@@ -101,13 +109,16 @@ std::vector<bool> needed_nodes(const Graph& src, std::vector<ValueId> stack, con
 }
 
 StepGraph step_graph(const GraphScope& s, const std::vector<ValueId>& fetches, const std::vector<ValueId>& assigns,
-                     const std::vector<Feed>& feeds, const std::map<ValueId, ValueId>& defaults, int64_t extent) {
+                     const std::vector<Feed>& feeds, const std::map<ValueId, ValueId>& defaults, int64_t extent,
+                     bool guarded) {
   const Graph& src = *s.graph;
   std::map<ValueId, const Feed*> fed;
   for (const Feed& f : feeds) fed[f.id] = &f;
   std::vector<ValueId> roots(fetches);
   roots.insert(roots.end(), assigns.begin(), assigns.end());
-  const std::vector<bool> needed = needed_nodes(src, roots, fed, defaults);
+  const std::optional<ValueId> scale = src.find(kLossScaleName);
+  const std::vector<ValueId> flags = grads_finite_flags(src);
+  const std::vector<bool> needed = needed_nodes(src, roots, fed, defaults, guarded ? std::vector<ValueId>{} : flags);
 
   StepGraph out;
   out.graph = std::make_shared<Graph>();
@@ -128,7 +139,12 @@ StepGraph step_graph(const GraphScope& s, const std::vector<ValueId>& fetches, c
       map[i] = map[defaults.at(id)];
       continue;
     }
-    if (n.op == Op::placeholder) out.missing.push_back(n.name);
+    if (!guarded && (id == scale || std::find(flags.begin(), flags.end(), id) != flags.end())) {
+      map[i] = constant(g, 1.0, n.dtype).id();  // the scale 1, or true
+      continue;
+    }
+    if (id == scale) out.loss_scale = true;
+    else if (n.op == Op::placeholder) out.missing.push_back(n.name);
     if (n.op == Op::variable) out.variables.push_back(n.name);
     Attrs attrs;
     for (const auto& [k, v] : n.attrs.items())
@@ -148,6 +164,12 @@ StepGraph step_graph(const GraphScope& s, const std::vector<ValueId>& fetches, c
     const std::string name = "fetch/" + std::to_string(f);
     if (!g.find(name) && std::none_of(g.outputs().begin(), g.outputs().end(), [&](const Output& o) { return o.name == name; }))
       g.add_output(name, map[f]);
+  }
+  if (guarded) {
+    Tensor all;
+    for (ValueId f : flags)
+      if (needed[f]) all = all.valid() ? select(all, Tensor(&g, map[f]), all) : Tensor(&g, map[f]);  // all && flag
+    if (all.valid()) g.add_output(kGradsFiniteName, all.id()), out.grads_finite = true;
   }
   if (!out.missing.empty()) return out;
   for (size_t i = 0; i < g.size(); ++i)
@@ -173,15 +195,18 @@ void bind_step(py::module_& m) {
       .def_readonly("feed_names", &StepGraph::feed_names)
       .def_readonly("missing", &StepGraph::missing)
       .def_readonly("variables", &StepGraph::variables)
+      .def_readonly("loss_scale", &StepGraph::loss_scale)
+      .def_readonly("grads_finite", &StepGraph::grads_finite)
       .def_property_readonly("size", [](const StepGraph& g) { return g.graph->size(); });
-  // (scope, fetch ids, assign ids, [(fed id, dtype, shape)], {placeholder: default}, extent)
+  // (scope, fetch ids, assign ids, [(fed id, dtype, shape)], {placeholder: default}, extent,
+  // guarded: keep the loss scaling)
   m.def("step_graph", [](const std::shared_ptr<GraphScope>& s, const std::vector<ValueId>& fetches,
                          const std::vector<ValueId>& assigns, const std::vector<std::tuple<ValueId, std::string, Shape>>& fs,
-                         const std::map<ValueId, ValueId>& defaults, int64_t extent) {
+                         const std::map<ValueId, ValueId>& defaults, int64_t extent, bool guarded) {
     if (!s || !s->open) throw py::value_error("[sess.run] the session's graph is closed");
     std::vector<Feed> feeds;
     for (const auto& [id, dtype, shape] : fs) feeds.push_back(Feed{id, dtype, shape});
-    return step_graph(*s, fetches, assigns, feeds, defaults, extent);
+    return step_graph(*s, fetches, assigns, feeds, defaults, extent, guarded);
   });
   py::class_<StepExecutable>(m, "StepExecutable")
       .def_property_readonly("cache", [](const StepExecutable& e) { return std::string(cache_outcome_name(e.report.cache)); })
@@ -285,6 +310,8 @@ void bind_session_variables(py::module_& m) {
 
 void bind_session(py::module_& m) {
   m.attr("UNKNOWN_EXTENT") = kUnknownExtent;
+  m.attr("LOSS_SCALE_NAME") = kLossScaleName;
+  m.attr("GRADS_FINITE_NAME") = kGradsFiniteName;
   // A tf.Graph's C++ graph: it lives as long as the Python graph or any of its tensors.
   m.def("new_graph", [] {
     auto s = std::make_shared<GraphScope>();

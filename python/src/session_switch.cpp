@@ -4,9 +4,11 @@
 // (src/train/accelerate/precision_switch.h) driven by what the script tells through
 // STEP_NOW / TOTAL_STEP or LOSS_NOW / TARGET_LOSS (python/kiln/_src/session.py).
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "kiln/base/error.h"
@@ -14,6 +16,7 @@
 #include "kiln/train/config.h"
 #include "kiln/train/precision.h"
 #include "module.h"
+#include "train/accelerate/loss_scaler.h"
 #include "train/accelerate/precision_switch.h"
 
 namespace py = pybind11;
@@ -32,6 +35,14 @@ struct SessionSwitch {
 }  // namespace
 
 void bind_session_switch(py::module_& m) {
+  // A Session's dynamic loss scaler for a float16 precision_mode over the whole run
+  // (src/train/accelerate/loss_scaler.h); accelerate_train_mode's is its switch's.
+  py::class_<LossScaler>(m, "LossScaler")
+      .def(py::init([] { return LossScaler(true); }))
+      .def_property_readonly("scale", &LossScaler::scale)
+      .def_property_readonly("skipped_updates", &LossScaler::skipped_steps)
+      .def_property_readonly("collapsed", &LossScaler::collapsed)
+      .def("update", &LossScaler::update, py::arg("grads_finite"));
   // (low policy, original policy, split, needs loss scaling) of a Session's mode, with
   // ExperimentalConfig's errors for the mode and the precision modes it may go with.
   m.def("session_accelerate", [](const std::string& mode, const std::string& precision_mode,
@@ -59,9 +70,15 @@ void bind_session_switch(py::module_& m) {
       .def_property_readonly("planned_switch_step",
                              [](const SessionSwitch& s) { return s.precision_switch.planned_switch_step(); })
       .def("before_step", [](SessionSwitch& s, int64_t step) { return s.precision_switch.before_step(step); })
-      .def("after_low_step", [](SessionSwitch& s, int64_t step_reached, double loss) {
-        return s.precision_switch.after_low_step(step_reached, loss, true);
+      // After a low run that reached `step_reached`: its loss (None: not told) and whether
+      // its gradients were finite; True if the switch happens now.
+      .def("after_low_step", [](SessionSwitch& s, int64_t step_reached, std::optional<double> loss, bool finite) {
+        return loss ? s.precision_switch.after_low_step(step_reached, *loss, finite)
+                    : s.precision_switch.after_low_step_unseen_loss(step_reached, finite);
       })
+      .def_property_readonly("loss_scale", [](const SessionSwitch& s) { return s.precision_switch.loss_scale(); })
+      .def_property_readonly("skipped_updates",
+                             [](const SessionSwitch& s) { return s.precision_switch.scaler().skipped_steps(); })
       .def_property_readonly("switched", [](const SessionSwitch& s) -> py::object {
         const auto& sw = s.precision_switch.switched();
         if (!sw) return py::none();

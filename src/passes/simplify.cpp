@@ -1,4 +1,7 @@
 #include "passes/passes.h"
+
+#include <cmath>
+
 #include "kiln/ir/ops.h"
 #include "passes/rewrite.h"
 
@@ -19,6 +22,20 @@ bool widens_exactly(DType narrow, DType wide) {
   return false;
 }
 
+// A constant every element of which is one value (not a hyperparameter or an array).
+bool is_fill(const Node& n) { return n.op == Op::constant && !is_hyperparameter(n); }
+
+// Does `v` survive a cast to `to` exactly? (Only then is a cast of it folded.)
+bool holds_exactly(double v, DType to) {
+  switch (to) {
+    case DType::f32: return static_cast<double>(static_cast<float>(v)) == v;
+    case DType::f16:
+    case DType::bf16: return v == std::trunc(v) && std::abs(v) <= 256;  // whole numbers both hold
+    case DType::boolean: return v == 0 || v == 1;
+    default: return v == std::trunc(v) && std::abs(v) < 9007199254740992.0;
+  }
+}
+
 }  // namespace
 
 Graph simplify(const Graph& g) {
@@ -33,11 +50,24 @@ Graph simplify(const Graph& g) {
       return x.dtype == n.dtype && x.shape == n.shape;
     };
     ValueId replacement = -1;
+    // `n` as the constant `v` (the operands are fills: the value needs no kernel).
+    auto fold = [&](double v) {
+      replacement = out.add(Op::constant, {},
+                            {{"dtype", std::string(dtype_name(n.dtype))}, {"shape", n.shape}, {"value", v}});
+    };
+    auto fills = [&] {
+      for (size_t k = 0; k < n.inputs.size(); ++k)
+        if (!is_fill(out.node(in(k)))) return false;
+      return true;
+    };
+    auto value = [&](size_t k) { return out.node(in(k)).attrs.f("value"); };
     switch (n.op) {
       case Op::stop_gradient: replacement = in(0); break;
       case Op::cast: {
         const Node& x = out.node(in(0));
-        if (x.dtype == n.dtype) {
+        if (is_fill(x) && is_float(x.dtype) && holds_exactly(value(0), n.dtype)) {
+          fold(value(0));
+        } else if (x.dtype == n.dtype) {
           replacement = in(0);
         } else if (x.op == Op::cast) {
           const DType orig = out.node(x.inputs[0]).dtype;
@@ -45,8 +75,12 @@ Graph simplify(const Graph& g) {
         }
         break;
       }
+      case Op::select:  // a loss-scaled step graph's guard, once its flag is the constant true
+        if (is_fill(out.node(in(0))) && same_as_input(value(0) != 0 ? 1 : 2)) replacement = in(value(0) != 0 ? 1 : 2);
+        break;
       case Op::mul:
-        if (is_constant(out.node(in(1)), 1) && same_as_input(0)) replacement = in(0);
+        if (fills() && is_float(n.dtype) && holds_exactly(value(0) * value(1), n.dtype)) fold(value(0) * value(1));
+        else if (is_constant(out.node(in(1)), 1) && same_as_input(0)) replacement = in(0);
         else if (is_constant(out.node(in(0)), 1) && same_as_input(1)) replacement = in(1);
         break;
       case Op::add:
@@ -57,7 +91,9 @@ Graph simplify(const Graph& g) {
         if (is_constant(out.node(in(1)), 0) && same_as_input(0)) replacement = in(0);
         break;
       case Op::div:
-        if (is_constant(out.node(in(1)), 1) && same_as_input(0)) replacement = in(0);
+        if (fills() && is_float(n.dtype) && value(1) != 0 && holds_exactly(value(0) / value(1), n.dtype))
+          fold(value(0) / value(1));
+        else if (is_constant(out.node(in(1)), 1) && same_as_input(0)) replacement = in(0);
         break;
       case Op::reshape:
       case Op::broadcast_to:

@@ -68,12 +68,12 @@ void add_train_outputs(Graph& g, const EstimatorSpec& spec, const std::string& c
   if (!increments_global_step(g)) increment_global_step(g);
   g.add_output("global_step", global_step(g).id());
   if (guarded) {
-    const auto finite = g.find(kGradsFiniteName);
+    const std::optional<Tensor> finite = all_grads_finite(g);
     if (!finite)
       KILN_THROW(ConfigError) << ctx << "accelerate_train_mode needs the train_op from kiln::Optimizer::minimize"
                                  " (it guards the low-precision updates and scales the loss); this train_op"
                                  " was built another way";
-    g.add_output(kGradsFiniteName, *finite);
+    g.add_output(kGradsFiniteName, finite->id());
   }
   // "loss" is always there to fetch: the value model_fn named so, else the spec's loss.
   std::vector<std::string> names = fetches;

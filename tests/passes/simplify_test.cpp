@@ -114,6 +114,58 @@ output "x" = %1
 
 // x * 1 disappears, x * a hyperparameter that is 1 today does not: another run feeds
 // another value into the same compiled step.
+// A Session's float32 step graph of a loss-scaled train op: the scale is the constant 1 and
+// the finite-gradients flag the constant true (python/src/session.cpp): nothing of the
+// scaling or the guard is left to compute.
+TEST(Simplify, FoldsALossScaleOfOneAndAGuardOfTrue) {
+  const Graph before = ir(R"(%0 = placeholder() {dtype="f32", shape=[3]} : f32[3] "x"
+%1 = placeholder() {dtype="f32", shape=[3]} : f32[3] "w"
+%2 = constant() {dtype="f32", shape=[], value=1.0} : f32[]
+%3 = constant() {dtype="f32", shape=[], value=1.0} : f32[]
+%4 = div(%3, %2) : f32[]
+%5 = mul(%0, %4) : f32[3]
+%6 = constant() {dtype="bool", shape=[], value=1.0} : bool[]
+%7 = sub(%1, %5) : f32[3]
+%8 = select(%6, %7, %1) : f32[3]
+%9 = cast(%2) {dtype="bf16"} : bf16[]
+%10 = cast(%0) {dtype="bf16"} : bf16[3]
+%11 = mul(%10, %9) : bf16[3]
+%12 = constant() {dtype="bool", shape=[], value=0.0} : bool[]
+%13 = select(%12, %7, %1) : f32[3]
+output "w" = %8
+output "scaled_bf16" = %11
+output "skipped" = %13
+)");
+  const Graph after = dce(simplify(before));
+  EXPECT_EQ(text(after), R"(%0 = placeholder() {dtype="f32", shape=[3]} : f32[3] "x"
+%1 = placeholder() {dtype="f32", shape=[3]} : f32[3] "w"
+%2 = sub(%1, %0) : f32[3]
+%3 = cast(%0) {dtype="bf16"} : bf16[3]
+output "w" = %2
+output "scaled_bf16" = %3
+output "skipped" = %1
+)");
+}
+
+// Constants are folded only where the kernel would give the same value.
+TEST(Simplify, FoldsConstantsOnlyWhenExact) {
+  const Graph before = ir(R"(%0 = constant() {dtype="f32", shape=[], value=1.0} : f32[]
+%1 = constant() {dtype="f32", shape=[], value=3.0} : f32[]
+%2 = div(%0, %1) : f32[]
+%3 = constant() {dtype="f32", shape=[], value=0.1} : f32[]
+%4 = cast(%3) {dtype="bf16"} : bf16[]
+%5 = mul(%1, %1) : f32[]
+output "third" = %2
+output "tenth" = %4
+output "nine" = %5
+)");
+  const Graph after = dce(simplify(before));
+  EXPECT_EQ(count_op(after, Op::div), 1) << text(after);
+  EXPECT_EQ(count_op(after, Op::cast), 1) << text(after);
+  EXPECT_EQ(count_op(after, Op::mul), 0) << text(after);
+  EXPECT_NE(text(after).find("value=9.0"), std::string::npos) << text(after);
+}
+
 TEST(Simplify, LeavesHyperparametersAlone) {
   Graph g;
   const Tensor x = placeholder(g, "x", DType::f32, {4});

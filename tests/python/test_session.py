@@ -160,7 +160,8 @@ def test_unknown_extents_flow_through_shapes():
             f, a, r, _, _ = sess.run([flat, accuracy, rows, loss, train_op], {x: xb, y: yb})
             np.testing.assert_array_equal(f, xb.reshape(-1, 4))
             assert r == n and 0 <= a <= 1 and (a * n) == pytest.approx(round(a * n))
-        assert sess.run(tf.train.get_global_step()) == 2
+        # minimize() without global_step counts nothing, as TensorFlow's: the graph has none
+        assert not any(v.name == "global_step:0" for v in tf.global_variables())
 
 
 def test_fetch_structures():
@@ -364,12 +365,98 @@ def test_precision_mode_of_the_session_config(tmp_path):
     tf.reset_default_graph()
     v2, _, _, _, _ = session_training(config=npu_config(d, precision_mode_v2="mixed_bfloat16"))
     np.testing.assert_array_equal(v2, got)  # the same policy, the same bits
-    with pytest.raises(NotImplementedError, match="'allow_mix_precision' in sess.run mode.*loss scaling"):
-        tf.Session(config=npu_config(d, precision_mode="allow_mix_precision"))
     with pytest.raises(tf.ConfigError, match=r"\[precision_mode\] unknown value 'fp8'"):
         tf.Session(config=npu_config(d, precision_mode="fp8"))
     with pytest.raises(tf.ConfigError, match="may not both be set"):
         tf.Session(config=npu_config(d, precision_mode="force_fp32", precision_mode_v2="origin"))
+
+
+def final_ir(dump_dir):
+    """The text of the last stage of each compiled graph KILN_DUMP_IR wrote."""
+    out = []
+    for root, _, files in os.walk(dump_dir):
+        stages = sorted((f for f in files if f.endswith(".kir")), key=lambda f: int(f.split("-")[0]))
+        if stages:
+            with open(os.path.join(root, stages[-1])) as f:
+                out.append(f.read())
+    return out
+
+
+def test_float16_precision_modes_train_loss_scaled(tmp_path, monkeypatch):
+    want, _, _, _, _ = session_training()
+    for mode in ("allow_mix_precision", "allow_fp32_to_fp16"):
+        tf.reset_default_graph()
+        x, y, loss, weights, step, train_op = training_graph()
+        losses = []
+        with tf.Session(config=npu_config("", precision_mode=mode)) as sess:
+            sess.run(tf.global_variables_initializer())
+            for xb, yb in batches():
+                losses.append(sess.run([train_op, loss], feed_dict={x: xb, y: yb})[1])
+            assert sess.loss_scaling() == {"loss_scale": 65536.0, "skipped_updates": 0}
+        np.testing.assert_allclose(losses, want, rtol=3e-2, atol=3e-2)
+        assert losses != want, "the matmuls ran in float16"
+    tf.reset_default_graph()
+    with tf.Session() as sess:
+        assert sess.loss_scaling() is None
+
+
+def test_a_float32_step_computes_nothing_of_the_loss_scaling(tmp_path, monkeypatch):
+    monkeypatch.setenv("KILN_DUMP_IR", str(tmp_path / "f32"))
+    session_training(sizes=[16])
+    f32 = [t for t in final_ir(tmp_path / "f32") if "assign(" in t]
+    # No scale, no finite check (equal), no guard: the selects left are ReLU's gradient.
+    assert len(f32) == 1 and "kiln/" not in f32[0] and "equal(" not in f32[0], f32
+    tf.reset_default_graph()
+    monkeypatch.setenv("KILN_DUMP_IR", str(tmp_path / "f16"))
+    session_training(sizes=[16], config=npu_config("", precision_mode="allow_mix_precision"))
+    f16 = [t for t in final_ir(tmp_path / "f16") if "assign(" in t]
+    assert len(f16) == 1 and 'output "kiln/grads_finite"' in f16[0] and "equal(" in f16[0]
+    assert f16[0].count("select(") == f32[0].count("select(") + 4  # a guard per variable updated
+
+
+def test_overflowing_float16_gradients_skip_the_update_and_halve_the_scale():
+    x, y, loss, weights, step, _ = training_graph()
+    train_op = tf.train.GradientDescentOptimizer(LR / 4096).minimize(loss * 4096.0, global_step=step)
+    with tf.Session(config=npu_config("", precision_mode="allow_mix_precision")) as sess:
+        sess.run(tf.global_variables_initializer())
+        xb, yb = next(batches())
+        scales, skipped = [], 0
+        for _ in range(12):
+            before = sess.run(weights)
+            sess.run(train_op, feed_dict={x: xb, y: yb})
+            after = sess.run(weights)
+            state = sess.loss_scaling()
+            # An overflowing run leaves every weight as it was; a finite one moves them.
+            unchanged = all(np.array_equal(a, b) for a, b in zip(before, after))
+            assert unchanged == (state["skipped_updates"] == skipped + 1), (scales, state)
+            skipped = state["skipped_updates"]
+            scales.append(state["loss_scale"])
+        assert scales[0] == 32768.0, scales
+        assert 0 < state["skipped_updates"] < 12 and scales[-1] == 65536.0 / 2 ** state["skipped_updates"]
+        assert sess.run(step) == 12  # the global step counts every run, as TensorFlow's does
+
+
+def test_two_optimizers_are_loss_scaled_together_or_alone():
+    # A GAN's shape: two optimizers over their own variables, run together or one at a time.
+    z = tf.placeholder(tf.float32, [None, 4], name="z")
+    g_w = tf.Variable(W1[:, :4] * 0.1, name="g_w")
+    d_w = tf.Variable(W1[:, :1], name="d_w")
+    fake = tf.matmul(z, g_w)
+    d_loss = tf.reduce_mean(tf.square(tf.matmul(fake, d_w) - 1.0))
+    g_loss = tf.reduce_mean(tf.square(tf.matmul(fake, d_w) + 1.0)) * 1e6  # overflows float16 at any scale >= 1
+    train_d = tf.train.GradientDescentOptimizer(0.01).minimize(d_loss, var_list=[d_w])
+    train_g = tf.train.GradientDescentOptimizer(0.01).minimize(g_loss, var_list=[g_w])
+    with tf.Session(config=npu_config("", precision_mode="allow_mix_precision")) as sess:
+        sess.run(tf.global_variables_initializer())
+        zb = X[:8]
+        d0 = sess.run(d_w)
+        sess.run(train_d, {z: zb})  # alone: the discriminator's gradients are finite
+        assert sess.loss_scaling()["skipped_updates"] == 0 and not np.array_equal(sess.run(d_w), d0)
+        d1, g1 = sess.run([d_w, g_w])
+        sess.run([train_g, train_d], {z: zb})  # together: one verdict, the generator's overflow
+        assert sess.loss_scaling() == {"loss_scale": 32768.0, "skipped_updates": 1}
+        # each optimizer's guard is its own: the discriminator still stepped
+        assert np.array_equal(sess.run(g_w), g1) and not np.array_equal(sess.run(d_w), d1)
 
 
 def accelerated_training(monkeypatch, mode, tell, sizes=(16,) * 10):
@@ -396,12 +483,29 @@ def test_accelerate_train_mode_by_step(monkeypatch):
                                                           lambda s, l: {"STEP_NOW": str(s)})
     # floor(0.5 * 10) = 5: runs 0..4 in bfloat16, 5..9 in float32; both compiled up front.
     assert phases == ["low"] * 5 + ["original"] * 5
-    assert state == {"phase": "original", "switch_step": 5, "reason": "step", "planned_switch_step": 5}
+    assert state == {"phase": "original", "switch_step": 5, "reason": "step", "planned_switch_step": 5,
+                     "loss_scale": 1.0, "skipped_updates": 0}
     assert summary["graphs"] == 2
     tf.reset_default_graph()
     want = session_training(sizes=[16] * 10)[0]
     np.testing.assert_allclose(losses, want, rtol=3e-2, atol=3e-2)
     assert losses[:5] != list(map(float, want[:5])), "the low phase computed in bfloat16"
+
+
+def test_accelerate_train_mode_in_float16_by_step(monkeypatch):
+    monkeypatch.setenv("STEP_NOW", "0")
+    monkeypatch.setenv("TOTAL_STEP", "10")
+    losses, phases, state, summary = accelerated_training(monkeypatch, "fast|step|0.5",
+                                                          lambda s, l: {"STEP_NOW": str(s)})
+    assert phases == ["low"] * 5 + ["original"] * 5
+    # The float16 phase was loss-scaled (its scale stays where it was at the switch).
+    assert state == {"phase": "original", "switch_step": 5, "reason": "step", "planned_switch_step": 5,
+                     "loss_scale": 1.0, "skipped_updates": 0}
+    assert summary["graphs"] == 2
+    tf.reset_default_graph()
+    want = session_training(sizes=[16] * 10)[0]
+    np.testing.assert_allclose(losses, want, rtol=3e-2, atol=3e-2)
+    assert losses[:5] != list(map(float, want[:5])), "the low phase computed in float16"
 
 
 def test_accelerate_train_mode_by_loss(monkeypatch):
@@ -421,8 +525,6 @@ def test_accelerate_train_mode_by_loss(monkeypatch):
 
 
 def test_accelerate_train_mode_errors(monkeypatch):
-    with pytest.raises(NotImplementedError, match="float16.*loss scaling.*fast1"):
-        tf.Session(config=npu_config("", experimental_accelerate_train_mode="fast|step|0.9"))
     with pytest.raises(tf.ConfigError, match=r"\[accelerate_train_mode\]"):
         tf.Session(config=npu_config("", experimental_accelerate_train_mode="fast1|step|0.95"))
     with pytest.raises(tf.ConfigError, match=r"\[accelerate_train_mode\] not allowed with precision_mode"):

@@ -22,11 +22,19 @@ struct TrainOp {
 // step), minimize() differentiates loss * loss_scale, multiplies every gradient by
 // 1 / loss_scale, and applies the updates of variables and slots only when every
 // gradient is finite: otherwise they keep their values (the global step still counts).
-// The flag is the bool scalar named kGradsFiniteName. Feeding 1 gives the guard alone.
+// The flag is the bool scalar named kGradsFiniteName (a second optimizer's in the same
+// graph kGradsFiniteName + "_1", and so on: each guards its own updates). Feeding 1 gives
+// the guard alone. Both names are kiln's, under "kiln/", out of the way of a model's own.
 // The flag checks the gradients before the division by the scale, which gives the same
 // verdict for every scale >= 1; a scale below 1 is not a loss scale (LossScaler's floor).
-inline constexpr const char* kLossScaleName = "loss_scale";
-inline constexpr const char* kGradsFiniteName = "grads_finite";
+inline constexpr const char* kLossScaleName = "kiln/loss_scale";
+inline constexpr const char* kGradsFiniteName = "kiln/grads_finite";
+
+// The finite-gradients flags of `g` (kGradsFiniteName, then "_1", ...), in that order.
+std::vector<ValueId> grads_finite_flags(const Graph& g);
+// True when every flag of `g` is: the one verdict a loss scaler takes for a step that runs
+// all of g's optimizers (nullopt: g has none).
+std::optional<Tensor> all_grads_finite(Graph& g);
 
 class Optimizer {
  public:

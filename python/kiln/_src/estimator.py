@@ -266,7 +266,7 @@ class Estimator:
         anyway: a hook may fetch any of them by name (RunContext::request_fetch)."""
         out = []
         for name in scope.named_values():
-            if name in ("global_step", "grads_finite") or name in self._cpp_fetches:
+            if name in ("global_step", _core.GRADS_FINITE_NAME) or name in self._cpp_fetches:
                 continue
             if scope.find(name)._op in ("variable", "placeholder"):
                 continue

@@ -838,6 +838,13 @@ class Graph(_DefaultGraph):
                                                       "i64", [])
         return self._ctx.run_counter
 
+    def loss_scale(self):
+        """The float32 scalar every optimizer of this graph scales its loss by, made once
+        (kiln's name, kLossScaleName): a Session feeds it under a float16 precision and folds
+        it away otherwise (python/src/session.cpp's StepGraph)."""
+        t = self._scope.find(_core.LOSS_SCALE_NAME)
+        return t if t is not None else _core.placeholder(self._scope, _core.LOSS_SCALE_NAME, "f32", [])
+
     @contextlib.contextmanager
     def as_default(self):
         stack = _local.__dict__.setdefault("graphs", [])

@@ -90,6 +90,9 @@ class Optimizer:
         if grad_loss is not None:
             unsupported("compute_gradients(grad_loss=...)", "kiln differentiates the loss itself")
         vars_ = _var_list(var_list)
+        ctx = current("compute_gradients")
+        if ctx.graph is not None:  # a tf.Graph: a Session may run its steps loss-scaled
+            ctx.graph.loss_scale()
         return [(g, v) for g, v in self._handle().compute_gradients(loss, vars_)]
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
@@ -108,14 +111,16 @@ class Optimizer:
 
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=1, aggregation_method=None,
                  colocate_gradients_with_ops=False, name=None, grad_loss=None):
-        """compute_gradients then apply_gradients, in one graph step. The global step always
-        advances (kiln's Estimator counts steps by it)."""
+        """compute_gradients then apply_gradients, in one graph step. In a model_fn the global
+        step always advances (kiln's Estimator counts steps by it); in a tf.Graph only when
+        given, as TensorFlow's (a GAN's two optimizers run in one sess.run count nothing)."""
         if not isinstance(loss, Tensor):
             raise TypeError("[minimize] loss must be a kiln.Tensor, not %s" % type(loss).__name__)
         _check_global_step(global_step)
         grads = self.compute_gradients(loss, var_list, grad_loss=grad_loss)
-        op = self.apply_gradients(grads, global_step=global_step if global_step is not None else _StepAnyway,
-                                  name=name)
+        if global_step is None and current("minimize").graph is None:
+            global_step = _StepAnyway  # a model_fn's: the Estimator counts its steps by it
+        op = self.apply_gradients(grads, global_step=global_step, name=name)
         op._deps.extend(_scopes.dependencies_of(loss))
         return op
 
@@ -139,7 +144,7 @@ class Optimizer:
 
 
 class _StepAnywayType:
-    """minimize() always advances the step, global_step given or not."""
+    """minimize() in a model_fn advances the step, global_step given or not."""
 
 
 _StepAnyway = _StepAnywayType()

@@ -65,12 +65,13 @@ class _Plan:
     """One signature's compiled step: the output of each leaf (None for an op), the fed
     placeholders' names, the variables it needs, the initialisers it runs first."""
 
-    def __init__(self, leaves, outputs, exec_, feed_names, variables, init_vars, low=None, resets=()):
+    def __init__(self, leaves, outputs, exec_, feed_names, variables, init_vars, low=None, resets=(), scaled=False):
         self.leaves = leaves  # kept alive: the plans are keyed by their ids
         self.outputs, self.exec, self.feed_names = outputs, exec_, feed_names
         self.variables, self.init_vars = variables, init_vars
         self.low = low  # a training run's low-precision step under accelerate_train_mode
         self.resets = list(resets)  # the iterators whose initializer this run runs
+        self.scaled = scaled  # `exec` takes the loss scale (a float16 precision_mode)
 
 
 class Session:
@@ -89,14 +90,12 @@ class Session:
         options = _session_config.session_options(config)
         self._cache_dir = options["graph_compiler_cache_dir"]
         self._policy, scaled = _core.session_precision(options["precision_mode"], options["precision_mode_v2"])
+        # A float16 precision_mode trains with kiln's dynamic loss scaling (its scaler here).
+        self._scaler = _Scaler(options["precision_mode"] or options["precision_mode_v2"]) if scaled else None
         self._accelerate = _Accelerate(options) if options["experimental_accelerate_train_mode"] else None
         self._loop_config = options["iterations_per_loop"]
         # id(IterationOp) -> (the op, its steps per run): npu_bridge.estimator.npu.util's
         self.iterations_per_loop = {}
-        if scaled:
-            unsupported("precision_mode %r in sess.run mode" % (options["precision_mode"] or options["precision_mode_v2"]),
-                        "its float16 gradients need dynamic loss scaling, which kiln's Session does not do yet; "
-                        "allow_mix_precision_bf16 or allow_fp32_to_bf16 need none")
         self._backend = backend
         self._vars = _core.SessionVariables()
         self._plans = {}
@@ -192,10 +191,16 @@ class Session:
         for name in plan.variables:
             if not self._vars.has(name):
                 raise errors.FailedPreconditionError(None, None, "Attempting to use uninitialized value %s" % name)
-        exec_ = plan.exec
-        if plan.low is not None and self._accelerate.low_before_run():
-            exec_ = plan.low
-        out = exec_.run({n: feeds[i][1] for i, n in enumerate(plan.feed_names)}, self._vars)
+        low = plan.low is not None and self._accelerate.low_before_run()
+        exec_ = plan.low if low else plan.exec
+        values = {n: feeds[i][1] for i, n in enumerate(plan.feed_names)}
+        scaler = self._accelerate if low else self._scaler if plan.scaled else None
+        if scaler is not None:
+            values[_core.LOSS_SCALE_NAME] = np.array(scaler.loss_scale, np.float32)
+        out = exec_.run(values, self._vars)
+        if scaler is not None:
+            finite = out.pop(_core.GRADS_FINITE_NAME, None)
+            scaler.ran(finite is None or bool(finite))
         return [None if o is None else _as_value(out[o]) for o in plan.outputs]
 
     def _iterator_feeds(self, leaves, leaf_key, feed_dict, host):
@@ -210,7 +215,7 @@ class Session:
             fed = [self._tensor(k, "feed_dict key") for k in feed_dict]
             probe = _core.step_graph(self._graph._scope, fetch_ids, sorted(set(assign_ids)),
                                      [(t._id, t._dtype, [1 if d is None else d for d in static_dims(t)]) for t in fed],
-                                     {pid: d._id for pid, d in self._graph._ctx.defaults.items()}, 1)
+                                     {pid: d._id for pid, d in self._graph._ctx.defaults.items()}, 1, False)
             missing = set(probe.missing)
             needed = [(it, group) for it in self._graph._ctx.iterators for group in it.session_groups()
                       if any(p.name.split(":")[0] in missing for p in group)]
@@ -366,8 +371,9 @@ class Session:
         if not fetch_ids and not assign_ids:
             return _Plan(leaves, outputs, None, [], [], init_ids, resets=resets)
         defaults = {pid: d._id for pid, d in self._graph._ctx.defaults.items()}
-        step = _core.step_graph(self._graph._scope, fetch_ids, sorted(set(assign_ids)),
-                                [(t._id, t._dtype, list(a.shape)) for t, a in feeds], defaults, extent)
+        fed = [(t._id, t._dtype, list(a.shape)) for t, a in feeds]
+        step = _core.step_graph(self._graph._scope, fetch_ids, sorted(set(assign_ids)), fed, defaults, extent,
+                                self._scaler is not None)
         if step.missing:
             t = self._graph._scope.find(step.missing[0])
             raise errors.InvalidArgumentError(
@@ -380,15 +386,29 @@ class Session:
         low = None
         if self._accelerate is not None and assign_ids:
             # Both precisions compiled before the first training run: the switch never stalls.
-            low = _core.compile_step(step, self._backend, self._cache_dir, "session-low", self._accelerate.low_policy)
+            # The low step is guarded as the Estimator's: loss-scaled in float16, its
+            # non-finite updates skipped in either low precision.
+            guarded = _core.step_graph(self._graph._scope, fetch_ids, sorted(set(assign_ids)), fed, defaults, extent,
+                                       True)
+            low = _core.compile_step(guarded, self._backend, self._cache_dir, "session-low",
+                                     self._accelerate.low_policy)
             self._count(low)
-        return _Plan(leaves, outputs, exec_, list(step.feed_names), list(step.variables), init_ids, low, resets)
+        return _Plan(leaves, outputs, exec_, list(step.feed_names), list(step.variables), init_ids, low, resets,
+                     step.loss_scale)
 
     def precision_phase(self):
         """Under experimental_accelerate_train_mode: {"phase": "low" or "original",
         "switch_step": the first original-precision step or None, "reason": why it switched,
-        "planned_switch_step"}; None without it."""
+        "planned_switch_step", "loss_scale", "skipped_updates"}; None without it."""
         return None if self._accelerate is None else self._accelerate.state()
+
+    def loss_scaling(self):
+        """Under a float16 precision_mode: {"loss_scale": the scale the next training run
+        takes, "skipped_updates": runs whose gradients were not finite (their updates
+        skipped)}; None when the session's precision needs no loss scaling."""
+        if self._scaler is None:
+            return None
+        return {"loss_scale": self._scaler.loss_scale, "skipped_updates": self._scaler.skipped_updates}
 
     def _count(self, e):
         s = self._summary
@@ -411,18 +431,15 @@ class _Accelerate:
 
     def __init__(self, options):
         mode = options["experimental_accelerate_train_mode"]
-        self.low_policy, _original, self.split, scaled = _core.session_accelerate(
+        self.low_policy, _original, self.split, _scaled = _core.session_accelerate(
             mode, options["precision_mode"], options["precision_mode_v2"])
-        if scaled:
-            unsupported("experimental_accelerate_train_mode %r (float16) in sess.run mode" % mode,
-                        "float16 needs dynamic loss scaling built into the training graph, which a Session's "
-                        "already-built train_op does not have; 'fast1' (bfloat16) needs none, or use the Estimator")
         self.mode = mode
         self._switch = None
         self._capped = False
         self._runs = 0         # training runs so far
         self._start = None     # the step the first training run started at
         self._last_low = None  # the step reached by the last low run, until its loss is told
+        self._last_finite = True  # whether that run's gradients were finite
 
     def low_before_run(self):
         if self._switch is None:
@@ -446,13 +463,13 @@ class _Accelerate:
         step = max(self._start + self._runs, int(told) if told is not None else 0)
         if self._last_low is not None and sw.low:
             loss = _number("LOSS_NOW", required=False, finite=False)
-            if loss is not None or self.split == "loss":
-                if loss is None:
-                    raise _core.ConfigError("[LOSS_NOW] is not set: a loss split of experimental_accelerate_train_mode "
-                                            "needs the script to set the environment variable LOSS_NOW to the loss "
-                                            "after each training run")
-                if sw.after_low_step(self._last_low, loss):
-                    self._announce()
+            if loss is None and self.split == "loss":
+                raise _core.ConfigError("[LOSS_NOW] is not set: a loss split of experimental_accelerate_train_mode "
+                                        "needs the script to set the environment variable LOSS_NOW to the loss "
+                                        "after each training run")
+            # The loss scaler moves here, before the next low run takes its scale.
+            if sw.after_low_step(self._last_low, loss, self._last_finite):
+                self._announce()
         self._last_low = None
         if sw.low and sw.before_step(step):
             self._announce()
@@ -460,6 +477,15 @@ class _Accelerate:
         if sw.low:
             self._last_low = step + 1
         return sw.low
+
+    @property
+    def loss_scale(self):
+        """The scale the low run about to start takes (1 for bfloat16)."""
+        return self._switch.loss_scale
+
+    def ran(self, grads_finite):
+        """A low run ended; the switch hears of it (with LOSS_NOW) before the next one."""
+        self._last_finite = grads_finite
 
     def _announce(self):
         step, reason = self._switch.switched
@@ -470,7 +496,37 @@ class _Accelerate:
         switched = sw.switched if sw is not None else None
         return {"phase": "low" if sw is None or sw.low else "original",
                 "switch_step": switched[0] if switched else None, "reason": switched[1] if switched else None,
-                "planned_switch_step": sw.planned_switch_step if sw is not None and self._capped else None}
+                "planned_switch_step": sw.planned_switch_step if sw is not None and self._capped else None,
+                "loss_scale": sw.loss_scale if sw is not None else None,
+                "skipped_updates": sw.skipped_updates if sw is not None else 0}
+
+
+class _Scaler:
+    """A float16 precision_mode's dynamic loss scaling over the whole run: the scale each
+    training run takes, halved after a run with non-finite gradients (its updates skipped),
+    doubled after 2000 clean ones (src/train/accelerate/loss_scaler.h)."""
+
+    def __init__(self, mode):
+        self._mode = mode
+        self._core = _core.LossScaler()
+        self._warned = False
+
+    @property
+    def loss_scale(self):
+        return self._core.scale
+
+    @property
+    def skipped_updates(self):
+        return self._core.skipped_updates
+
+    def ran(self, grads_finite):
+        self._core.update(grads_finite)
+        if self._core.collapsed and not self._warned:
+            self._warned = True
+            _log.warn("[precision_mode] %s: the loss scale fell to %g after %d skipped updates: float16 cannot hold "
+                      "this model's gradients, and the runs whose gradients overflow change nothing; "
+                      "allow_mix_precision_bf16 (bfloat16) has float32's range"
+                      % (self._mode, self._core.scale, self._core.skipped_updates), 3)
 
 
 def _number(name, whole=False, low=None, open_low=False, required=True, finite=True):

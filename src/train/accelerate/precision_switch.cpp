@@ -115,12 +115,7 @@ bool PrecisionSwitch::after_low_step(int64_t step_reached, double loss, bool gra
                std::to_string(nonfinite_run_) + " non-finite losses in a row");
     return true;
   }
-  if (scaler_.collapsed()) {
-    std::ostringstream why;
-    why << "the loss scale fell to " << scaler_.scale() << ", below the floor " << LossScaler::kFloor;
-    switch_now(step_reached, SwitchReason::divergence, why.str());
-    return true;
-  }
+  if (switched_for_collapse(step_reached)) return true;
   if (opts_.mode.split != Split::loss || !finite) return false;
   window_.push_back(loss);
   if (static_cast<int64_t>(window_.size()) > opts_.loss_window) window_.pop_front();
@@ -129,6 +124,20 @@ bool PrecisionSwitch::after_low_step(int64_t step_reached, double loss, bool gra
     return true;
   }
   return false;
+}
+
+bool PrecisionSwitch::after_low_step_unseen_loss(int64_t step_reached, bool grads_finite) {
+  if (!low_) return false;
+  scaler_.update(grads_finite);
+  return switched_for_collapse(step_reached);
+}
+
+bool PrecisionSwitch::switched_for_collapse(int64_t step_reached) {
+  if (!scaler_.collapsed()) return false;
+  std::ostringstream why;
+  why << "the loss scale fell to " << scaler_.scale() << ", below the floor " << LossScaler::kFloor;
+  switch_now(step_reached, SwitchReason::divergence, why.str());
+  return true;
 }
 
 nlohmann::json PrecisionSwitch::state() const {

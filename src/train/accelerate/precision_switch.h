@@ -63,6 +63,9 @@ class PrecisionSwitch {
   // value the hook names, for a loss split) and whether its gradients were finite. True if
   // the switch happens now (loss target met or divergence): the next step runs original.
   bool after_low_step(int64_t step_reached, double loss, bool grads_finite);
+  // The same for a step whose loss is not known (a step split in sess.run mode, where the
+  // script tells no LOSS_NOW): the loss scaler moves, and a collapsed scale still switches.
+  bool after_low_step_unseen_loss(int64_t step_reached, bool grads_finite);
 
   double loss_scale() const { return scaler_.scale(); }
   const LossScaler& scaler() const { return scaler_; }
@@ -88,6 +91,7 @@ class PrecisionSwitch {
 
  private:
   void switch_now(int64_t step, SwitchReason reason, std::string detail = {});
+  bool switched_for_collapse(int64_t step_reached);
   PrecisionSwitchOptions opts_;
   int64_t planned_ = 0;
   bool low_ = true;

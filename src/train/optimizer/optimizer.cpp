@@ -183,11 +183,29 @@ Tensor all_finite(Graph& g, const std::vector<Tensor>& grads) {
     bad = bad + reduce_sum(x * 0.0);
   }
   Tensor finite = equal(bad, constant(g, 0.0));
-  g.set_name(finite.id(), kGradsFiniteName);
+  std::string name = kGradsFiniteName;
+  for (int k = 1; g.find(name); ++k) name = std::string(kGradsFiniteName) + "_" + std::to_string(k);
+  g.set_name(finite.id(), name);
   return finite;
 }
 
 }  // namespace
+
+std::vector<ValueId> grads_finite_flags(const Graph& g) {
+  std::vector<ValueId> out;
+  for (std::string name = kGradsFiniteName; const auto id = g.find(name);
+       name = std::string(kGradsFiniteName) + "_" + std::to_string(out.size()))
+    out.push_back(*id);
+  return out;
+}
+
+std::optional<Tensor> all_grads_finite(Graph& g) {
+  const std::vector<ValueId> flags = grads_finite_flags(g);
+  if (flags.empty()) return std::nullopt;
+  Tensor all(&g, flags.front());
+  for (size_t i = 1; i < flags.size(); ++i) all = select(all, Tensor(&g, flags[i]), all);  // all && flag
+  return all;
+}
 
 std::vector<Tensor> clip_by_global_norm(const std::vector<Tensor>& grads, double clip_norm, Tensor* norm) {
   if (!(clip_norm > 0) || !std::isfinite(clip_norm))

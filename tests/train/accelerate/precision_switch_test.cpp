@@ -126,6 +126,22 @@ TEST(PrecisionSwitch, DivergenceGuardWhenTheLossScaleCollapses) {
   EXPECT_EQ(sw.loss_scale(), 1.0);  // no scaling after the switch
 }
 
+// sess.run mode with a step split: the scaler moves without a loss, and never a loss split's
+// window or the non-finite-loss guard (no loss was seen).
+TEST(PrecisionSwitch, AStepWhoseLossIsUnseenMovesTheScalerOnly) {
+  PrecisionSwitch sw = make("fast|step|0.9", 100);
+  EXPECT_FALSE(sw.after_low_step_unseen_loss(1, false));
+  EXPECT_EQ(sw.loss_scale(), 32768.0);
+  EXPECT_EQ(sw.scaler().skipped_steps(), 1);
+  for (int i = 0; i < PrecisionSwitch::kDivergenceSteps + 2; ++i) EXPECT_FALSE(sw.after_low_step_unseen_loss(2 + i, true));
+  EXPECT_TRUE(sw.low());
+  int64_t step = 10;
+  while (sw.low() && step < 100) sw.after_low_step_unseen_loss(++step, false);
+  EXPECT_EQ(step, 26);  // 32768 halved 16 times is 0.5, below the floor
+  EXPECT_EQ(sw.switched()->reason, SwitchReason::divergence);
+  EXPECT_FALSE(sw.after_low_step_unseen_loss(step + 1, false));  // after the switch: nothing moves
+}
+
 TEST(PrecisionSwitch, StateRoundTripsThroughACheckpoint) {
   // Target 1.05 * 2 = 2.1: the first full window, {2, 1.5, 1}, switches.
   PrecisionSwitch a = make("fast|loss|1.05", 2.0, 100, 3);
