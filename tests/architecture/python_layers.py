@@ -36,7 +36,7 @@ SRC_LAYERS = [
     ("model", "what a model_fn builds: nn, layers, losses, optimizers, summaries, metrics",
      ["nn", "rnn", "keras_backend", "keras_initializers", "keras_activations", "layer", "layers_core",
       "layers_conv", "layers_norm", "layers", "losses", "metrics", "summary", "optimizers", "schedules",
-      "feature_column"]),
+      "feature_column", "legacy_seq2seq"]),
     ("run", "the Estimator and what runs around it", ["config", "profiler_hook", "train", "eval_hooks",
                                                       "estimator", "compat", "session_config", "session", "saver",
                                                       "npu_util", "monitored_session"]),

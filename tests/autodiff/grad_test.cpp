@@ -50,6 +50,27 @@ TEST(Grad, ReusedValueAccumulatesItsCotangents) {
   EXPECT_FLOAT_EQ(v[1], 2.0f + std::exp(1.0f));
 }
 
+// A value read in slices (a split, a kernel in row blocks, an RNN's time steps): its
+// gradient is the slices' cotangents put together, not a sum of zero-padded full copies.
+TEST(Grad, SlicesOfAValueGiveOneConcatNotASumOfPads) {
+  Graph g;
+  Tensor x = placeholder(g, "x", DType::f32, {4, 3});
+  Tensor loss = constant(g, 0.0);
+  const std::vector<std::pair<int64_t, int64_t>> rows = {{2, 3}, {0, 2}, {3, 4}, {0, 2}};  // rows 0-1 twice
+  for (size_t i = 0; i < rows.size(); ++i)
+    loss = loss + reduce_sum(slice(x, {rows[i].first, 0}, {rows[i].second, 3}) * static_cast<double>(i + 1));
+  Tensor gx = grad(loss, {x})[0];
+  EXPECT_EQ(g.node(gx.id()).op, Op::concat) << describe_node(g, gx.id());
+  EXPECT_EQ(fetch(g, gx, {{"x", f32({4, 3}, std::vector<float>(12, 1.0f))}}),
+            (std::vector<float>{6, 6, 6, 6, 6, 6, 1, 1, 1, 3, 3, 3}));
+  // Slices that leave a gap are padded, once per region.
+  Graph h;
+  Tensor y = placeholder(h, "y", DType::f32, {4});
+  Tensor l2 = reduce_sum(slice(y, {0}, {1})) + reduce_sum(slice(y, {0}, {1}) * 2.0) + reduce_sum(slice(y, {3}, {4}));
+  Tensor gy = grad(l2, {y})[0];
+  EXPECT_EQ(fetch(h, gy, {{"y", f32({4}, {1, 1, 1, 1})}}), (std::vector<float>{3, 0, 0, 1}));
+}
+
 TEST(Grad, UnusedAndNonDifferentiablePathsGiveZeros) {
   Graph g;
   Tensor x = placeholder(g, "x", DType::f32, {2, 3});

@@ -205,6 +205,14 @@ ENTRIES = [
           args=["--precision_mode", "allow_mix_precision_bf16", "--steps", "900"], cwd=S,
           make_dirs=["output/ckpt_npu"], fixed=[os.path.join(HERE, "ascend_lenet_session", "port", "test", "output")],
           env={"KILN_COMPAT_EXAMPLES": "30000"}, metric="accuracy", at_least=0.5),
+    # Sherjil Ozair's char-rnn: a 2-layer LSTM language model (contrib.rnn.LSTMCell,
+    # MultiRNNCell, legacy_seq2seq.rnn_decoder / sequence_loss_by_example), clipped Adam
+    # gradients through tf.gradients, its learning rate a Variable set by tf.assign each
+    # epoch; the LSTM state fetched by every sess.run and fed back into the zero_state
+    # tensors for the next batch; histograms and a scalar through merge_all, Saver.
+    Entry("sherjil_char_rnn", "train.py",
+          args=["--data_dir", S + "/data", "--save_dir", S + "/save", "--log_dir", S + "/logs", "--num_epochs", "1"],
+          metric="train_loss", at_most=2.9),
     Entry("tf_char_rnn_text", "text_classification_character_rnn.py", metric="accuracy", at_least=0.12,
           env={"KILN_MAX_STEPS": "100"}),
 ]

@@ -1,5 +1,5 @@
 """Offline stand-ins for the data loaders of the compatibility corpus's scripts: each
-script's download of MNIST (or ImageNet, or DBpedia) becomes Fashion-MNIST from the Debian
+script's download of MNIST (or ImageNet, or DBpedia, or a text) becomes Fashion-MNIST (or fortunes) from the Debian
 package dataset-fashion-mnist, shaped as the script's own loader shapes it. This module is
 the "offline data loader" a port may change to; nothing else of a script changes but its
 imports.
@@ -110,6 +110,22 @@ def fortune_categories(max_length=100, train_per_class=200, test_per_class=50):
     rng = np.random.default_rng(0)
     order = rng.permutation(len(xs[0]))
     return (np.array(xs[0])[order], np.array(ys[0])[order], np.array(xs[1]), np.array(ys[1]))
+
+
+def fortune_text(path, size=400000):
+    """A stand-in for a character model's input.txt (tinyshakespeare, 1.1 MB, is in its
+    repository, not here): the 15 largest fortune files' text, in that order, cut to `size`
+    characters (KILN_COMPAT_EXAMPLES characters when set), written to `path` unless it is
+    there already."""
+    if os.path.exists(path):
+        return
+    parts = []
+    for name in FORTUNE_CLASSES:
+        with open(os.path.join(FORTUNES, name), encoding="utf-8", errors="replace") as f:
+            parts.append(f.read())
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(parts)[:_limit(size)])
 
 
 def accuracy_score(y_true, y_pred):

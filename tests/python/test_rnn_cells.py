@@ -126,3 +126,53 @@ def test_sequence_length_and_bidirectional_rnns_in_a_session():
     assert np.allclose(got["bw"], ref_bw[::-1].transpose(1, 0, 2), atol=1e-5)
     assert len(got["both"]) == T and got["both"][0].shape == (B, 2 * UNITS)
     kiln.reset_default_graph()
+
+
+def test_legacy_seq2seq_carries_the_state_between_session_runs():
+    # An RNN language model as char-rnn runs one: rnn_decoder over a list of steps, the
+    # final state fetched and fed back into the zero_state tensors of the next run. Two runs
+    # of 3 steps carrying the state give what one run of 6 steps gives.
+    kiln.reset_default_graph()
+    cell = kiln.contrib.rnn.MultiRNNCell([kiln.contrib.rnn.LSTMCell(UNITS), kiln.contrib.rnn.LSTMCell(UNITS)])
+    x3 = kiln.placeholder(kiln.float32, [B, 3, 3])
+    x6 = kiln.placeholder(kiln.float32, [B, 6, 3])
+    init = cell.zero_state(B, kiln.float32)
+    out3, last3 = kiln.contrib.legacy_seq2seq.rnn_decoder(kiln.unstack(x3, axis=1), init, cell, scope="lm")
+    out6, _ = kiln.contrib.legacy_seq2seq.rnn_decoder(kiln.unstack(x6, axis=1), init, cell, scope="lm")
+    seq = np.random.default_rng(1).normal(0, 1, size=(B, 6, 3)).astype(np.float32)
+    with kiln.Session() as sess:
+        sess.run(kiln.global_variables_initializer())
+        state = sess.run(init)
+        first = sess.run(out3 + [last3], {x3: seq[:, :3]})
+        feed = {x3: seq[:, 3:]}
+        for i, (c, h) in enumerate(init):
+            feed[c] = first[-1][i].c
+            feed[h] = first[-1][i].h
+        second = sess.run(out3, feed)
+        whole = sess.run(out6, {x6: seq})
+    assert np.array_equal(state[1].h, np.zeros((B, UNITS), np.float32))
+    np.testing.assert_allclose(np.stack(first[:3] + second, 1), np.stack(whole, 1), rtol=1e-5, atol=1e-6)
+
+
+def test_sequence_losses_are_tensorflows():
+    kiln.reset_default_graph()
+    rng = np.random.default_rng(2)
+    logits = [rng.normal(0, 1, size=(B, DEPTH)).astype(np.float32) for _ in range(T)]
+    targets = [rng.integers(0, DEPTH, size=B).astype(np.int32) for _ in range(T)]
+    weights = [rng.uniform(0.5, 1.5, size=B).astype(np.float32) for _ in range(T)]
+    per_step = []
+    for z, t in zip(logits, targets):
+        p = np.exp(z - z.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        per_step.append(-np.log(p[np.arange(B), t]))
+    want = sum(w * c for w, c in zip(weights, per_step)) / (sum(weights) + 1e-12)
+    seq2seq = kiln.contrib.legacy_seq2seq
+    args = ([kiln.constant(z) for z in logits], [kiln.constant(t) for t in targets], [kiln.constant(w) for w in weights])
+    with kiln.Session() as sess:
+        by_example, total, summed = sess.run([seq2seq.sequence_loss_by_example(*args), seq2seq.sequence_loss(*args),
+                                              seq2seq.sequence_loss(*args, average_across_batch=False)])
+    np.testing.assert_allclose(by_example, want, rtol=1e-5)
+    np.testing.assert_allclose(total, want.sum() / B, rtol=1e-5)
+    np.testing.assert_allclose(summed, want.sum(), rtol=1e-5)
+    with pytest.raises(ValueError, match="one length"):
+        seq2seq.sequence_loss_by_example(args[0], args[1][:2], args[2])

@@ -3,7 +3,8 @@ first on PYTHONPATH (in a Python with tensorflow-cpu 2.15 and tensorflow-estimat
 .venv-tf) and a port of the compatibility corpus runs unchanged on tensorflow.compat.v1 —
 the TF 1.x API its upstream was written for. TensorFlow 2 removed tf.contrib; the
 contrib names the corpus uses are supplied from their TF 1.15 definitions' TF 2 homes:
-contrib.rnn.GRUCell / static_rnn (tf.compat.v1.nn.rnn_cell.GRUCell, tf.compat.v1.nn.static_rnn),
+contrib.rnn's cells and static_rnn (tf.compat.v1.nn.rnn_cell's, tf.compat.v1.nn.static_rnn),
+contrib.legacy_seq2seq.rnn_decoder / sequence_loss_by_example (TF 1.15's code, restated),
 contrib.layers.flatten (tf.compat.v1.layers.flatten) and contrib.layers.optimize_loss (gradients of the loss, the named optimizer, the update
 ops it was built under; no clipping or summaries, which the corpus does not ask for).
 KILN_MAX_STEPS caps each train() call as kiln's Estimator does, so both sides train the
@@ -27,9 +28,45 @@ def _optimize_loss(loss, global_step, learning_rate, optimizer, **kwargs):
     return opt.minimize(loss, global_step=global_step)
 
 
+def _rnn_decoder(decoder_inputs, initial_state, cell, loop_function=None, scope=None):
+    # TF 1.15's contrib.legacy_seq2seq.rnn_decoder
+    with _tf.variable_scope(scope or "rnn_decoder"):
+        state, outputs, prev = initial_state, [], None
+        for i, inp in enumerate(decoder_inputs):
+            if loop_function is not None and prev is not None:
+                with _tf.variable_scope("loop_function", reuse=True):
+                    inp = loop_function(prev, i)
+            if i > 0:
+                _tf.get_variable_scope().reuse_variables()
+            output, state = cell(inp, state)
+            outputs.append(output)
+            if loop_function is not None:
+                prev = output
+    return outputs, state
+
+
+def _sequence_loss_by_example(logits, targets, weights, average_across_timesteps=True, softmax_loss_function=None,
+                              name=None):
+    # TF 1.15's contrib.legacy_seq2seq.sequence_loss_by_example
+    terms = []
+    for logit, target, weight in zip(logits, targets, weights):
+        if softmax_loss_function is None:
+            crossent = _tf.nn.sparse_softmax_cross_entropy_with_logits(labels=_tf.reshape(target, [-1]), logits=logit)
+        else:
+            crossent = softmax_loss_function(labels=target, logits=logit)
+        terms.append(crossent * weight)
+    out = _tf.add_n(terms)
+    if average_across_timesteps:
+        out /= _tf.add_n(weights) + 1e-12
+    return out
+
+
 _contrib = types.SimpleNamespace(
     rnn=types.SimpleNamespace(GRUCell=_tf.nn.rnn_cell.GRUCell, static_rnn=_tf.nn.static_rnn,
-                              BasicLSTMCell=_tf.nn.rnn_cell.BasicLSTMCell),
+                              BasicLSTMCell=_tf.nn.rnn_cell.BasicLSTMCell, LSTMCell=_tf.nn.rnn_cell.LSTMCell,
+                              RNNCell=_tf.nn.rnn_cell.RNNCell, MultiRNNCell=_tf.nn.rnn_cell.MultiRNNCell,
+                              DropoutWrapper=_tf.nn.rnn_cell.DropoutWrapper),
+    legacy_seq2seq=types.SimpleNamespace(rnn_decoder=_rnn_decoder, sequence_loss_by_example=_sequence_loss_by_example),
     layers=types.SimpleNamespace(optimize_loss=_optimize_loss, flatten=_tf.layers.flatten),
     data=types.SimpleNamespace(AUTOTUNE=_tf.data.experimental.AUTOTUNE))
 _tf.contrib = _contrib
@@ -132,7 +169,8 @@ if _slim is not None:
     _contrib.layers.xavier_initializer = _slim.xavier_initializer
     _contrib.framework = types.SimpleNamespace(add_arg_scope=_slim.add_arg_scope, arg_scope=_slim.arg_scope,
                                                assign_from_checkpoint_fn=_slim.assign_from_checkpoint_fn)
-    _module(__name__ + ".contrib", slim=_slim, layers=_contrib.layers, framework=_contrib.framework, data=_contrib.data)
+    _module(__name__ + ".contrib", slim=_slim, layers=_contrib.layers, framework=_contrib.framework, data=_contrib.data,
+            rnn=_contrib.rnn, legacy_seq2seq=_contrib.legacy_seq2seq)
     sys.modules[__name__ + ".contrib.slim"] = _slim
 
 sys.modules[__name__] = _tf
