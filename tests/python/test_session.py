@@ -760,3 +760,17 @@ def test_computed_range_bounds_layer_dropout_rates_and_the_adapters_rank_dict():
     sess.close()
     from kiln.npu_bridge.estimator.npu import util
     assert (util.get_value("npu_rank_id"), util.get_value("npu_local_rank_id"), util.get_value("npu_rank_size")) == (0, 0, 1)
+
+
+def test_accelerate_train_mode_with_a_run_that_assigns_without_an_optimizer(monkeypatch):
+    # A training run of Variable.assign alone has no loss to scale: its low step takes no scale.
+    monkeypatch.setenv("STEP_NOW", "0")
+    monkeypatch.setenv("TOTAL_STEP", "4")
+    v = tf.Variable(np.ones(3, np.float32), name="v")
+    bump = v.assign(v * 2.0)
+    with tf.Session(config=npu_config("", experimental_accelerate_train_mode="fast|step|0.5")) as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(4):
+            sess.run(bump)
+        np.testing.assert_array_equal(sess.run(v), [16.0] * 3)
+        assert sess.precision_phase()["switch_step"] == 2

@@ -65,13 +65,15 @@ class _Plan:
     """One signature's compiled step: the output of each leaf (None for an op), the fed
     placeholders' names, the variables it needs, the initialisers it runs first."""
 
-    def __init__(self, leaves, outputs, exec_, feed_names, variables, init_vars, low=None, resets=(), scaled=False):
+    def __init__(self, leaves, outputs, exec_, feed_names, variables, init_vars, low=None, resets=(), scaled=False,
+                 low_scaled=False):
         self.leaves = leaves  # kept alive: the plans are keyed by their ids
         self.outputs, self.exec, self.feed_names = outputs, exec_, feed_names
         self.variables, self.init_vars = variables, init_vars
         self.low = low  # a training run's low-precision step under accelerate_train_mode
         self.resets = list(resets)  # the iterators whose initializer this run runs
         self.scaled = scaled  # `exec` takes the loss scale (a float16 precision_mode)
+        self.low_scaled = low_scaled  # `low` takes it (its optimizers' loss scale, accelerate_train_mode)
 
 
 class Session:
@@ -194,7 +196,7 @@ class Session:
         low = plan.low is not None and self._accelerate.low_before_run()
         exec_ = plan.low if low else plan.exec
         values = {n: feeds[i][1] for i, n in enumerate(plan.feed_names)}
-        scaler = self._accelerate if low else self._scaler if plan.scaled else None
+        scaler = (self._accelerate if plan.low_scaled else None) if low else self._scaler if plan.scaled else None
         if scaler is not None:
             values[_core.LOSS_SCALE_NAME] = np.array(scaler.loss_scale, np.float32)
         out = exec_.run(values, self._vars)
@@ -383,7 +385,7 @@ class Session:
                        t._id, static_dims(t))) + "]"))
         exec_ = _core.compile_step(step, self._backend, self._cache_dir, "session", self._policy)
         self._count(exec_)
-        low = None
+        low, guarded = None, None
         if self._accelerate is not None and assign_ids:
             # Both precisions compiled before the first training run: the switch never stalls.
             # The low step is guarded as the Estimator's: loss-scaled in float16, its
@@ -394,7 +396,7 @@ class Session:
                                      self._accelerate.low_policy)
             self._count(low)
         return _Plan(leaves, outputs, exec_, list(step.feed_names), list(step.variables), init_ids, low, resets,
-                     step.loss_scale)
+                     step.loss_scale, guarded is not None and guarded.loss_scale)
 
     def precision_phase(self):
         """Under experimental_accelerate_train_mode: {"phase": "low" or "original",
